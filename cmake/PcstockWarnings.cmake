@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# One probed warning set and the sanitizer flags, applied only to pcstock's
+# own targets through pcstock_target_flags(); nothing here touches global
+# CMAKE_C_FLAGS, so a parent project's flags stay its own.
+include(CheckCCompilerFlag)
+
+set(_pcstock_candidate_warnings
+	-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+	-Wpointer-arith -Wcast-align -Wwrite-strings -Wformat=2
+	-Wundef -Wvla -Wnull-dereference -Wdouble-promotion
+	-Wimplicit-fallthrough -Wno-unused-parameter)
+set(PCSTOCK_WARNINGS "")
+foreach(flag IN LISTS _pcstock_candidate_warnings)
+	string(MAKE_C_IDENTIFIER "PCSTOCK_HAVE${flag}" var)
+	check_c_compiler_flag(${flag} ${var})
+	if(${var})
+		list(APPEND PCSTOCK_WARNINGS ${flag})
+	endif()
+endforeach()
+if(PCSTOCK_WERROR)
+	list(APPEND PCSTOCK_WARNINGS -Werror)
+endif()
+
+set(PCSTOCK_SANITIZE_FLAGS "")
+if(PCSTOCK_SANITIZE)
+	set(PCSTOCK_SANITIZE_FLAGS -fsanitize=${PCSTOCK_SANITIZE}
+		-fno-omit-frame-pointer)
+	if(PCSTOCK_SANITIZE MATCHES "undefined")
+		list(APPEND PCSTOCK_SANITIZE_FLAGS -fno-sanitize-recover=undefined)
+	endif()
+endif()
+
+# pcstock_target_flags(<target>): warnings, sanitizers, hidden visibility.
+function(pcstock_target_flags target)
+	target_compile_options(${target} PRIVATE ${PCSTOCK_WARNINGS}
+		${PCSTOCK_SANITIZE_FLAGS})
+	target_link_options(${target} PRIVATE ${PCSTOCK_SANITIZE_FLAGS})
+	set_target_properties(${target} PROPERTIES C_VISIBILITY_PRESET hidden
+		VISIBILITY_INLINES_HIDDEN ON)
+endfunction()

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * pcstock/cpu.h - domains: the userspace stand-in for "the machine's CPUs".
+ *
+ * A domain is a set of nr_cpus "CPUs" numbered 0..nr_cpus-1, each owning a
+ * region of the domain's per-CPU arena (pcstock/percpu.h).  Which CPU a
+ * thread is depends on the domain's mode:
+ *
+ *  PCSTOCK_CPU_SIM     simulated CPUs: a thread becomes CPU n with
+ *                      pcstock_cpu_enter(); any number of CPUs, several
+ *                      threads may share one (that models preemption).
+ *  PCSTOCK_CPU_PINNED  as SIM, and entering also binds the thread to the
+ *                      CPU's processing unit with hwloc (CPUs beyond the
+ *                      PUs wrap round-robin): the will-it-scale model.
+ *  PCSTOCK_CPU_RSEQ    no entering: the CPU is the OS CPU the thread runs
+ *                      on (glibc's rseq area, sched_getcpu() as fallback),
+ *                      mapped to a dense index; -1 for an OS CPU outside
+ *                      the domain.
+ *  PCSTOCK_CPU_THREAD  each thread gets its own CPU on first use, wrapping
+ *                      modulo nr_cpus.
+ *
+ * A thread that is no CPU of the domain (pcstock_this_cpu() == -1) is a
+ * supported case: the stock layer charges the hierarchy directly for it.
+ * Correctness never depends on the CPU being current: the per-CPU data is
+ * only touched with atomic read-modify-writes, so a migrated thread only
+ * loses locality.
+ */
+#ifndef PCSTOCK_CPU_H
+#define PCSTOCK_CPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <pcstock/common.h>
+
+PCSTOCK_EXTERN_C_BEGIN
+
+struct pcstock_domain;
+struct pcstock_cpu_hook;
+
+enum pcstock_cpu_mode {
+	PCSTOCK_CPU_SIM = 0,
+	PCSTOCK_CPU_PINNED,
+	PCSTOCK_CPU_RSEQ,
+	PCSTOCK_CPU_THREAD,
+};
+
+/* The largest nr_cpus a domain accepts. */
+#define PCSTOCK_MAX_CPUS 65536U
+
+/**
+ * struct pcstock_domain_attr - how to build a domain
+ * @nr_cpus: number of CPUs; 0 means one per processing unit this process
+ *           may run on (its cpuset), or per PU of @topology if given
+ * @mode: enum pcstock_cpu_mode
+ * @topology: NULL for the real machine (restricted to the process's CPU
+ *            binding), or an hwloc synthetic description such as
+ *            "node:2 core:8 pu:2" that decides cores and NUMA nodes
+ */
+struct pcstock_domain_attr {
+	unsigned int nr_cpus;
+	enum pcstock_cpu_mode mode;
+	const char *topology;
+};
+
+/**
+ * struct pcstock_domain_memory - footprint of a domain's per-CPU arena
+ * @reserved: bytes of memory committed for per-CPU regions (all CPUs)
+ * @in_use: bytes handed out by live allocations (all CPUs)
+ */
+struct pcstock_domain_memory {
+	size_t reserved;
+	size_t in_use;
+};
+
+/**
+ * pcstock_domain_create() - create a domain
+ * @attr: the description; NULL means { 0, PCSTOCK_CPU_SIM, NULL }
+ * @out: receives the domain on success; untouched on failure
+ *
+ * Loads the topology once (without changing the caller's CPU binding).
+ *
+ * Context: any thread.
+ *
+ * Return: 0; -EINVAL for a NULL @out, an unknown mode, nr_cpus above
+ * PCSTOCK_MAX_CPUS or a malformed topology; -ENOMEM; -ENODEV when no
+ * processing unit is usable.
+ */
+PCSTOCK_API int pcstock_domain_create(const struct pcstock_domain_attr *attr,
+				      struct pcstock_domain **out);
+
+/**
+ * pcstock_domain_destroy() - free a domain and its arena
+ * @d: the domain, or NULL
+ *
+ * Context: nothing may use @d or its per-CPU memory any more; threads still
+ * entered in it simply stop being CPUs of it.
+ */
+PCSTOCK_API void pcstock_domain_destroy(struct pcstock_domain *d);
+
+/** pcstock_domain_nr_cpus() - number of CPUs of @d */
+PCSTOCK_API unsigned int
+pcstock_domain_nr_cpus(const struct pcstock_domain *d);
+
+/** pcstock_domain_mode() - the mode @d was created with */
+PCSTOCK_API enum pcstock_cpu_mode
+pcstock_domain_mode(const struct pcstock_domain *d);
+
+/**
+ * pcstock_domain_memory() - footprint of the per-CPU arena
+ * @d: the domain
+ * @m: receives the figures
+ */
+PCSTOCK_API void pcstock_domain_memory(const struct pcstock_domain *d,
+				       struct pcstock_domain_memory *m);
+
+/**
+ * pcstock_cpu_enter() - make the calling thread CPU @cpu of @d
+ * @d: a SIM or PINNED domain
+ * @cpu: 0..nr_cpus-1
+ *
+ * PINNED also binds the thread to the CPU's processing unit.
+ *
+ * Context: a thread is a CPU of at most one domain at a time.
+ *
+ * Return: 0; -EINVAL for a NULL domain; -ERANGE for @cpu out of range;
+ * -EBUSY if the thread is already a CPU of a domain (exit first);
+ * -EOPNOTSUPP in RSEQ and THREAD modes; the binding error (e.g. -EPERM,
+ * -EINVAL) if the OS refuses the binding, in which case nothing changed.
+ */
+PCSTOCK_API int pcstock_cpu_enter(struct pcstock_domain *d, unsigned int cpu);
+
+/**
+ * pcstock_cpu_exit() - stop being a CPU of @d
+ * @d: the domain entered
+ *
+ * PINNED restores the binding the thread had before entering.
+ *
+ * Return: 0; -EINVAL if the thread is not a CPU of @d.
+ */
+PCSTOCK_API int pcstock_cpu_exit(struct pcstock_domain *d);
+
+/**
+ * pcstock_this_cpu() - the calling thread's CPU in @d
+ * @d: the domain
+ *
+ * A thread-local read in SIM, PINNED and THREAD modes (THREAD assigns a CPU
+ * on the first call); the OS CPU mapped through a table in RSEQ mode.
+ *
+ * Return: 0..nr_cpus-1, or -1 if the thread is no CPU of @d.
+ */
+PCSTOCK_API int pcstock_this_cpu(struct pcstock_domain *d);
+
+/**
+ * pcstock_cpu_set_online() - bring a CPU up or take it down
+ * @d: the domain
+ * @cpu: the CPU
+ * @online: the new state
+ *
+ * Taking a CPU offline is the kernel's hotplug "dead" step: every offline
+ * hook registered on @d is called for @cpu (the stock layer drains that
+ * CPU's slots).  Threads may still be entered on an offline CPU; what that
+ * means is up to the layers above (stock treats it like any CPU).
+ *
+ * Context: serialised internally with hook registration.
+ *
+ * Return: 0 (also when the state does not change); -ERANGE.
+ */
+PCSTOCK_API int pcstock_cpu_set_online(struct pcstock_domain *d,
+				       unsigned int cpu, bool online);
+
+/** pcstock_cpu_online() - whether @cpu is online (false if out of range) */
+PCSTOCK_API bool pcstock_cpu_online(const struct pcstock_domain *d,
+				    unsigned int cpu);
+
+/**
+ * pcstock_cpu_set_isolated() - mark a CPU isolated (nohz_full-like)
+ * @d: the domain
+ * @cpu: the CPU
+ * @isolated: the new state
+ *
+ * Only a flag: the legacy memcg7 policy skips isolated CPUs when draining.
+ *
+ * Return: 0; -ERANGE.
+ */
+PCSTOCK_API int pcstock_cpu_set_isolated(struct pcstock_domain *d,
+					 unsigned int cpu, bool isolated);
+
+/** pcstock_cpu_isolated() - whether @cpu is isolated (false if out of range) */
+PCSTOCK_API bool pcstock_cpu_isolated(const struct pcstock_domain *d,
+				      unsigned int cpu);
+
+/**
+ * pcstock_cpu_numa_node() - NUMA node of a CPU's processing unit
+ *
+ * Return: the node's logical index, 0 without NUMA information, -ERANGE.
+ */
+PCSTOCK_API int pcstock_cpu_numa_node(const struct pcstock_domain *d,
+				      unsigned int cpu);
+
+/**
+ * pcstock_cpu_core() - core of a CPU's processing unit
+ *
+ * Return: the core's logical index, -ERANGE.
+ */
+PCSTOCK_API int pcstock_cpu_core(const struct pcstock_domain *d,
+				 unsigned int cpu);
+
+/**
+ * pcstock_cpu_os_index() - OS index of the processing unit behind @cpu
+ *
+ * CPUs beyond the PUs wrap round-robin, so several CPUs may share a PU.
+ *
+ * Return: the PU's OS index (for synthetic topologies, the synthetic
+ * index), -ERANGE.
+ */
+PCSTOCK_API int pcstock_cpu_os_index(const struct pcstock_domain *d,
+				     unsigned int cpu);
+
+/**
+ * typedef pcstock_cpu_hook_fn - called when a CPU goes offline
+ * @d: the domain
+ * @cpu: the CPU going offline
+ * @arg: the hook's argument
+ */
+typedef void (*pcstock_cpu_hook_fn)(struct pcstock_domain *d,
+				    unsigned int cpu, void *arg);
+
+/**
+ * pcstock_cpu_hook_add() - register an offline hook
+ * @d: the domain
+ * @fn: the function
+ * @arg: its argument
+ * @out: receives the registration, for pcstock_cpu_hook_remove()
+ *
+ * Context: may run concurrently with pcstock_cpu_set_online(); a hook
+ * added during an offline may or may not be called for it.  A hook must
+ * not add or remove hooks or change CPU states of @d.
+ *
+ * Return: 0; -EINVAL; -ENOMEM.
+ */
+PCSTOCK_API int pcstock_cpu_hook_add(struct pcstock_domain *d,
+				     pcstock_cpu_hook_fn fn, void *arg,
+				     struct pcstock_cpu_hook **out);
+
+/**
+ * pcstock_cpu_hook_remove() - unregister an offline hook
+ * @d: the domain
+ * @h: the registration (NULL is ignored)
+ *
+ * Context: when it returns, @h's function is not running and will not be
+ * called again, so its argument may be freed.
+ */
+PCSTOCK_API void pcstock_cpu_hook_remove(struct pcstock_domain *d,
+					 struct pcstock_cpu_hook *h);
+
+PCSTOCK_EXTERN_C_END
+
+#endif /* PCSTOCK_CPU_H */

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * pcstock/stock.h - the per-CPU charge stock inside a counter.
+ *
+ * The 2026 "move stock from mem_cgroup to page_counter" series (v4): each
+ * stocked counter owns a 4-byte atomic slot per CPU of a domain holding
+ * pages already charged to the hierarchy but not handed out.  A small
+ * charge is served from the calling CPU's slot without touching any
+ * counter; a miss charges a whole batch and parks the surplus in the slot.
+ * Any thread can drain any CPU's slot with an atomic exchange.
+ *
+ * Invariant at every quiescent point, for every counter:
+ *   usage == pages held by callers (through it and its descendants)
+ *            + the stock of it and its descendants,
+ * and the stock of one counter is at most pcstock_counter_stock_bound().
+ */
+#ifndef PCSTOCK_STOCK_H
+#define PCSTOCK_STOCK_H
+
+#include <stdbool.h>
+
+#include <pcstock/common.h>
+#include <pcstock/counter.h>
+#include <pcstock/cpu.h>
+
+PCSTOCK_EXTERN_C_BEGIN
+
+/**
+ * enum pcstock_stock_policy - which stock algorithm a counter runs
+ * @PCSTOCK_STOCK_DEFAULT: the series with its review findings fixed: no
+ *	slot stays above batch once an operation returns; a drain reads
+ *	before it exchanges; uncharges of up to batch pages refill the local
+ *	slot and send only the excess up; charges and uncharges above batch
+ *	bypass the stock.
+ * @PCSTOCK_STOCK_V4: exactly the series as posted (v4 3/5): CAS consume,
+ *	greedy max(batch, n) refill with the surplus added to the then
+ *	current CPU's slot (no cap), exact fallback, unconditional exchange
+ *	drain, uncharges straight to the hierarchy.
+ */
+enum pcstock_stock_policy {
+	PCSTOCK_STOCK_DEFAULT = 0,
+	PCSTOCK_STOCK_V4,
+};
+
+/* The largest batch a stock accepts (a slot is a 4-byte int). */
+#define PCSTOCK_STOCK_MAX_BATCH 65536U
+
+/**
+ * struct pcstock_stock_stats - stock statistics, summed over CPUs
+ * @hits: charges served from a slot
+ * @misses: stocked charges that went to the hierarchy
+ * @refills: surpluses (from a batch charge or an uncharge) put in a slot
+ * @drains: drains that found pages
+ * @drained_pages: pages returned by drains
+ * @trims: pages sent back up because a slot would exceed batch (DEFAULT)
+ *
+ * Kept per CPU and updated without atomic RMWs, so two threads sharing one
+ * CPU can lose an update: the figures are exact only when each CPU has one
+ * thread.
+ */
+struct pcstock_stock_stats {
+	unsigned long hits;
+	unsigned long misses;
+	unsigned long refills;
+	unsigned long drains;
+	unsigned long drained_pages;
+	unsigned long trims;
+};
+
+/**
+ * pcstock_counter_alloc_stock() - give a counter a per-CPU stock
+ * @c: an initialised counter
+ * @d: the domain whose CPUs own the slots; must outlive the stock
+ * @batch: 1..PCSTOCK_STOCK_MAX_BATCH pages (the kernel uses 64)
+ * @policy: enum pcstock_stock_policy
+ *
+ * Registers an offline hook: taking a CPU of @d offline drains its slot.
+ * On failure the counter keeps working unstocked: every stocked call then
+ * behaves exactly like the plain counter call.
+ *
+ * Context: before the counter is shared, or with no concurrent stocked
+ * call on it.
+ *
+ * Return: 0; -EINVAL (NULL, batch out of range, unknown policy); -EBUSY if
+ * @c already has a stock; -ENOMEM.
+ */
+PCSTOCK_API int pcstock_counter_alloc_stock(struct pcstock_counter *c,
+					    struct pcstock_domain *d,
+					    unsigned int batch,
+					    enum pcstock_stock_policy policy);
+
+/**
+ * pcstock_counter_disable_stock() - stop putting pages in the stock
+ * @c: the counter (unstocked or already disabled is fine)
+ *
+ * Later charges and uncharges go to the hierarchy; pages already in slots
+ * stay there until drained (drains still work).  Idempotent.
+ *
+ * Context: any thread.
+ */
+PCSTOCK_API void pcstock_counter_disable_stock(struct pcstock_counter *c);
+
+/**
+ * pcstock_counter_free_stock() - drain every CPU and free the stock
+ * @c: the counter (unstocked is fine)
+ *
+ * Idempotent.  Afterwards @c is a plain counter again.
+ *
+ * Context: no concurrent stocked call on @c.
+ */
+PCSTOCK_API void pcstock_counter_free_stock(struct pcstock_counter *c);
+
+/**
+ * pcstock_counter_drain_stock() - return one CPU's stock to the hierarchy
+ * @c: the counter
+ * @cpu: any CPU of the domain (remote drains are fine)
+ *
+ * Context: any thread, concurrently with charges on that CPU.
+ *
+ * Return: the pages uncharged (0 if none, unstocked, or @cpu out of range).
+ */
+PCSTOCK_API unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
+						      unsigned int cpu);
+
+/**
+ * pcstock_counter_try_charge_stock() - charge through the calling CPU's stock
+ * @c: the leaf
+ * @nr_pages: pages wanted (0 is a hit that changes nothing)
+ * @fail: as pcstock_counter_try_charge(), written only on failure; may be
+ *        NULL
+ * @nr_charged: receives the pages charged to the hierarchy by this call:
+ *              0 on a stock hit, else the pages charged (batch or
+ *              @nr_pages); may be NULL
+ *
+ * A hit takes the pages from this CPU's slot.  A miss tries the greedy
+ * max(batch, nr_pages) and keeps the surplus in a slot; if that fails it
+ * tries exactly @nr_pages (so one call can add 2 to failcnt, as in the
+ * kernel).  A thread that is no CPU of the domain, or an unstocked counter,
+ * charges exactly @nr_pages through pcstock_counter_try_charge().
+ *
+ * Context: any thread, lock-free.
+ *
+ * Return: true if the caller now holds @nr_pages more pages.
+ */
+PCSTOCK_API bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
+						  unsigned long nr_pages,
+						  struct pcstock_counter **fail,
+						  unsigned long *nr_charged);
+
+/**
+ * pcstock_counter_uncharge_stock() - give pages back through the stock
+ * @c: the leaf
+ * @nr_pages: pages the caller held
+ *
+ * DEFAULT: up to batch pages refill this CPU's slot and only what would
+ * exceed batch goes up the hierarchy; larger uncharges go up directly.
+ * V4: always pcstock_counter_uncharge().
+ *
+ * Context: any thread, lock-free.
+ */
+PCSTOCK_API void pcstock_counter_uncharge_stock(struct pcstock_counter *c,
+						unsigned long nr_pages);
+
+/**
+ * pcstock_counter_stock_pages() - pages currently held in @c's slots
+ *
+ * Return: the sum over CPUs, a snapshot (0 if unstocked).
+ */
+PCSTOCK_API unsigned long
+pcstock_counter_stock_pages(const struct pcstock_counter *c);
+
+/**
+ * pcstock_counter_stock_bound() - the most pages @c's stock can hide
+ *
+ * Return: nr_cpus × batch (0 if unstocked).  V4 can exceed it transiently
+ * and, by the racing-refill growth, persistently (the review finding
+ * DEFAULT fixes).
+ */
+PCSTOCK_API unsigned long
+pcstock_counter_stock_bound(const struct pcstock_counter *c);
+
+/** pcstock_counter_stock_batch() - the batch, 0 if unstocked */
+PCSTOCK_API unsigned int
+pcstock_counter_stock_batch(const struct pcstock_counter *c);
+
+/**
+ * pcstock_counter_stock_stats() - statistics summed over CPUs
+ * @c: the counter
+ * @st: receives them (all 0 if unstocked)
+ */
+PCSTOCK_API void pcstock_counter_stock_stats(const struct pcstock_counter *c,
+					     struct pcstock_stock_stats *st);
+
+PCSTOCK_EXTERN_C_END
+
+#endif /* PCSTOCK_STOCK_H */

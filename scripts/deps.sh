@@ -1,0 +1,59 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Make sure the build dependencies of pcstock are present on a Debian or
+# Ubuntu machine.  Run by every Makefile target before CMake.  As root it
+# installs what is missing with apt-get; otherwise it prints the exact
+# command to run and fails.  Nothing is downloaded from anywhere but the
+# distribution's package archive.
+set -eu
+
+# package:probe pairs; the probe is a command name or pkg-config module.
+# clang + libclang-rt-14-dev give libFuzzer, spin the model checker,
+# gnuplot-nox the benchmark plots.
+want="cmake:cmd:cmake
+gcc:cmd:gcc
+libc6-dev:dpkg:libc6-dev
+make:cmd:make
+pkg-config:cmd:pkg-config
+liburcu-dev:pc:liburcu
+libhwloc-dev:pc:hwloc
+libcmocka-dev:pc:cmocka
+clang:cmd:clang
+libclang-rt-14-dev:dpkg:libclang-rt-14-dev
+spin:cmd:spin
+gnuplot-nox:cmd:gnuplot"
+
+missing=""
+for line in $want; do
+	pkg=${line%%:*}
+	rest=${line#*:}
+	kind=${rest%%:*}
+	probe=${rest#*:}
+	case $kind in
+	cmd) command -v "$probe" >/dev/null 2>&1 && continue ;;
+	pc) command -v pkg-config >/dev/null 2>&1 &&
+		pkg-config --exists "$probe" 2>/dev/null && continue ;;
+	dpkg) dpkg-query -W -f='${Status}' "$probe" 2>/dev/null |
+		grep -q 'install ok installed' && continue ;;
+	esac
+	missing="$missing $pkg"
+done
+
+[ -z "$missing" ] && exit 0
+
+cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "pcstock: missing build dependencies:$missing" >&2
+	echo "pcstock: run as root:  $cmd" >&2
+	exit 1
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "pcstock: missing build dependencies:$missing (no apt-get here;" \
+	     "install them with your package manager)" >&2
+	exit 1
+fi
+echo "pcstock: installing build dependencies:$missing" >&2
+apt-get update -qq
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing

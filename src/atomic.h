@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * atomic.h - every atomic access pcstock performs goes through these macros.
+ *
+ * They are thin type-generic wrappers over C11 <stdatomic.h>, with the
+ * memory order always spelled out at the call site (and, for anything
+ * stronger than relaxed, a comment there naming the partner access).
+ *
+ * In a schedule-explorer build (PCSTOCK_EXPLORE defined; a test-only
+ * library variant, never the installed one) each wrapper first calls
+ * pcstock_explore_hook, a scheduling point at which the explorer may switch
+ * to another simulated CPU.  The hook receives the operation and the address
+ * of the object, so an interleaving can be printed and replayed.
+ */
+#ifndef PCSTOCK_ATOMIC_H
+#define PCSTOCK_ATOMIC_H
+
+#include <stdatomic.h>
+
+enum pcs_atomic_op {
+	PCS_OP_LOAD,
+	PCS_OP_STORE,
+	PCS_OP_ADD,
+	PCS_OP_SUB,
+	PCS_OP_XCHG,
+	PCS_OP_CAS,
+	PCS_OP_FENCE,
+	PCS_OP_NR
+};
+
+#ifdef PCSTOCK_EXPLORE
+/* Set by the explorer; NULL means "no scheduling", so plain tests work. */
+extern void (*pcstock_explore_hook)(enum pcs_atomic_op op, const void *obj);
+#define PCS_POINT(op, obj)                                                   \
+	(pcstock_explore_hook ? pcstock_explore_hook((op), (obj)) : (void)0)
+#else
+#define PCS_POINT(op, obj) ((void)0)
+#endif
+
+#define pcs_load(p, mo) (PCS_POINT(PCS_OP_LOAD, (p)), atomic_load_explicit((p), (mo)))
+#define pcs_store(p, v, mo)                                                  \
+	(PCS_POINT(PCS_OP_STORE, (p)), atomic_store_explicit((p), (v), (mo)))
+/* fetch_add/fetch_sub return the value *before* the operation. */
+#define pcs_fetch_add(p, v, mo)                                              \
+	(PCS_POINT(PCS_OP_ADD, (p)), atomic_fetch_add_explicit((p), (v), (mo)))
+#define pcs_fetch_sub(p, v, mo)                                              \
+	(PCS_POINT(PCS_OP_SUB, (p)), atomic_fetch_sub_explicit((p), (v), (mo)))
+#define pcs_xchg(p, v, mo)                                                   \
+	(PCS_POINT(PCS_OP_XCHG, (p)), atomic_exchange_explicit((p), (v), (mo)))
+/* Strong CAS; on failure *(expected) is reloaded. */
+#define pcs_cas(p, expected, desired, mo_ok, mo_fail)                        \
+	(PCS_POINT(PCS_OP_CAS, (p)),                                         \
+	 atomic_compare_exchange_strong_explicit((p), (expected), (desired), \
+						 (mo_ok), (mo_fail)))
+#define pcs_fence(mo) (PCS_POINT(PCS_OP_FENCE, NULL), atomic_thread_fence(mo))
+
+#define PCS_RELAXED memory_order_relaxed
+#define PCS_ACQUIRE memory_order_acquire
+#define PCS_RELEASE memory_order_release
+#define PCS_ACQ_REL memory_order_acq_rel
+#define PCS_SEQ_CST memory_order_seq_cst
+
+#endif /* PCSTOCK_ATOMIC_H */

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * internal.h - private helpers shared by the library's layers.
+ *
+ * Allocation goes through pcs_malloc()/pcs_calloc()/pcs_aligned_alloc() so
+ * that test builds (PCSTOCK_FAULT_INJECT) can make any allocation site fail
+ * and check that the error path returns -ENOMEM and leaks nothing.  Code
+ * that obtains memory another way (mmap, hwloc) tests PCS_FAULT(site)
+ * itself before the call.
+ */
+#ifndef PCSTOCK_INTERNAL_H
+#define PCSTOCK_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+#ifdef PCSTOCK_FAULT_INJECT
+/*
+ * Set by tests: called at every allocation site with its name; returning
+ * true makes that allocation fail.  NULL means no injection.
+ */
+extern bool (*pcstock_fault_hook)(const char *site);
+#define PCS_FAULT(site) (pcstock_fault_hook && pcstock_fault_hook(site))
+#else
+#define PCS_FAULT(site) false
+#endif
+
+static inline void *pcs_malloc(size_t size, const char *site)
+{
+	return PCS_FAULT(site) ? NULL : malloc(size);
+}
+
+static inline void *pcs_calloc(size_t n, size_t size, const char *site)
+{
+	return PCS_FAULT(site) ? NULL : calloc(n, size);
+}
+
+/* @size is rounded up to a multiple of @align, as aligned_alloc needs. */
+static inline void *pcs_aligned_alloc(size_t align, size_t size,
+				      const char *site)
+{
+	if (PCS_FAULT(site))
+		return NULL;
+	return aligned_alloc(align, (size + align - 1) / align * align);
+}
+
+#define PCS_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define PCS_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif /* PCSTOCK_INTERNAL_H */
