@@ -1,1 +1,33 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Project-level checks (label `project`): each public header compiles on its
+# own, the shared library exports only pcstock_ symbols, and a program builds
+# against the *installed* package with find_package() and with pkg-config.
+
+set(PCSTOCK_PUBLIC_HEADERS common counter cpu percpu stock hierarchy
+	kernel_compat pcstock version)
+foreach(h IN LISTS PCSTOCK_PUBLIC_HEADERS)
+	add_test(NAME header_alone_${h}
+		COMMAND ${CMAKE_COMMAND} -DCC=${CMAKE_C_COMPILER} -DHEADER=${h}
+			-DSRC=${PROJECT_SOURCE_DIR}/include
+			-DGEN=${PROJECT_BINARY_DIR}/include
+			-DWORK=${CMAKE_CURRENT_BINARY_DIR}/header_alone
+			-P ${CMAKE_CURRENT_SOURCE_DIR}/header_alone.cmake)
+	set_tests_properties(header_alone_${h} PROPERTIES LABELS project)
+endforeach()
+
+add_test(NAME exported_symbols
+	COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_symbols.sh
+		$<TARGET_FILE:pcstock>)
+set_tests_properties(exported_symbols PROPERTIES LABELS project)
+
+# A sanitized library cannot be linked by an unsanitized consumer.
+if(NOT PCSTOCK_SANITIZE)
+	add_test(NAME consumer_install
+		COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/consumer/run.sh
+			${CMAKE_COMMAND} ${PROJECT_BINARY_DIR}
+			${CMAKE_CURRENT_SOURCE_DIR}/consumer
+			${CMAKE_CURRENT_BINARY_DIR}/consumer ${CMAKE_C_COMPILER})
+	set_tests_properties(consumer_install PROPERTIES LABELS project
+		TIMEOUT 300)
+endif()
