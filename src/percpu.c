@@ -1,2 +1,241 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* percpu layer: not yet written (see issues). */
+/*
+ * percpu.c - the per-CPU arena: one offset, the same object on every CPU.
+ *
+ * Layout.  At domain creation one virtual range of nr_cpus * stride bytes
+ * is reserved with PROT_NONE (no memory, no commit charge); CPU c's region
+ * is [base + c * stride, base + (c + 1) * stride).  All regions are
+ * committed to the same length, `committed`, which grows a page at a time
+ * by mprotect()ing the next page of every region read-write (and binding
+ * it to the CPU's NUMA node on a real NUMA machine).  The arena never
+ * shrinks and never moves, so pointers stay valid.
+ *
+ * The stride is 16 MiB, less when nr_cpus is so large that the reservation
+ * would pass 16 GiB (256 KiB at PCSTOCK_MAX_CPUS): an allocation that does
+ * not fit in what is left of a region fails with -ENOMEM.
+ *
+ * Space within a region is handed out in 4-byte granules, first fit, from
+ * two bitmaps: `used` (granule taken) and `start` (first granule of an
+ * allocation), so that free() finds the extent of an allocation from its
+ * handle alone.  A 4-byte object costs 4 bytes per CPU.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "domain.h"
+#include "internal.h"
+
+#define GRANULE 4U
+#define REGION_MAX ((size_t)16 << 20)
+#define ARENA_BUDGET ((size_t)16 << 30)
+#define LONG_BITS (8 * sizeof(unsigned long))
+
+static_assert(PCSTOCK_PERCPU_MAX_SIZE % GRANULE == 0,
+	      "the largest object is a whole number of granules");
+
+static bool test_bit(const unsigned long *map, size_t i)
+{
+	return map[i / LONG_BITS] >> (i % LONG_BITS) & 1;
+}
+
+static void set_bit(unsigned long *map, size_t i)
+{
+	map[i / LONG_BITS] |= 1UL << (i % LONG_BITS);
+}
+
+static void clear_bit(unsigned long *map, size_t i)
+{
+	map[i / LONG_BITS] &= ~(1UL << (i % LONG_BITS));
+}
+
+/* The first set bit in [from, to), or @to. */
+static size_t next_set_bit(const unsigned long *map, size_t from, size_t to)
+{
+	size_t i = from;
+
+	while (i < to) {
+		unsigned long w = map[i / LONG_BITS] >> (i % LONG_BITS);
+
+		if (w)
+			return PCS_MIN(i + (size_t)__builtin_ctzl(w), to);
+		i = (i / LONG_BITS + 1) * LONG_BITS;
+	}
+	return to;
+}
+
+static size_t round_up(size_t x, size_t to)
+{
+	return (x + to - 1) / to * to;
+}
+
+/* First fit: @n free granules at a multiple of @align, or nr_granules. */
+static size_t find_free(const struct pcstock_domain *d, size_t n,
+			size_t align)
+{
+	size_t i = round_up(d->first_free, align), busy;
+
+	while (i + n <= d->nr_granules) {
+		busy = next_set_bit(d->used, i, i + n);
+		if (busy == i + n)
+			return i;
+		i = round_up(busy + 1, align);
+	}
+	return d->nr_granules;
+}
+
+int pcs_arena_init(struct pcstock_domain *d)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), words;
+	void *base;
+
+	d->stride = REGION_MAX;
+	if (d->stride > ARENA_BUDGET / d->nr_cpus)
+		d->stride = ARENA_BUDGET / d->nr_cpus / page * page;
+	d->chunk = page;
+	d->nr_granules = d->stride / GRANULE;
+	words = d->nr_granules / LONG_BITS;
+	d->used = pcs_calloc(2 * words, sizeof(*d->used), "percpu-bitmap");
+	if (!d->used)
+		return -ENOMEM;
+	d->start = d->used + words;
+	if (PCS_FAULT("percpu-reserve"))
+		return -ENOMEM;
+	base = mmap(NULL, d->nr_cpus * d->stride, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED)
+		return -ENOMEM;
+	d->base = base;
+	return 0;
+}
+
+void pcs_arena_fini(struct pcstock_domain *d)
+{
+	if (d->base)
+		munmap(d->base, d->nr_cpus * d->stride);
+	free(d->used);
+}
+
+/* Place [p, p + len) of @cpu's region on its NUMA node, if that helps. */
+static void region_bind(struct pcstock_domain *d, unsigned int cpu, void *p,
+			size_t len)
+{
+	hwloc_obj_t node;
+
+	if (!d->bind_memory)
+		return;
+	node = hwloc_get_obj_by_type(d->topo, HWLOC_OBJ_NUMANODE,
+				     (unsigned int)d->pus[cpu % d->nr_pus].node);
+	/* A failure only costs locality: the page stays where it lands. */
+	if (node)
+		hwloc_set_area_membind(d->topo, p, len, node->nodeset,
+				       HWLOC_MEMBIND_BIND,
+				       HWLOC_MEMBIND_BYNODESET);
+}
+
+/* Commit every region up to @need bytes; all or nothing. */
+static int arena_grow(struct pcstock_domain *d, size_t need)
+{
+	size_t old = pcs_load(&d->committed, PCS_RELAXED);
+	size_t len = round_up(need, d->chunk) - old;
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < d->nr_cpus; cpu++) {
+		char *p = d->base + (size_t)cpu * d->stride + old;
+
+		if (PCS_FAULT("percpu-grow") ||
+		    mprotect(p, len, PROT_READ | PROT_WRITE))
+			goto undo;
+		region_bind(d, cpu, p, len);
+	}
+	/* Relaxed: a statistic; the memory itself is published by the lock. */
+	pcs_store(&d->committed, old + len, PCS_RELAXED);
+	return 0;
+undo:
+	/*
+	 * Returning pages to PROT_NONE merges them back into the reserved
+	 * mapping, so it needs no memory and cannot fail for want of it.
+	 */
+	while (cpu--)
+		mprotect(d->base + (size_t)cpu * d->stride + old, len,
+			 PROT_NONE);
+	return -ENOMEM;
+}
+
+int pcstock_percpu_alloc(struct pcstock_domain *d, size_t size, size_t align,
+			 size_t *handle)
+{
+	size_t n, first, i;
+	unsigned int cpu;
+	int err = 0;
+
+	if (!d || !handle || !size || size > PCSTOCK_PERCPU_MAX_SIZE ||
+	    align > PCSTOCK_PERCPU_MAX_SIZE || (align & (align - 1)))
+		return -EINVAL;
+	if (!align)
+		for (align = 1; align < size && align < 16; align *= 2)
+			;
+	n = round_up(size, GRANULE) / GRANULE;
+	pthread_mutex_lock(&d->arena_lock);
+	first = find_free(d, n, PCS_MAX(align / GRANULE, 1));
+	if (first == d->nr_granules)
+		err = -ENOMEM;
+	else if ((first + n) * GRANULE > pcs_load(&d->committed, PCS_RELAXED))
+		err = arena_grow(d, (first + n) * GRANULE);
+	if (err)
+		goto out;
+	set_bit(d->start, first);
+	for (i = first; i < first + n; i++)
+		set_bit(d->used, i);
+	if (first == d->first_free)
+		d->first_free = first + n;
+	for (cpu = 0; cpu < d->nr_cpus; cpu++)
+		memset(pcs_percpu_ptr(d, first * GRANULE, cpu), 0, n * GRANULE);
+	/* Relaxed: a statistic (pairs with nothing). */
+	pcs_store(&d->in_use, pcs_load(&d->in_use, PCS_RELAXED) + n * GRANULE,
+		  PCS_RELAXED);
+	*handle = first * GRANULE;
+out:
+	pthread_mutex_unlock(&d->arena_lock);
+	return err;
+}
+
+void *pcstock_percpu_ptr(struct pcstock_domain *d, size_t handle,
+			 unsigned int cpu)
+{
+	return d && cpu < d->nr_cpus ? pcs_percpu_ptr(d, handle, cpu) : NULL;
+}
+
+void pcstock_percpu_free(struct pcstock_domain *d, size_t handle)
+{
+	size_t first = handle / GRANULE, i;
+
+	if (!d || handle % GRANULE || first >= d->nr_granules)
+		return;
+	pthread_mutex_lock(&d->arena_lock);
+	if (!test_bit(d->start, first))
+		goto out;
+	clear_bit(d->start, first);
+	i = first;
+	do
+		clear_bit(d->used, i++);
+	while (i < d->nr_granules && test_bit(d->used, i) &&
+	       !test_bit(d->start, i));
+	d->first_free = PCS_MIN(d->first_free, first);
+	/* Relaxed: a statistic (pairs with nothing). */
+	pcs_store(&d->in_use,
+		  pcs_load(&d->in_use, PCS_RELAXED) - (i - first) * GRANULE,
+		  PCS_RELAXED);
+out:
+	pthread_mutex_unlock(&d->arena_lock);
+}
+
+void pcstock_domain_memory(const struct pcstock_domain *d,
+			   struct pcstock_domain_memory *m)
+{
+	/* Relaxed: figures of the moment, each exact at some instant. */
+	m->reserved = pcs_load(&d->committed, PCS_RELAXED) * d->nr_cpus;
+	m->in_use = pcs_load(&d->in_use, PCS_RELAXED) * d->nr_cpus;
+}

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * domain.h - the private layout of a domain and the hot-path accessors the
+ * stock layer inlines: which CPU the caller is, and where an object of the
+ * per-CPU arena lives on a CPU.
+ *
+ * The public functions in cpu.c and percpu.c are thin wrappers over these
+ * (plus range checks), so there is one copy of each operation.
+ *
+ * Which thread is which CPU lives in thread-locals tagged with the domain's
+ * id, a process-wide serial number never reused: a record left behind by a
+ * destroyed domain can never match a new domain, even one allocated at the
+ * same address.  The thread-locals use the initial-exec TLS model so that
+ * reading them is one %fs-relative load, also from the shared library.
+ */
+#ifndef PCSTOCK_DOMAIN_H
+#define PCSTOCK_DOMAIN_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/rseq.h>
+
+#include <hwloc.h>
+
+#include <pcstock/cpu.h>
+#include <pcstock/percpu.h>
+
+#include "atomic.h"
+
+/* Which CPU of which domain a thread is: id 0 matches no domain. */
+struct pcs_cpu_tls {
+	uint64_t id;
+	int cpu;
+};
+
+#define PCS_TLS __attribute__((tls_model("initial-exec")))
+
+/* The domain the thread entered (SIM, PINNED), at most one at a time. */
+extern _Thread_local struct pcs_cpu_tls pcs_tls_entered PCS_TLS;
+
+/*
+ * THREAD mode: the CPUs a thread was given, cached direct-mapped by domain
+ * id, so a thread using up to PCS_THREAD_CACHE domains with consecutive ids
+ * keeps its CPU in each.  A thread alternating between two THREAD domains
+ * whose ids collide is given a new CPU at each switch (still correct: the
+ * CPU is only a locality hint).
+ */
+#define PCS_THREAD_CACHE 4
+extern _Thread_local struct pcs_cpu_tls
+	pcs_tls_thread[PCS_THREAD_CACHE] PCS_TLS;
+
+/* What hwloc says about one processing unit of the domain's topology. */
+struct pcs_pu {
+	int os_index;
+	int core;
+	int node;
+};
+
+struct pcstock_domain {
+	/* Read-mostly, used on every hot-path call. */
+	enum pcstock_cpu_mode mode;
+	unsigned int nr_cpus;
+	uint64_t id;
+	char *base;		/* the arena: CPU c's region at base + c * stride */
+	size_t stride;
+	const int32_t *os_map;	/* RSEQ: OS CPU number -> CPU, or -1 */
+	unsigned int os_map_len;
+	bool use_rseq;		/* RSEQ: glibc registered an rseq area */
+	ptrdiff_t rseq_offset;	/* RSEQ: its offset from the thread pointer */
+	_Atomic unsigned int next_thread;	/* THREAD: next CPU to give */
+
+	/* Topology: CPU c runs on pus[c % nr_pus]. */
+	hwloc_topology_t topo;	/* describes the CPUs (maybe synthetic) */
+	hwloc_topology_t bind_topo;	/* PINNED: the real machine */
+	struct pcs_pu *pus;
+	unsigned int nr_pus;
+	unsigned int nr_bind_pus;
+	bool bind_memory;	/* real topology with several NUMA nodes */
+
+	/* Hotplug: hotplug_lock serialises state changes and hooks. */
+	pthread_mutex_t hotplug_lock;
+	_Atomic bool *online;
+	_Atomic bool *isolated;
+	struct pcstock_cpu_hook *hooks;
+	struct pcstock_domain *live_next;	/* registry of live domains */
+
+	/*
+	 * Arena bookkeeping, written under arena_lock (see percpu.c); the
+	 * two sizes are per region and read without the lock.
+	 */
+	pthread_mutex_t arena_lock;
+	size_t chunk;		/* growth step: one page */
+	size_t nr_granules;	/* granules in a region */
+	size_t first_free;	/* no free granule below this one */
+	unsigned long *used;	/* granule bitmaps */
+	unsigned long *start;
+	_Atomic size_t committed;
+	_Atomic size_t in_use;
+};
+
+/* sched_getcpu(), out of line: it needs _GNU_SOURCE. */
+int pcs_getcpu(void);
+/* THREAD mode, first call of a thread: give it the next CPU. */
+int pcs_thread_cpu_assign(struct pcstock_domain *d);
+
+/* Reserve and release the arena; called by domain create and destroy. */
+int pcs_arena_init(struct pcstock_domain *d);
+void pcs_arena_fini(struct pcstock_domain *d);
+
+static inline unsigned int pcs_nr_cpus(const struct pcstock_domain *d)
+{
+	return d->nr_cpus;
+}
+
+/*
+ * RSEQ mode: the OS CPU from glibc's rseq area (the kernel rewrites cpu_id
+ * whenever the thread migrates), else from sched_getcpu(), mapped to the
+ * domain's CPU.  An uninitialised cpu_id or a failed sched_getcpu() is a
+ * huge unsigned value, so it maps to -1 like any OS CPU outside the table.
+ */
+static inline int pcs_rseq_cpu(const struct pcstock_domain *d)
+{
+	unsigned int os;
+
+	if (d->use_rseq) {
+		const struct rseq *rs = (const struct rseq *)
+			((char *)__builtin_thread_pointer() + d->rseq_offset);
+
+		/* Written by the kernel only; no ordering to pair with. */
+		os = __atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+	} else {
+		os = (unsigned int)pcs_getcpu();
+	}
+	return os < d->os_map_len ? d->os_map[os] : -1;
+}
+
+/* pcstock_this_cpu() without the NULL check: -1 or 0..nr_cpus-1. */
+static inline int pcs_this_cpu(struct pcstock_domain *d)
+{
+	const struct pcs_cpu_tls *t;
+
+	switch (d->mode) {
+	case PCSTOCK_CPU_RSEQ:
+		return pcs_rseq_cpu(d);
+	case PCSTOCK_CPU_THREAD:
+		t = &pcs_tls_thread[d->id % PCS_THREAD_CACHE];
+		if (t->id == d->id)
+			return t->cpu;
+		return pcs_thread_cpu_assign(d);
+	default:
+		t = &pcs_tls_entered;
+		return t->id == d->id ? t->cpu : -1;
+	}
+}
+
+/* pcstock_percpu_ptr() without the range check. */
+static inline void *pcs_percpu_ptr(struct pcstock_domain *d, size_t handle,
+				   unsigned int cpu)
+{
+	return d->base + (size_t)cpu * d->stride + handle;
+}
+
+#endif /* PCSTOCK_DOMAIN_H */
