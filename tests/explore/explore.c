@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * explore.c - the schedule explorer's engine: worker threads, the baton,
+ * strategies, traces and reports.
+ *
+ * Baton.  Each explored thread waits on its own semaphore; the thread
+ * holding the baton runs until its next scheduling point (the hook), asks
+ * the strategy for the next thread, posts that thread's semaphore and waits
+ * on its own.  Only the baton holder touches the explorer's state, and the
+ * post/wait pair orders every access of one holder before the next, so no
+ * lock is needed.  The main thread sets a schedule up, hands the baton to
+ * the first thread and waits until the last one finishes.
+ *
+ * Determinism.  Every decision (who runs first, at each point, after a
+ * thread finishes; PCT's priorities and change points) comes from the
+ * schedule's decision source, and threads only run while they hold the
+ * baton, so the interleaving is a function of the seed.  The worker
+ * threads persist across schedules (creating threads per schedule would
+ * dominate the cost); each enters its CPU once.
+ *
+ * Traces record a step when its atomic is about to execute (on the way
+ * out of the hook), so the trace is the order in which the atomics ran.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <pcstock/counter.h>
+
+#include "atomic.h"
+#include "explore.h"
+
+#define MAX_LABELS 64
+#define MAX_UNKNOWN 64
+#define MAX_DEPTH 16
+#define HANG_SECONDS 60
+
+struct step {
+	unsigned char thread;
+	unsigned char op;
+	const void *obj;
+};
+
+struct label {
+	const char *base;
+	size_t size;
+	char name[32];
+	const struct explore_field *fields;
+};
+
+static struct {
+	const struct explore_scenario *s;
+	const struct explore_options *opt;
+	pthread_t tid[EXPLORE_MAX_THREADS];
+	sem_t sem[EXPLORE_MAX_THREADS];
+	sem_t main_sem;
+	bool done[EXPLORE_MAX_THREADS];
+	unsigned int live;
+	bool shutdown;
+
+	/* The schedule being run. */
+	struct explore_source *src;
+	enum explore_strategy strategy;
+	uint64_t seed;
+	unsigned long index;
+	unsigned int prio[EXPLORE_MAX_THREADS];
+	unsigned long change[MAX_DEPTH];
+	unsigned int nr_change;
+	unsigned long pct_steps;
+	unsigned long step;
+	unsigned long max_steps;
+
+	struct step *trace;
+	size_t trace_len;
+	struct label labels[MAX_LABELS];
+	unsigned int nr_labels;
+} X;
+
+static __thread int self = -1;
+/* Set while an invariant check runs: its own atomics are not steps. */
+static __thread bool checking;
+
+static const char *const op_name[PCS_OP_NR] = {
+	[PCS_OP_LOAD] = "load",   [PCS_OP_STORE] = "store",
+	[PCS_OP_ADD] = "add",     [PCS_OP_SUB] = "sub",
+	[PCS_OP_XCHG] = "xchg",   [PCS_OP_CAS] = "cas",
+	[PCS_OP_FENCE] = "fence",
+};
+
+/* ---- decision sources -------------------------------------------------- */
+
+/* splitmix64: a full-period generator, plenty for scheduling choices. */
+static uint64_t prng_pick(struct explore_source *src, uint64_t bound)
+{
+	uint64_t z = (src->state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	return z % bound;
+}
+
+void explore_source_seed(struct explore_source *src, uint64_t seed)
+{
+	memset(src, 0, sizeof(*src));
+	src->pick = prng_pick;
+	src->state = seed;
+}
+
+/* One byte per decision; an exhausted input keeps choosing 0. */
+static uint64_t bytes_pick(struct explore_source *src, uint64_t bound)
+{
+	if (src->pos >= src->len)
+		return 0;
+	return src->bytes[src->pos++] % bound;
+}
+
+void explore_source_bytes(struct explore_source *src, const uint8_t *bytes,
+			  size_t len)
+{
+	memset(src, 0, sizeof(*src));
+	src->pick = bytes_pick;
+	src->bytes = bytes;
+	src->len = len;
+}
+
+/* ---- labels ------------------------------------------------------------ */
+
+#define COUNTER_FIELD(f) { #f, offsetof(struct pcstock_counter, f) }
+const struct explore_field explore_counter_fields[] = {
+	COUNTER_FIELD(usage),
+	COUNTER_FIELD(failcnt),
+	COUNTER_FIELD(emin),
+	COUNTER_FIELD(min_usage),
+	COUNTER_FIELD(children_min_usage),
+	COUNTER_FIELD(elow),
+	COUNTER_FIELD(low_usage),
+	COUNTER_FIELD(children_low_usage),
+	COUNTER_FIELD(watermark),
+	COUNTER_FIELD(local_watermark),
+	COUNTER_FIELD(max),
+	COUNTER_FIELD(high),
+	COUNTER_FIELD(min),
+	COUNTER_FIELD(low),
+	COUNTER_FIELD(stock_batch),
+	COUNTER_FIELD(stock_state),
+	{ NULL, 0 },
+};
+
+void explore_label(const void *base, size_t size, const char *name,
+		   const struct explore_field *fields)
+{
+	struct label *l;
+
+	if (X.nr_labels == MAX_LABELS)
+		return;
+	l = &X.labels[X.nr_labels++];
+	l->base = base;
+	l->size = size;
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	l->fields = fields;
+}
+
+/*
+ * Unregistered objects are numbered in order of first appearance in the
+ * trace, which is as deterministic as the trace itself.
+ */
+static void format_obj(char *buf, size_t len, const void *obj,
+		       const void **unknown, unsigned int *nr_unknown)
+{
+	const char *p = obj;
+	unsigned int i;
+
+	if (!obj) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	for (i = 0; i < X.nr_labels; i++) {
+		const struct label *l = &X.labels[i];
+		const struct explore_field *f;
+		size_t off;
+
+		if (p < l->base || p >= l->base + l->size)
+			continue;
+		off = (size_t)(p - l->base);
+		for (f = l->fields; f && f->name; f++) {
+			if (f->offset == off) {
+				snprintf(buf, len, "%s.%s", l->name, f->name);
+				return;
+			}
+		}
+		if (off)
+			snprintf(buf, len, "%s+%zu", l->name, off);
+		else
+			snprintf(buf, len, "%s", l->name);
+		return;
+	}
+	for (i = 0; i < *nr_unknown && unknown[i] != obj; i++)
+		;
+	if (i == *nr_unknown && i < MAX_UNKNOWN)
+		unknown[(*nr_unknown)++] = obj;
+	snprintf(buf, len, "obj#%u", i);
+}
+
+static const char *strategy_name(enum explore_strategy st)
+{
+	static const char *const names[] = {
+		[EXPLORE_RANDOM] = "random",
+		[EXPLORE_PCT] = "pct",
+		[EXPLORE_BYTES] = "bytes",
+	};
+
+	return names[st];
+}
+
+static void print_trace(void)
+{
+	const void *unknown[MAX_UNKNOWN];
+	unsigned int nr_unknown = 0;
+	char obj[64];
+	size_t i;
+
+	printf("interleaving (%zu steps):\n", X.trace_len);
+	for (i = 0; i < X.trace_len; i++) {
+		const struct step *st = &X.trace[i];
+
+		format_obj(obj, sizeof(obj), st->obj, unknown, &nr_unknown);
+		printf("%6zu t%u %-5s %s\n", i, st->thread, op_name[st->op],
+		       obj);
+	}
+	printf("end of interleaving\n");
+}
+
+static void print_header(const char *what)
+{
+	printf("%s\nscenario: %s  strategy: %s", what, X.s->name,
+	       strategy_name(X.strategy));
+	if (X.strategy == EXPLORE_PCT)
+		printf("  depth: %u  steps: %lu", X.opt->depth, X.pct_steps);
+	printf("  seed: %" PRIu64 "  schedule: %lu\n", X.seed, X.index + 1);
+	printf("replay: pcstock-explore --scenario %s --strategy %s",
+	       X.s->name, strategy_name(X.strategy));
+	if (X.strategy == EXPLORE_PCT)
+		printf(" --depth %u --steps %lu", X.opt->depth, X.pct_steps);
+	printf(" --replay %" PRIu64 "\n", X.seed);
+}
+
+/*
+ * A violation ends the process: the other explored threads are parked at
+ * scheduling points and cannot be unwound.  The status says whether the
+ * caller wanted one (planted bugs).
+ */
+static void fail(const char *msg)
+{
+	char what[256];
+
+	snprintf(what, sizeof(what), "VIOLATION: %s", msg);
+	print_header(what);
+	if (!X.opt->quiet)
+		print_trace();
+	fflush(stdout);
+	if (X.opt->abort_on_fail)
+		abort();
+	exit(X.opt->fail_status);
+}
+
+/* ---- strategies -------------------------------------------------------- */
+
+static unsigned int choose(void)
+{
+	unsigned int t, best = 0, k;
+
+	if (X.strategy == EXPLORE_PCT) {
+		for (k = 0; k < X.nr_change; k++) {
+			/* Change point k: below every initial priority. */
+			if (X.change[k] == X.step && self >= 0)
+				X.prio[self] = k + 1;
+		}
+		for (t = 0, k = 0; t < X.s->nr_threads; t++) {
+			if (!X.done[t] && X.prio[t] >= k) {
+				k = X.prio[t];
+				best = t;
+			}
+		}
+		return best;
+	}
+	k = (unsigned int)X.src->pick(X.src, X.live);
+	for (t = 0; t < X.s->nr_threads; t++) {
+		if (X.done[t])
+			continue;
+		if (!k--)
+			return t;
+	}
+	return 0; /* not reached: k < live */
+}
+
+/*
+ * PCT (Burckhardt et al., ASPLOS 2010): random distinct initial
+ * priorities d .. d+n-1, and d-1 change points drawn from [1, steps].
+ */
+static void pct_init(void)
+{
+	unsigned int n = X.s->nr_threads, d = X.opt->depth, i;
+
+	for (i = 0; i < n; i++)
+		X.prio[i] = d + i;
+	for (i = n - 1; i > 0; i--) {
+		unsigned int j = (unsigned int)X.src->pick(X.src, i + 1);
+		unsigned int tmp = X.prio[i];
+
+		X.prio[i] = X.prio[j];
+		X.prio[j] = tmp;
+	}
+	X.nr_change = d > 1 ? d - 1 : 0;
+	if (X.nr_change > MAX_DEPTH)
+		X.nr_change = MAX_DEPTH;
+	for (i = 0; i < X.nr_change; i++)
+		X.change[i] = 1 + X.src->pick(X.src, X.pct_steps);
+}
+
+/* ---- the baton --------------------------------------------------------- */
+
+static void sem_wait_intr(sem_t *sem)
+{
+	while (sem_wait(sem) && errno == EINTR)
+		;
+}
+
+static void hook(enum pcs_atomic_op op, const void *obj)
+{
+	unsigned int next;
+
+	if (self < 0 || checking)
+		return;
+	if (X.s->check_step) {
+		const char *msg;
+
+		checking = true;
+		msg = X.s->check_step(X.s);
+		checking = false;
+		if (msg)
+			fail(msg);
+	}
+	if (++X.step > X.max_steps)
+		fail("step limit exceeded (livelock?)");
+	next = choose();
+	if (next != (unsigned int)self) {
+		sem_post(&X.sem[next]);
+		sem_wait_intr(&X.sem[self]);
+	}
+	if (X.trace_len < X.max_steps) {
+		struct step *st = &X.trace[X.trace_len++];
+
+		st->thread = (unsigned char)self;
+		st->op = (unsigned char)op;
+		st->obj = obj;
+	}
+}
+
+static void finish(unsigned int t)
+{
+	X.done[t] = true;
+	if (--X.live)
+		sem_post(&X.sem[choose()]);
+	else
+		sem_post(&X.main_sem);
+}
+
+static void *worker(void *arg)
+{
+	unsigned int t = (unsigned int)(uintptr_t)arg;
+
+	if (X.s->thread_init)
+		X.s->thread_init(X.s, t);
+	self = (int)t;
+	sem_post(&X.main_sem);
+	for (;;) {
+		sem_wait_intr(&X.sem[t]);
+		if (X.shutdown)
+			break;
+		X.s->run(X.s, t);
+		finish(t);
+	}
+	return NULL;
+}
+
+unsigned int explore_self(void)
+{
+	return (unsigned int)self;
+}
+
+/*
+ * Only one explored thread runs at a time, so nothing is lost by keeping
+ * them all on one processor, and a hand-over is then a plain context
+ * switch instead of a cross-core wake-up: 7x more schedules per second on
+ * the 2-core reference machine.  Decisions never depend on it.
+ */
+static void pin_to_one_cpu(void)
+{
+	cpu_set_t set;
+	int cpu = sched_getcpu();
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+int explore_start(const struct explore_scenario *s)
+{
+	unsigned int t;
+	int err;
+
+	X.s = s;
+	pin_to_one_cpu();
+	if (s->init) {
+		err = s->init(s);
+		if (err)
+			return err;
+	}
+	sem_init(&X.main_sem, 0, 0);
+	for (t = 0; t < s->nr_threads; t++) {
+		sem_init(&X.sem[t], 0, 0);
+		err = pthread_create(&X.tid[t], NULL, worker,
+				     (void *)(uintptr_t)t);
+		if (err)
+			return -err;
+		/* One at a time: thread_init may use the library. */
+		sem_wait_intr(&X.main_sem);
+	}
+	pcstock_explore_hook = hook;
+	return 0;
+}
+
+void explore_stop(void)
+{
+	unsigned int t;
+
+	pcstock_explore_hook = NULL;
+	X.shutdown = true;
+	for (t = 0; t < X.s->nr_threads; t++) {
+		sem_post(&X.sem[t]);
+		pthread_join(X.tid[t], NULL);
+	}
+}
+
+/* Wait for the last thread; a hang means a thread blocked off the baton. */
+static void wait_schedule(void)
+{
+	struct timespec deadline;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += HANG_SECONDS;
+	while (sem_timedwait(&X.main_sem, &deadline)) {
+		if (errno == EINTR)
+			continue;
+		fail("explorer hang: a thread blocked outside a scheduling "
+		     "point (mutex held by a descheduled thread?)");
+	}
+}
+
+static void run_one(struct explore_source *src)
+{
+	const char *msg;
+
+	X.src = src;
+	X.step = 0;
+	X.trace_len = 0;
+	X.nr_labels = 0;
+	X.live = X.s->nr_threads;
+	memset(X.done, 0, sizeof(X.done));
+	if (X.strategy == EXPLORE_PCT)
+		pct_init();
+	X.s->setup(X.s);
+	sem_post(&X.sem[choose()]);
+	wait_schedule();
+	if (X.opt->verbose) {
+		print_header("schedule");
+		print_trace();
+	}
+	msg = X.s->check_end ? X.s->check_end(X.s) : NULL;
+	if (msg)
+		fail(msg);
+	if (X.s->teardown)
+		X.s->teardown(X.s);
+}
+
+static void alloc_trace(const struct explore_options *opt)
+{
+	X.opt = opt;
+	X.max_steps = opt->max_steps;
+	free(X.trace);
+	X.trace = calloc(X.max_steps, sizeof(*X.trace));
+	if (!X.trace) {
+		perror("pcstock-explore");
+		exit(2);
+	}
+}
+
+void explore_run(const struct explore_options *opt,
+		 struct explore_result *res)
+{
+	struct explore_source src;
+	unsigned long i;
+
+	alloc_trace(opt);
+	memset(res, 0, sizeof(*res));
+	X.pct_steps = opt->steps;
+	if (opt->strategy == EXPLORE_PCT && !X.pct_steps) {
+		/* Calibrate on one fixed random walk: deterministic too. */
+		X.strategy = EXPLORE_RANDOM;
+		X.seed = 0;
+		explore_source_seed(&src, 0);
+		run_one(&src);
+		X.pct_steps = X.step ? X.step : 1;
+		res->steps += X.step;
+	}
+	X.strategy = opt->strategy;
+	res->pct_steps = X.pct_steps;
+	for (i = 0; i < opt->schedules; i++) {
+		X.index = i;
+		X.seed = opt->seed + i;
+		explore_source_seed(&src, X.seed);
+		run_one(&src);
+		res->schedules++;
+		res->steps += X.step;
+	}
+}
+
+void explore_run_source(const struct explore_options *opt,
+			struct explore_source *src)
+{
+	if (X.opt != opt)
+		alloc_trace(opt);
+	X.strategy = EXPLORE_BYTES;
+	X.seed = 0;
+	run_one(src);
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * explore.h - a deterministic schedule explorer for pcstock's atomics.
+ *
+ * The test library calls pcstock_explore_hook() before every atomic
+ * (src/atomic.h).  The explorer runs a scenario's threads ("simulated
+ * CPUs") so that exactly one of them runs at a time: a thread holds the
+ * baton until it reaches a scheduling point, where a strategy decides who
+ * runs next.  Decisions come only from a decision source (a seeded PRNG or
+ * a byte string), so a seed names one interleaving and replays it exactly.
+ *
+ * Blocking: an explored thread that blocks on a mutex held by a thread
+ * that lost the baton at a scheduling point would hang the explorer.
+ * Scenarios therefore give every mutex-taking call (CPU offline, hook
+ * registration, stock allocation and free) to one explored thread at most,
+ * or do it in setup/teardown, which run unscheduled on the main thread.
+ * A watchdog turns a hang into a reported failure instead of a silent one.
+ */
+#ifndef PCSTOCK_EXPLORE_H
+#define PCSTOCK_EXPLORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXPLORE_MAX_THREADS 8
+
+enum explore_strategy {
+	EXPLORE_RANDOM,		/* uniform random walk over live threads */
+	EXPLORE_PCT,		/* probabilistic concurrency testing */
+	EXPLORE_BYTES,		/* random walk driven by fuzzer bytes */
+};
+
+/*
+ * struct explore_source - where scheduling decisions come from
+ * @pick: returns a number in [0, bound); bound >= 1
+ *
+ * A seeded PRNG for random walk and PCT, or the bytes of a fuzzer input.
+ */
+struct explore_source {
+	uint64_t (*pick)(struct explore_source *src, uint64_t bound);
+	uint64_t state;
+	const uint8_t *bytes;
+	size_t len, pos;
+};
+
+void explore_source_seed(struct explore_source *src, uint64_t seed);
+void explore_source_bytes(struct explore_source *src, const uint8_t *bytes,
+			  size_t len);
+
+/*
+ * struct explore_scenario - what runs on the simulated CPUs
+ * @name: selects it on the command line
+ * @help: one line for --list
+ * @nr_threads: explored threads, 1..EXPLORE_MAX_THREADS
+ * @expect: "violation" when the scenario exists to be caught (planted
+ *          bugs, V4's missing cap), else NULL
+ * @init: once per process, unscheduled (create domains); 0 or -errno
+ * @thread_init: once per worker thread, before any schedule (enter a CPU)
+ * @setup: before each schedule, unscheduled (counters, stocks, labels)
+ * @run: the body of explored thread @t
+ * @check_step: at every scheduling point, with scheduling off; returns a
+ *              description of the violated invariant, or NULL
+ * @check_end: after all threads finished, unscheduled; same return
+ * @teardown: after each schedule, unscheduled
+ * @arg: scenario parameters
+ */
+struct explore_scenario {
+	const char *name;
+	const char *help;
+	unsigned int nr_threads;
+	const char *expect;
+	int (*init)(const struct explore_scenario *s);
+	void (*thread_init)(const struct explore_scenario *s, unsigned int t);
+	void (*setup)(const struct explore_scenario *s);
+	void (*run)(const struct explore_scenario *s, unsigned int t);
+	const char *(*check_step)(const struct explore_scenario *s);
+	const char *(*check_end)(const struct explore_scenario *s);
+	void (*teardown)(const struct explore_scenario *s);
+	const void *arg;
+};
+
+/* NULL-terminated lists of scenarios, one per source file. */
+extern const struct explore_scenario *const explore_counter_scenarios[];
+extern const struct explore_scenario *const explore_stock_scenarios[];
+
+/* ---- labels: stable names for the objects of an interleaving ---------- */
+
+/* One named field of a registered object. */
+struct explore_field {
+	const char *name;
+	size_t offset;
+};
+
+/*
+ * explore_label() - name the bytes [base, base + size) for traces
+ * @fields: NULL, or a table ending with a NULL name; an address inside the
+ *          object is printed "name.field" for an exact field offset,
+ *          "name+off" otherwise.
+ * Registrations are dropped at the end of each schedule.
+ */
+void explore_label(const void *base, size_t size, const char *name,
+		   const struct explore_field *fields);
+/* The fields of struct pcstock_counter. */
+extern const struct explore_field explore_counter_fields[];
+
+/* ---- running ------------------------------------------------------------ */
+
+struct explore_options {
+	enum explore_strategy strategy;
+	unsigned int depth;		/* PCT bug depth d >= 1 */
+	unsigned long steps;		/* PCT step estimate; 0: calibrate */
+	unsigned long max_steps;	/* per schedule; more is a livelock */
+	uint64_t seed;			/* schedule i uses seed + i */
+	unsigned long schedules;
+	bool verbose;			/* print every interleaving */
+	bool quiet;			/* no trace in reports */
+	int fail_status;		/* exit status after a violation */
+	bool abort_on_fail;		/* abort() instead (fuzzing) */
+};
+
+/*
+ * struct explore_result - what a clean run did
+ * @schedules: schedules completed
+ * @steps: scheduling points passed, over all schedules
+ * @pct_steps: the PCT step estimate used (calibrated or given)
+ */
+struct explore_result {
+	unsigned long schedules;
+	unsigned long long steps;
+	unsigned long pct_steps;
+};
+
+/*
+ * explore_start() - create the worker threads for a scenario (once)
+ * Return: 0 or -errno (from the scenario's init or thread creation).
+ */
+int explore_start(const struct explore_scenario *s);
+
+/* explore_stop() - join the worker threads. */
+void explore_stop(void);
+
+/*
+ * explore_run() - run opt->schedules schedules with seeds opt->seed,
+ * opt->seed + 1, ...  The first violation is printed (seed, strategy,
+ * interleaving) to stdout and ends the process with opt->fail_status (or
+ * abort()); so a return means every schedule passed.
+ */
+void explore_run(const struct explore_options *opt,
+		 struct explore_result *res);
+
+/* explore_run_source() - one schedule driven by @src (fuzzer bytes). */
+void explore_run_source(const struct explore_options *opt,
+			struct explore_source *src);
+
+/* Called by scenarios' run(): the explored thread's own index. */
+unsigned int explore_self(void);
+
+#endif /* PCSTOCK_EXPLORE_H */

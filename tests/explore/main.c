@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * main.c - pcstock-explore, the schedule explorer's command line.
+ *
+ * Exit status: 0 when every schedule passed; 1 after a violation (printed
+ * with its seed and interleaving); with --expect-violation the other way
+ * round, for the tests that prove a planted bug is found within a budget.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "explore.h"
+
+static const struct explore_scenario *const *const lists[] = {
+	explore_counter_scenarios,
+	explore_stock_scenarios,
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: pcstock-explore --scenario NAME [options]\n"
+		"  --list                 list the scenarios\n"
+		"  --strategy random|pct  scheduling strategy (random)\n"
+		"  --depth D              PCT bug depth (3)\n"
+		"  --steps K              PCT step estimate (calibrated)\n"
+		"  --schedules N          schedules to run (1000)\n"
+		"  --seed S               first seed; schedule i uses S+i (1)\n"
+		"  --replay S             run the one schedule of seed S\n"
+		"  --max-steps N          per schedule, else livelock (100000)\n"
+		"  --expect-violation     succeed only if a violation is found\n"
+		"  --verbose              print every interleaving\n"
+		"  --quiet                no interleaving in reports\n");
+}
+
+static const struct explore_scenario *find(const char *name, bool print)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		const struct explore_scenario *const *s;
+
+		for (s = lists[i]; *s; s++) {
+			if (print)
+				printf("%-28s %s%s\n", (*s)->name, (*s)->help,
+				       (*s)->expect ? " [expect violation]"
+						    : "");
+			else if (!strcmp((*s)->name, name))
+				return *s;
+		}
+	}
+	return NULL;
+}
+
+static unsigned long long number(const char *arg)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end) {
+		fprintf(stderr, "pcstock-explore: bad number '%s'\n", arg);
+		exit(2);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "list", no_argument, NULL, 'l' },
+		{ "scenario", required_argument, NULL, 'S' },
+		{ "strategy", required_argument, NULL, 't' },
+		{ "depth", required_argument, NULL, 'd' },
+		{ "steps", required_argument, NULL, 'k' },
+		{ "schedules", required_argument, NULL, 'n' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "replay", required_argument, NULL, 'r' },
+		{ "max-steps", required_argument, NULL, 'm' },
+		{ "expect-violation", no_argument, NULL, 'x' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct explore_options opt = {
+		.strategy = EXPLORE_RANDOM,
+		.depth = 3,
+		.max_steps = 100000,
+		.seed = 1,
+		.schedules = 1000,
+		.fail_status = 1,
+	};
+	const struct explore_scenario *s = NULL;
+	struct explore_result res;
+	struct timespec t0, t1;
+	bool expect = false;
+	double secs;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			find(NULL, true);
+			return 0;
+		case 'S':
+			s = find(optarg, false);
+			if (!s) {
+				fprintf(stderr, "pcstock-explore: no scenario "
+					"'%s' (see --list)\n", optarg);
+				return 2;
+			}
+			break;
+		case 't':
+			if (!strcmp(optarg, "random")) {
+				opt.strategy = EXPLORE_RANDOM;
+			} else if (!strcmp(optarg, "pct")) {
+				opt.strategy = EXPLORE_PCT;
+			} else {
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'd':
+			opt.depth = (unsigned int)number(optarg);
+			break;
+		case 'k':
+			opt.steps = (unsigned long)number(optarg);
+			break;
+		case 'n':
+			opt.schedules = (unsigned long)number(optarg);
+			break;
+		case 's':
+			opt.seed = number(optarg);
+			break;
+		case 'r':
+			opt.seed = number(optarg);
+			opt.schedules = 1;
+			break;
+		case 'm':
+			opt.max_steps = (unsigned long)number(optarg);
+			break;
+		case 'x':
+			expect = true;
+			break;
+		case 'v':
+			opt.verbose = true;
+			break;
+		case 'q':
+			opt.quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!s || optind != argc || !opt.depth || !opt.max_steps) {
+		usage(stderr);
+		return 2;
+	}
+	opt.fail_status = expect ? 0 : 1;
+	err = explore_start(s);
+	if (err) {
+		fprintf(stderr, "pcstock-explore: %s: setup failed: %s\n",
+			s->name, strerror(-err));
+		return 2;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	explore_run(&opt, &res);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	explore_stop();
+	secs = (double)(t1.tv_sec - t0.tv_sec) +
+	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("%s: %lu schedules (seeds %" PRIu64 "..%" PRIu64 "), %llu "
+	       "steps, %.2f s, %.0f schedules/s: no violation\n",
+	       s->name, res.schedules, opt.seed,
+	       opt.seed + res.schedules - 1, res.steps, secs,
+	       secs > 0 ? (double)res.schedules / secs : 0.0);
+	if (expect) {
+		printf("expected a violation within %lu schedules: not found\n",
+		       opt.schedules);
+		return 1;
+	}
+	return 0;
+}
