@@ -92,8 +92,10 @@ struct pcstock_domain {
 	 */
 	pthread_mutex_t arena_lock;
 	size_t chunk;		/* growth step: one page */
+	bool premapped;		/* mapped read-write up front (many CPUs) */
 	size_t nr_granules;	/* granules in a region */
 	size_t first_free;	/* no free granule below this one */
+	size_t touched;		/* no granule at or above was ever handed out */
 	unsigned long *used;	/* granule bitmaps */
 	unsigned long *start;
 	_Atomic size_t committed;

@@ -14,6 +14,14 @@
  * would pass 16 GiB (256 KiB at PCSTOCK_MAX_CPUS): an allocation that does
  * not fit in what is left of a region fails with -ENOMEM.
  *
+ * Each committed region is a mapping of its own (two with the PROT_NONE
+ * rest), and Linux allows a process 65530 by default (vm.max_map_count).
+ * So above PREMAP_CPUS CPUs the whole range is mapped read-write at once
+ * with MAP_NORESERVE instead: one mapping, no guard pages, `committed` only
+ * bookkeeping, and pages still cost memory only once touched.  Fresh pages
+ * read as zero, so allocation clears only space handed out before, and
+ * only where it is not zero already.
+ *
  * Space within a region is handed out in 4-byte granules, first fit, from
  * two bitmaps: `used` (granule taken) and `start` (first granule of an
  * allocation), so that free() finds the extent of an allocation from its
@@ -31,6 +39,7 @@
 #define GRANULE 4U
 #define REGION_MAX ((size_t)16 << 20)
 #define ARENA_BUDGET ((size_t)16 << 30)
+#define PREMAP_CPUS 8192U
 #define LONG_BITS (8 * sizeof(unsigned long))
 
 static_assert(PCSTOCK_PERCPU_MAX_SIZE % GRANULE == 0,
@@ -86,6 +95,24 @@ static size_t find_free(const struct pcstock_domain *d, size_t n,
 	return d->nr_granules;
 }
 
+/*
+ * Clear only what is not clear already: reading a page no one wrote maps
+ * the shared zero page, writing it would cost a page of memory, which adds
+ * up for a SIM domain of many CPUs of which few ever run.
+ */
+static void zero(void *p, size_t len)
+{
+	const unsigned char *c = p;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (c[i]) {
+			memset(p, 0, len);
+			return;
+		}
+	}
+}
+
 int pcs_arena_init(struct pcstock_domain *d)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), words;
@@ -101,9 +128,11 @@ int pcs_arena_init(struct pcstock_domain *d)
 	if (!d->used)
 		return -ENOMEM;
 	d->start = d->used + words;
+	d->premapped = d->nr_cpus > PREMAP_CPUS;
 	if (PCS_FAULT("percpu-reserve"))
 		return -ENOMEM;
-	base = mmap(NULL, d->nr_cpus * d->stride, PROT_NONE,
+	base = mmap(NULL, d->nr_cpus * d->stride,
+		    d->premapped ? PROT_READ | PROT_WRITE : PROT_NONE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (base == MAP_FAILED)
 		return -ENOMEM;
@@ -142,7 +171,7 @@ static int arena_grow(struct pcstock_domain *d, size_t need)
 	size_t len = round_up(need, d->chunk) - old;
 	unsigned int cpu;
 
-	for (cpu = 0; cpu < d->nr_cpus; cpu++) {
+	for (cpu = 0; cpu < d->nr_cpus && !d->premapped; cpu++) {
 		char *p = d->base + (size_t)cpu * d->stride + old;
 
 		if (PCS_FAULT("percpu-grow") ||
@@ -167,7 +196,7 @@ undo:
 int pcstock_percpu_alloc(struct pcstock_domain *d, size_t size, size_t align,
 			 size_t *handle)
 {
-	size_t n, first, i;
+	size_t n, first, i, clear;
 	unsigned int cpu;
 	int err = 0;
 
@@ -191,8 +220,11 @@ int pcstock_percpu_alloc(struct pcstock_domain *d, size_t size, size_t align,
 		set_bit(d->used, i);
 	if (first == d->first_free)
 		d->first_free = first + n;
-	for (cpu = 0; cpu < d->nr_cpus; cpu++)
-		memset(pcs_percpu_ptr(d, first * GRANULE, cpu), 0, n * GRANULE);
+	clear = (PCS_MIN(first + n, d->touched) - PCS_MIN(first, d->touched)) *
+		GRANULE;
+	for (cpu = 0; cpu < d->nr_cpus && clear; cpu++)
+		zero(pcs_percpu_ptr(d, first * GRANULE, cpu), clear);
+	d->touched = PCS_MAX(d->touched, first + n);
 	/* Relaxed: a statistic (pairs with nothing). */
 	pcs_store(&d->in_use, pcs_load(&d->in_use, PCS_RELAXED) + n * GRANULE,
 		  PCS_RELAXED);

@@ -1,9 +1,106 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Counter layer tests (issue 2): the spec's conformance catalogue, memparse
-# table, a concurrency stress test and the libFuzzer differential fuzzers.
+# Counter layer tests (issue 2): the spec's conformance catalogue, the
+# memparse table, a concurrency stress test and libFuzzer differential
+# fuzzers (src/counter.c against tests/fuzz/counter_model.c and a grammar
+# model of memparse).
 
 pcstock_add_test(test_counter SOURCES test_counter.c
 	LABELS unit conformance TIMEOUT 60)
 pcstock_add_test(test_memparse SOURCES test_memparse.c
 	LABELS unit conformance TIMEOUT 60)
+pcstock_add_test(test_counter_concurrency SOURCES test_counter_concurrency.c
+	LABELS stress TIMEOUT 120)
+
+# --- fuzzers ---------------------------------------------------------------
+# libFuzzer needs clang while the project builds with gcc, so the fuzzers
+# are compiled by clang directly from src/counter.c plus their own sources
+# (no library: the counter has no dependencies).  They carry their own
+# ASan+UBSan, so sanitizer build directories skip them.
+find_program(PCSTOCK_CLANG NAMES clang clang-14)
+set(_fuzz_flags -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined
+	-fno-sanitize-recover=undefined -Wall -Wextra -Wno-unused-parameter)
+if(PCSTOCK_WERROR)
+	list(APPEND _fuzz_flags -Werror)
+endif()
+
+if(PCSTOCK_CLANG AND PCSTOCK_SANITIZE STREQUAL "" AND
+   NOT DEFINED PCSTOCK_HAVE_LIBFUZZER)
+	set(_probe ${CMAKE_CURRENT_BINARY_DIR}/fuzz/probe.c)
+	file(WRITE ${_probe} "#include <stddef.h>\n#include <stdint.h>\n"
+		"int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);\n"
+		"int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)\n"
+		"{ return d && n ? 0 : 0; }\n")
+	execute_process(COMMAND ${PCSTOCK_CLANG} ${_fuzz_flags} ${_probe}
+			-o ${CMAKE_CURRENT_BINARY_DIR}/fuzz/probe
+		RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
+	if(_rc EQUAL 0)
+		set(PCSTOCK_HAVE_LIBFUZZER ON CACHE INTERNAL "clang has libFuzzer")
+	else()
+		set(PCSTOCK_HAVE_LIBFUZZER OFF CACHE INTERNAL "clang has libFuzzer")
+	endif()
+endif()
+
+set(_fuzz_headers
+	${PROJECT_SOURCE_DIR}/include/pcstock/counter.h
+	${PROJECT_SOURCE_DIR}/include/pcstock/common.h
+	${PROJECT_BINARY_DIR}/include/pcstock/version.h
+	${PROJECT_SOURCE_DIR}/src/atomic.h
+	${PROJECT_SOURCE_DIR}/src/internal.h
+	${CMAKE_CURRENT_SOURCE_DIR}/fuzz/counter_model.h)
+
+# pcstock_add_fuzzer(<name> SOURCES s... [DEFINES d...]): builds
+# <build>/tests/fuzz/<name> with the normal build (target <name>).
+function(pcstock_add_fuzzer name)
+	cmake_parse_arguments(ARG "" "" "SOURCES;DEFINES" ${ARGN})
+	set(out ${CMAKE_CURRENT_BINARY_DIR}/fuzz/${name})
+	list(TRANSFORM ARG_SOURCES PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/)
+	list(TRANSFORM ARG_DEFINES PREPEND -D)
+	add_custom_command(OUTPUT ${out}
+		COMMAND ${PCSTOCK_CLANG} ${_fuzz_flags} ${ARG_DEFINES}
+			-I${PROJECT_SOURCE_DIR}/include
+			-I${PROJECT_BINARY_DIR}/include
+			-I${PROJECT_SOURCE_DIR}/src
+			${PROJECT_SOURCE_DIR}/src/counter.c ${ARG_SOURCES}
+			-o ${out}
+		DEPENDS ${PROJECT_SOURCE_DIR}/src/counter.c ${ARG_SOURCES}
+			${_fuzz_headers}
+		COMMENT "Building libFuzzer target ${name} with clang"
+		VERBATIM)
+	add_custom_target(${name} ALL DEPENDS ${out})
+endfunction()
+
+# pcstock_add_fuzz_test(<name> FUZZER f RUNS n EXPECT clean|divergence
+#                       [CORPUS dir]): one bounded, seeded run under ctest.
+function(pcstock_add_fuzz_test name)
+	cmake_parse_arguments(ARG "" "FUZZER;RUNS;EXPECT;CORPUS" "" ${ARGN})
+	set(corpus "")
+	if(ARG_CORPUS)
+		set(corpus -DCORPUS=${CMAKE_CURRENT_SOURCE_DIR}/corpus/${ARG_CORPUS})
+	endif()
+	add_test(NAME ${name} COMMAND ${CMAKE_COMMAND}
+		-DFUZZER=${CMAKE_CURRENT_BINARY_DIR}/fuzz/${ARG_FUZZER}
+		-DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/fuzz/run-${name}
+		-DRUNS=${ARG_RUNS} -DSEED=1 -DEXPECT=${ARG_EXPECT} ${corpus}
+		-P ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/run_fuzzer.cmake)
+	set_tests_properties(${name} PROPERTIES LABELS fuzz TIMEOUT 120)
+endfunction()
+
+if(PCSTOCK_HAVE_LIBFUZZER AND PCSTOCK_SANITIZE STREQUAL "")
+	set(_model_sources fuzz/fuzz_counter.c fuzz/counter_model.c)
+	pcstock_add_fuzzer(fuzz_counter SOURCES ${_model_sources})
+	pcstock_add_fuzzer(fuzz_memparse SOURCES fuzz/fuzz_memparse.c)
+	# The planted bug: failcnt counted on the leaf, not the failing level.
+	pcstock_add_fuzzer(fuzz_counter_mutant SOURCES ${_model_sources}
+		DEFINES PCSTOCK_MUTATE_FAILCNT_ON_LEAF)
+
+	pcstock_add_fuzz_test(fuzz_counter_differential FUZZER fuzz_counter
+		CORPUS counter RUNS 300000 EXPECT clean)
+	pcstock_add_fuzz_test(fuzz_memparse_grammar FUZZER fuzz_memparse
+		CORPUS memparse RUNS 1000000 EXPECT clean)
+	# From an empty corpus, so that the search itself is what is tested.
+	pcstock_add_fuzz_test(fuzz_counter_finds_planted_bug
+		FUZZER fuzz_counter_mutant RUNS 1000000 EXPECT divergence)
+elseif(PCSTOCK_SANITIZE STREQUAL "")
+	message(STATUS "pcstock: no clang with libFuzzer, fuzz tests skipped")
+endif()

@@ -300,6 +300,25 @@ static void test_alloc_enomem_at_every_site(void **state)
 	pcstock_domain_destroy(d);
 }
 
+/* The largest domain: one mapping, and untouched CPUs cost nothing. */
+static void test_max_cpus_domain_allocates(void **state)
+{
+	struct pcstock_domain *d = domain_new(PCSTOCK_MAX_CPUS);
+	unsigned int last = PCSTOCK_MAX_CPUS - 1;
+	size_t h = alloc_ok(d, 4, 0);
+
+	assert_true(d->stride >= 64 * KIB);
+	assert_int_equal(memory(d).in_use, 4 * (size_t)PCSTOCK_MAX_CPUS);
+	assert_int_equal(*(uint32_t *)pcstock_percpu_ptr(d, h, last), 0);
+	*(uint32_t *)pcstock_percpu_ptr(d, h, 0) = 1;
+	*(uint32_t *)pcstock_percpu_ptr(d, h, last) = 2;
+	pcstock_percpu_free(d, h);
+	assert_int_equal(alloc_ok(d, 4, 0), h);
+	assert_int_equal(*(uint32_t *)pcstock_percpu_ptr(d, h, 0), 0);
+	assert_int_equal(*(uint32_t *)pcstock_percpu_ptr(d, h, last), 0);
+	pcstock_domain_destroy(d);
+}
+
 #define CONC_THREADS 4U
 #define CONC_ROUNDS 300U
 #define CONC_CPUS 16U
@@ -371,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_free_ignores_foreign_handles),
 		cmocka_unit_test(test_capacity_limit),
 		cmocka_unit_test(test_alloc_enomem_at_every_site),
+		cmocka_unit_test(test_max_cpus_domain_allocates),
 		cmocka_unit_test(test_concurrent_alloc_and_free),
 	};
 
