@@ -95,9 +95,9 @@ if(PCSTOCK_HAVE_LIBFUZZER AND PCSTOCK_SANITIZE STREQUAL "")
 		DEFINES PCSTOCK_MUTATE_FAILCNT_ON_LEAF)
 
 	pcstock_add_fuzz_test(fuzz_counter_differential FUZZER fuzz_counter
-		CORPUS counter RUNS 300000 EXPECT clean)
+		CORPUS counter RUNS 200000 EXPECT clean)
 	pcstock_add_fuzz_test(fuzz_memparse_grammar FUZZER fuzz_memparse
-		CORPUS memparse RUNS 1000000 EXPECT clean)
+		CORPUS memparse RUNS 600000 EXPECT clean)
 	# From an empty corpus, so that the search itself is what is tested.
 	pcstock_add_fuzz_test(fuzz_counter_finds_planted_bug
 		FUZZER fuzz_counter_mutant RUNS 1000000 EXPECT divergence)

@@ -23,7 +23,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include <pcstock/counter.h>
 
@@ -206,6 +205,19 @@ static void try_charge(int i, uint64_t nr, bool null_fail)
 		      (uint64_t)want_fail);
 }
 
+/* Operations taking (counter, pages) and returning nothing. */
+static const struct {
+	void (*impl)(struct pcstock_counter *c, unsigned long nr);
+	void (*model)(struct model *m, int i, uint64_t nr);
+} plain_ops[NR_OPS] = {
+	[OP_CHARGE] = { pcstock_counter_charge, model_charge },
+	[OP_CANCEL] = { pcstock_counter_cancel, model_cancel },
+	[OP_UNCHARGE] = { pcstock_counter_uncharge, model_uncharge },
+	[OP_SET_MIN] = { pcstock_counter_set_min, model_set_min },
+	[OP_SET_LOW] = { pcstock_counter_set_low, model_set_low },
+	[OP_SET_HIGH] = { pcstock_counter_set_high, model_set_high },
+};
+
 static void run_op(struct input *in)
 {
 	uint8_t code = next(in);
@@ -213,55 +225,22 @@ static void run_op(struct input *in)
 	uint64_t nr;
 
 	cur_op = (enum op)((code & 0x7f) % NR_OPS);
-	switch (cur_op) {
-	case OP_CHARGE:
+	if (plain_ops[cur_op].impl) {
 		nr = amount(in);
-		pcstock_counter_charge(&ctr[i], nr);
-		model_charge(&model, i, nr);
-		break;
-	case OP_TRY_CHARGE:
+		plain_ops[cur_op].impl(&ctr[i], nr);
+		plain_ops[cur_op].model(&model, i, nr);
+	} else if (cur_op == OP_TRY_CHARGE) {
 		try_charge(i, amount(in), code & 0x80);
-		break;
-	case OP_CANCEL:
-		nr = amount(in);
-		pcstock_counter_cancel(&ctr[i], nr);
-		model_cancel(&model, i, nr);
-		break;
-	case OP_UNCHARGE:
-		nr = amount(in);
-		pcstock_counter_uncharge(&ctr[i], nr);
-		model_uncharge(&model, i, nr);
-		break;
-	case OP_SET_MAX:
+	} else if (cur_op == OP_SET_MAX) {
 		nr = amount(in);
 		check("set_max result", i,
 		      (uint64_t)pcstock_counter_set_max(&ctr[i], nr),
 		      (uint64_t)model_set_max(&model, i, nr));
-		break;
-	case OP_SET_MIN:
-		nr = amount(in);
-		pcstock_counter_set_min(&ctr[i], nr);
-		model_set_min(&model, i, nr);
-		break;
-	case OP_SET_LOW:
-		nr = amount(in);
-		pcstock_counter_set_low(&ctr[i], nr);
-		model_set_low(&model, i, nr);
-		break;
-	case OP_SET_HIGH:
-		nr = amount(in);
-		pcstock_counter_set_high(&ctr[i], nr);
-		model_set_high(&model, i, nr);
-		break;
-	case OP_RESET_WATERMARK:
+	} else if (cur_op == OP_RESET_WATERMARK) {
 		pcstock_counter_reset_watermark(&ctr[i]);
 		model_reset_watermark(&model, i);
-		break;
-	case OP_CALCULATE_PROTECTION:
+	} else {
 		calculate_protection(in);
-		break;
-	case NR_OPS:
-		abort();
 	}
 	compare_all();
 }
