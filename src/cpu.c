@@ -347,12 +347,12 @@ void pcstock_domain_destroy(struct pcstock_domain *d)
 
 unsigned int pcstock_domain_nr_cpus(const struct pcstock_domain *d)
 {
-	return pcs_nr_cpus(d);
+	return d ? pcs_nr_cpus(d) : 0;
 }
 
 enum pcstock_cpu_mode pcstock_domain_mode(const struct pcstock_domain *d)
 {
-	return d->mode;
+	return d ? d->mode : PCSTOCK_CPU_SIM;
 }
 
 /*

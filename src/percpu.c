@@ -267,6 +267,12 @@ out:
 void pcstock_domain_memory(const struct pcstock_domain *d,
 			   struct pcstock_domain_memory *m)
 {
+	if (!m)
+		return;
+	if (!d) {
+		m->reserved = m->in_use = 0;
+		return;
+	}
 	/* Relaxed: figures of the moment, each exact at some instant. */
 	m->reserved = pcs_load(&d->committed, PCS_RELAXED) * d->nr_cpus;
 	m->in_use = pcs_load(&d->in_use, PCS_RELAXED) * d->nr_cpus;

@@ -129,6 +129,9 @@ static void test_create_defaults_to_sim_on_allowed_pus(void **state)
 	}
 	pcstock_domain_destroy(d);
 	pcstock_domain_destroy(NULL);
+	assert_int_equal(pcstock_domain_nr_cpus(NULL), 0);
+	assert_int_equal(pcstock_domain_mode(NULL), PCSTOCK_CPU_SIM);
+	assert_int_equal(pcstock_cpu_core(NULL, 0), -ERANGE);
 }
 
 static void test_synthetic_topology_maps_cores_and_nodes(void **state)

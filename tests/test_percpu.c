@@ -84,7 +84,10 @@ static void test_alloc_rejects_bad_input(void **state)
 	assert_null(pcstock_percpu_ptr(d, 0, 2));
 	assert_null(pcstock_percpu_ptr(NULL, 0, 0));
 	assert_int_equal(memory(d).in_use, 0);
+	pcstock_domain_memory(d, NULL);
 	pcstock_domain_destroy(d);
+	assert_int_equal(memory(NULL).reserved, 0);
+	assert_int_equal(memory(NULL).in_use, 0);
 }
 
 #define LAYOUT_CPUS 1024U

@@ -12,12 +12,21 @@
  *  PCSTOCK_CPU_PINNED  as SIM, and entering also binds the thread to the
  *                      CPU's processing unit with hwloc (CPUs beyond the
  *                      PUs wrap round-robin): the will-it-scale model.
+ *                      With a synthetic topology, which has no real PUs,
+ *                      CPU n binds to the real machine's PU n modulo the
+ *                      PUs the process may use.
  *  PCSTOCK_CPU_RSEQ    no entering: the CPU is the OS CPU the thread runs
  *                      on (glibc's rseq area, sched_getcpu() as fallback),
  *                      mapped to a dense index; -1 for an OS CPU outside
- *                      the domain.
+ *                      the domain.  The first min(nr_cpus, PUs) CPUs each
+ *                      stand for their PU's OS CPU (for a synthetic
+ *                      topology, OS CPU n is its PU P#n).
  *  PCSTOCK_CPU_THREAD  each thread gets its own CPU on first use, wrapping
- *                      modulo nr_cpus.
+ *                      modulo nr_cpus.  A thread remembers its CPUs in a
+ *                      four-entry cache indexed by the domain's creation
+ *                      number: alternating between two THREAD domains
+ *                      that collide there gives it a new CPU at each
+ *                      switch (still correct, only less local).
  *
  * A thread that is no CPU of the domain (pcstock_this_cpu() == -1) is a
  * supported case: the stock layer charges the hierarchy directly for it.
@@ -78,13 +87,18 @@ struct pcstock_domain_memory {
  * @attr: the description; NULL means { 0, PCSTOCK_CPU_SIM, NULL }
  * @out: receives the domain on success; untouched on failure
  *
- * Loads the topology once (without changing the caller's CPU binding).
+ * Loads the topology once (without changing the caller's CPU binding):
+ * the real machine restricted to the process's CPU binding (so under
+ * `taskset -c 0` nr_cpus = 0 gives one CPU), or the synthetic description
+ * (plus, for PINNED, the real machine to bind to).  Also reserves the
+ * per-CPU arena's address range (see pcstock/percpu.h).
  *
  * Context: any thread.
  *
  * Return: 0; -EINVAL for a NULL @out, an unknown mode, nr_cpus above
  * PCSTOCK_MAX_CPUS or a malformed topology; -ENOMEM; -ENODEV when no
- * processing unit is usable.
+ * processing unit is usable; the errno hwloc reports if it cannot load the
+ * real machine's topology.
  */
 PCSTOCK_API int pcstock_domain_create(const struct pcstock_domain_attr *attr,
 				      struct pcstock_domain **out);
@@ -98,18 +112,20 @@ PCSTOCK_API int pcstock_domain_create(const struct pcstock_domain_attr *attr,
  */
 PCSTOCK_API void pcstock_domain_destroy(struct pcstock_domain *d);
 
-/** pcstock_domain_nr_cpus() - number of CPUs of @d */
+/** pcstock_domain_nr_cpus() - number of CPUs of @d (0 for NULL) */
 PCSTOCK_API unsigned int
 pcstock_domain_nr_cpus(const struct pcstock_domain *d);
 
-/** pcstock_domain_mode() - the mode @d was created with */
+/** pcstock_domain_mode() - the mode @d was created with (SIM for NULL) */
 PCSTOCK_API enum pcstock_cpu_mode
 pcstock_domain_mode(const struct pcstock_domain *d);
 
 /**
  * pcstock_domain_memory() - footprint of the per-CPU arena
- * @d: the domain
- * @m: receives the figures
+ * @d: the domain (NULL reads as an empty arena)
+ * @m: receives the figures (NULL is ignored)
+ *
+ * Context: any thread; each figure is exact at some instant.
  */
 PCSTOCK_API void pcstock_domain_memory(const struct pcstock_domain *d,
 				       struct pcstock_domain_memory *m);
@@ -119,14 +135,18 @@ PCSTOCK_API void pcstock_domain_memory(const struct pcstock_domain *d,
  * @d: a SIM or PINNED domain
  * @cpu: 0..nr_cpus-1
  *
- * PINNED also binds the thread to the CPU's processing unit.
+ * PINNED also binds the thread to the CPU's processing unit, saving the
+ * binding it had for pcstock_cpu_exit().
  *
- * Context: a thread is a CPU of at most one domain at a time.
+ * Context: a thread is a CPU of at most one domain at a time.  A domain
+ * destroyed while the thread is entered releases it: the thread may then
+ * enter another domain (a PINNED thread stays bound where it was).
  *
- * Return: 0; -EINVAL for a NULL domain; -ERANGE for @cpu out of range;
- * -EBUSY if the thread is already a CPU of a domain (exit first);
- * -EOPNOTSUPP in RSEQ and THREAD modes; the binding error (e.g. -EPERM,
- * -EINVAL) if the OS refuses the binding, in which case nothing changed.
+ * Return: 0; -EINVAL for a NULL domain; -EOPNOTSUPP in RSEQ and THREAD
+ * modes; -ERANGE for @cpu out of range; -EBUSY if the thread is already a
+ * CPU of a domain (exit first); -ENOMEM (PINNED: saving the binding); the
+ * binding error (e.g. -EPERM, -EINVAL) if the OS refuses the binding.  On
+ * any error nothing changed.
  */
 PCSTOCK_API int pcstock_cpu_enter(struct pcstock_domain *d, unsigned int cpu);
 
@@ -134,9 +154,11 @@ PCSTOCK_API int pcstock_cpu_enter(struct pcstock_domain *d, unsigned int cpu);
  * pcstock_cpu_exit() - stop being a CPU of @d
  * @d: the domain entered
  *
- * PINNED restores the binding the thread had before entering.
+ * PINNED restores the binding the thread had before entering (if the OS
+ * refuses it now, say after a cpuset change, the thread stays bound to its
+ * PU).
  *
- * Return: 0; -EINVAL if the thread is not a CPU of @d.
+ * Return: 0; -EINVAL if the thread is not a CPU of @d (or @d is NULL).
  */
 PCSTOCK_API int pcstock_cpu_exit(struct pcstock_domain *d);
 
@@ -145,9 +167,15 @@ PCSTOCK_API int pcstock_cpu_exit(struct pcstock_domain *d);
  * @d: the domain
  *
  * A thread-local read in SIM, PINNED and THREAD modes (THREAD assigns a CPU
- * on the first call); the OS CPU mapped through a table in RSEQ mode.
+ * on the first call); the OS CPU mapped through a table in RSEQ mode.  In
+ * RSEQ mode the answer may be stale by the time it is used (the thread may
+ * migrate): use it as a locality hint only.
  *
- * Return: 0..nr_cpus-1, or -1 if the thread is no CPU of @d.
+ * Context: any thread; a thread that never entered @d (SIM, PINNED), or
+ * runs on an OS CPU outside it (RSEQ), is no CPU of @d.
+ *
+ * Return: 0..nr_cpus-1, or -1 if the thread is no CPU of @d (or @d is
+ * NULL).
  */
 PCSTOCK_API int pcstock_this_cpu(struct pcstock_domain *d);
 
@@ -162,9 +190,13 @@ PCSTOCK_API int pcstock_this_cpu(struct pcstock_domain *d);
  * CPU's slots).  Threads may still be entered on an offline CPU; what that
  * means is up to the layers above (stock treats it like any CPU).
  *
- * Context: serialised internally with hook registration.
+ * Hooks run only when @cpu goes from online to offline, in the calling
+ * thread, one after the other, with the domain's hotplug lock held.
  *
- * Return: 0 (also when the state does not change); -ERANGE.
+ * Context: serialised internally with hook registration; not from a hook.
+ *
+ * Return: 0 (also when the state does not change); -EINVAL for a NULL
+ * domain; -ERANGE.
  */
 PCSTOCK_API int pcstock_cpu_set_online(struct pcstock_domain *d,
 				       unsigned int cpu, bool online);
@@ -181,7 +213,9 @@ PCSTOCK_API bool pcstock_cpu_online(const struct pcstock_domain *d,
  *
  * Only a flag: the legacy memcg7 policy skips isolated CPUs when draining.
  *
- * Return: 0; -ERANGE.
+ * Context: any thread; lock-free.
+ *
+ * Return: 0; -EINVAL for a NULL domain; -ERANGE.
  */
 PCSTOCK_API int pcstock_cpu_set_isolated(struct pcstock_domain *d,
 					 unsigned int cpu, bool isolated);
@@ -235,7 +269,10 @@ typedef void (*pcstock_cpu_hook_fn)(struct pcstock_domain *d,
  *
  * Context: may run concurrently with pcstock_cpu_set_online(); a hook
  * added during an offline may or may not be called for it.  A hook must
- * not add or remove hooks or change CPU states of @d.
+ * not add or remove hooks or change CPU states of @d.  Hooks run under
+ * the domain's hotplug lock, which pcstock_cpu_hook_add() and
+ * pcstock_cpu_hook_remove() also take: do not call them while holding a
+ * lock your hook takes.
  *
  * Return: 0; -EINVAL; -ENOMEM.
  */
@@ -249,7 +286,9 @@ PCSTOCK_API int pcstock_cpu_hook_add(struct pcstock_domain *d,
  * @h: the registration (NULL is ignored)
  *
  * Context: when it returns, @h's function is not running and will not be
- * called again, so its argument may be freed.
+ * called again, so its argument may be freed.  Blocks while an offline is
+ * running hooks.  Hooks still registered when the domain is destroyed are
+ * freed with it.
  */
 PCSTOCK_API void pcstock_cpu_hook_remove(struct pcstock_domain *d,
 					 struct pcstock_cpu_hook *h);

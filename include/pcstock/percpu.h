@@ -9,6 +9,13 @@
  * line (regions are at least 4 KiB apart).  Memory is zeroed on allocation,
  * freed space is reused, and each CPU's region is placed on that CPU's NUMA
  * node where hwloc can do it.
+ *
+ * Capacity: each CPU's region holds 16 MiB, or 16 GiB / nr_cpus when that
+ * is less (a page multiple; 256 KiB at PCSTOCK_MAX_CPUS), fixed at domain
+ * creation; an allocation that does not fit what is free fails with
+ * -ENOMEM.  Regions grow a page at a time as allocations need it and never
+ * shrink.  Space is counted in 4-byte units: a 1-byte object costs 4 bytes
+ * per CPU, and pcstock_domain_memory()'s in_use counts these units.
  */
 #ifndef PCSTOCK_PERCPU_H
 #define PCSTOCK_PERCPU_H
@@ -34,7 +41,12 @@ struct pcstock_domain;
  *
  * Context: any thread; serialised internally.
  *
- * Return: 0; -EINVAL for a bad size, alignment or NULL argument; -ENOMEM.
+ * The object's address on a CPU is the same offset in every CPU's region:
+ * pcstock_percpu_ptr(d, *handle, cpu).  Bytes beyond @size (up to the next
+ * 4-byte unit) belong to the object too; writing past them is a bug.
+ *
+ * Return: 0; -EINVAL for a bad size, alignment or NULL argument; -ENOMEM
+ * when the regions are full or cannot grow.
  */
 PCSTOCK_API int pcstock_percpu_alloc(struct pcstock_domain *d, size_t size,
 				     size_t align, size_t *handle);
@@ -45,8 +57,11 @@ PCSTOCK_API int pcstock_percpu_alloc(struct pcstock_domain *d, size_t size,
  * @handle: from pcstock_percpu_alloc()
  * @cpu: 0..nr_cpus-1
  *
+ * Context: any thread, lock-free; one multiply-add.
+ *
  * Return: the address (stable until the handle is freed), or NULL for an
- * out-of-range @cpu.
+ * out-of-range @cpu or a NULL @d.  A handle that is not from
+ * pcstock_percpu_alloc() gives an address that is not yours.
  */
 PCSTOCK_API void *pcstock_percpu_ptr(struct pcstock_domain *d, size_t handle,
 				     unsigned int cpu);
@@ -56,7 +71,10 @@ PCSTOCK_API void *pcstock_percpu_ptr(struct pcstock_domain *d, size_t handle,
  * @d: the domain
  * @handle: from pcstock_percpu_alloc()
  *
- * Context: nothing may use the objects any more.
+ * A handle that names no live allocation (never allocated, freed already,
+ * not the start of an object) is ignored.
+ *
+ * Context: nothing may use the objects any more; serialised internally.
  */
 PCSTOCK_API void pcstock_percpu_free(struct pcstock_domain *d, size_t handle);
 
