@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bench.h - pcstock-bench internals.
+ *
+ * A *strategy* is one way of charging pages to a tree of groups (a bare
+ * atomic floor, a mutex-protected plain tree, or the library with one of its
+ * stock policies).  A *workload* builds configurations (a tree shape, a
+ * thread placement, parameters) and measures one strategy on one
+ * configuration, giving a *sample*.  main.c runs every strategy on every
+ * configuration, interleaved in a shuffled order within each repetition,
+ * checks conservation after every run and hands the samples to report.c.
+ */
+#ifndef BENCH_H
+#define BENCH_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+
+#include <pcstock/pcstock.h>
+
+/* will-it-scale's spacing between per-task counters: no false sharing. */
+#define BENCH_LINE 256
+#define BENCH_MAX_THREADS 512
+#define BENCH_MAX_CONFIGS 256
+#define BENCH_MAX_STRATEGIES 8
+#define BENCH_MAX_REPS 1000
+
+/*
+ * The tree every strategy builds for a configuration: a chain of depth - 1
+ * shared ancestors (none when depth == 1) with nr_leaves leaves under the
+ * deepest one.  Workers charge leaves only.
+ */
+struct tree_spec {
+	unsigned int nr_leaves;
+	unsigned int depth;		/* charged levels on a leaf's path */
+	unsigned long leaf_max;		/* limit of every leaf, 0: none */
+	unsigned int nr_cpus;		/* CPUs of the domain */
+	unsigned int batch;
+	enum pcstock_cpu_mode mode;
+};
+
+/* Strategy capabilities. */
+#define STRAT_LIMITS	0x1	/* enforces leaf_max */
+#define STRAT_STOCK	0x2	/* hides pages in per-CPU stock */
+#define STRAT_DOMAIN	0x4	/* threads must be CPUs of its domain */
+#define STRAT_BOUNDED	0x8	/* stock never exceeds stock_bound() */
+
+/**
+ * struct strategy - one way of charging a tree
+ *
+ * Every hook gets the instance made by create().  @thread is the worker's
+ * index (0..BENCH_MAX_THREADS-1; the main thread uses 0 outside runs).
+ * check() verifies conservation at a quiescent point: @held[l] is what the
+ * workers hold through leaf l; it returns 0 or -1 with a reason in @why.
+ */
+struct strategy {
+	const char *name;
+	const char *what;
+	unsigned int flags;
+	int (*create)(const struct tree_spec *spec, void **inst);
+	void (*destroy)(void *inst);
+	int (*enter)(void *inst, unsigned int cpu);
+	void (*exit)(void *inst);
+	bool (*charge)(void *inst, unsigned int thread, unsigned int leaf,
+		       unsigned long nr);
+	void (*uncharge)(void *inst, unsigned int thread, unsigned int leaf,
+			 unsigned long nr);
+	void (*drain_all)(void *inst);
+	unsigned long (*stock_pages)(void *inst);
+	unsigned long (*stock_bound)(void *inst);
+	int (*check)(void *inst, const long *held, char *why, size_t len);
+};
+
+struct opts;
+struct config;
+
+/* What one run of one strategy on one configuration measured. */
+struct sample {
+	double value;		/* the workload's metric */
+	double thread_min;	/* slowest worker, ops/s */
+	double thread_max;	/* fastest worker, ops/s */
+	unsigned long ops;	/* operations measured, all workers */
+	unsigned long fails;	/* failed charges measured */
+	double aux[2];		/* workload-specific, see workload.aux_name */
+	bool cons_ok;		/* conservation held at the end */
+};
+
+/**
+ * struct workload - a family of configurations and how to measure one
+ * @metric: what sample.value is ("ms/iter", "ops/s/thread", ...)
+ * @higher_better: direction of @metric, for ratios
+ * @no_ratio: @metric is a state, not a cost: no ratios
+ * @needs: strategy flags a strategy must have to take part
+ * @expand: appends this workload's configurations; returns how many
+ * @measure: runs @s on @cfg once; returns 0 or -errno (setup failure)
+ */
+struct workload {
+	const char *name;
+	const char *metric;
+	const char *aux_name[2];
+	bool higher_better;
+	bool no_ratio;
+	unsigned int needs;
+	unsigned int (*expand)(const struct opts *o, struct config *cfg,
+			       unsigned int room);
+	int (*measure)(const struct opts *o, const struct config *cfg,
+		       const struct strategy *s, void *inst,
+		       struct sample *out);
+};
+
+struct config {
+	const struct workload *wl;
+	char label[48];
+	double x;			/* abscissa for plots */
+	const char *series;		/* plot/line grouping, or NULL */
+	unsigned int threads;
+	struct tree_spec tree;
+	unsigned int arg[4];		/* workload-specific */
+};
+
+struct opts {
+	char *workloads;		/* comma list, NULL: all */
+	char *strategies;		/* comma list, NULL: all */
+	char *threads;			/* comma list, NULL: per workload */
+	const char *out;
+	const char *baseline;
+	double duration;		/* seconds measured per run */
+	double warmup;			/* seconds before measuring */
+	unsigned int reps;
+	unsigned int batch;
+	enum pcstock_cpu_mode mode;
+	bool json;
+	bool quick;
+	bool full;
+	uint64_t seed;
+	unsigned int nr_os_cpus;	/* CPUs this process may run on */
+	int *os_cpus;
+};
+
+/* strategy.c */
+extern const struct strategy *const bench_strategies[];
+const char *bench_default_strategies(void);
+const struct strategy *bench_strategy(const char *name);
+const char *bench_strategy_note(void);
+
+/* workload.c, drain.c */
+extern const struct workload *const bench_workloads[];
+unsigned int bench_nr_workloads(void);
+unsigned int bench_thread_list(const struct opts *o, unsigned int *v,
+			       unsigned int room, const unsigned int *dflt,
+			       unsigned int nr_dflt);
+extern const struct workload wl_drain, wl_strand;
+
+/* run.c: the timed thread harness shared by the workloads */
+struct worker;
+typedef void (*worker_fn)(struct worker *w);
+
+struct run {
+	const struct opts *o;
+	const struct config *cfg;
+	const struct strategy *s;
+	void *inst;
+	void *shared;			/* workload state */
+	worker_fn body;
+	atomic_int phase;		/* RUN_* */
+	atomic_uint ready;
+	struct worker *w;
+	unsigned int nr;
+};
+
+enum { RUN_WAIT, RUN_GO, RUN_STOP };
+
+struct worker {
+	_Alignas(BENCH_LINE) atomic_ulong ops;	/* published progress */
+	atomic_ulong fails;
+	struct run *run;
+	long *held;			/* pages held, per leaf */
+	uint64_t rng;
+	unsigned int id;
+	unsigned int cpu;		/* domain CPU */
+	int os_cpu;			/* OS CPU to bind to, -1: none */
+	int err;
+	pthread_t tid;
+};
+
+int run_timed(struct run *r, struct sample *out);
+int run_os_cpu(const struct opts *o, unsigned int cpu);
+int bind_self(int os_cpu);
+double now_s(void);
+void sleep_s(double s);
+bool worker_go(struct worker *w);
+void cpu_relax(void);
+uint64_t rng_next(uint64_t *s);
+int release_and_check(const struct strategy *s, void *inst,
+		      const struct tree_spec *t, long *held, char *why,
+		      size_t len);
+
+static inline void worker_tick(struct worker *w, unsigned long n)
+{
+	atomic_store_explicit(&w->ops, n, memory_order_relaxed);
+}
+
+static inline bool worker_stopped(const struct worker *w)
+{
+	return atomic_load_explicit(&w->run->phase, memory_order_relaxed) ==
+	       RUN_STOP;
+}
+
+/* report.c */
+struct result;
+struct result *result_new(const struct opts *o, unsigned int nr_cfg,
+			  unsigned int nr_strat);
+void result_put(struct result *res, unsigned int cfg, unsigned int strat,
+		unsigned int rep, const struct sample *smp);
+int report_write(struct result *res, const struct config *cfgs,
+		 unsigned int nr_cfg, const struct strategy *const *strats,
+		 unsigned int nr_strat, const char *meta_json,
+		 const char *meta_text);
+void result_free(struct result *res);
+
+/* meta.c */
+char *meta_json(const struct opts *o, double elapsed);
+char *meta_text(const struct opts *o, double elapsed);
+const char *cpu_mode_name(enum pcstock_cpu_mode m);
+
+/* profile.c */
+int profile_main(const char *what, unsigned long n);
+
+#endif /* BENCH_H */

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * pcstock-bench - every charging strategy on the same workloads, in the same
+ * process, interleaved.
+ *
+ * For each configuration every selected strategy builds its tree once; then
+ * each repetition runs the strategies in a freshly shuffled (seeded) order,
+ * so drift and noisy neighbours hit them alike, and every run ends with a
+ * conservation check.  The exit status is 0, 1 for a usage or setup error,
+ * 2 if conservation was violated anywhere.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+static const char usage_text[] =
+"usage: pcstock-bench [options]\n"
+"\n"
+"Runs the benchmark matrix and writes bench.jsonl, bench.csv, table.md,\n"
+"meta.json and plots (gnuplot) to the results directory.\n"
+"\n"
+"  --workload LIST    comma list of: fault tenants sock scale depth drain\n"
+"                     tight strand (default: all)\n"
+"  --strategy LIST    comma list (default: %s)\n"
+"  --baseline NAME    strategy every ratio is taken against (default:\n"
+"                     memcg7, else none)\n"
+"  --threads LIST     worker counts for tenants, scale, depth and tight\n"
+"                     (default: one per allowed CPU; scale sweeps 1..CPUs\n"
+"                     and 2x, 4x oversubscribed)\n"
+"  --duration S       seconds measured per run (default 0.1)\n"
+"  --warmup S         seconds before measuring (default duration / 3)\n"
+"  --reps N           repetitions, at least 1 (default 5)\n"
+"  --batch N          stock batch in pages (default 64)\n"
+"  --cpu-mode MODE    sim | pinned | rseq | thread (default sim); drain and\n"
+"                     strand always use simulated CPUs\n"
+"  --seed N           shuffling and size seed (default 1)\n"
+"  --full             also the largest drain configuration (100k x 256)\n"
+"  --quick            tiny durations and matrix, 3 repetitions (smoke)\n"
+"  --json             JSON Lines on stdout instead of the table\n"
+"  --out DIR          results directory (default: results)\n"
+"  --list             list workloads and strategies\n"
+"  --profile WHAT     callgrind mode: run N operations of one kind in a\n"
+"                     marked function (see scripts/callgrind-fastpath)\n"
+"  --ops N            operations for --profile (default 100000)\n"
+"  --help             this text\n";
+
+enum {
+	OPT_WORKLOAD = 256, OPT_STRATEGY, OPT_BASELINE, OPT_THREADS,
+	OPT_DURATION, OPT_WARMUP, OPT_REPS, OPT_BATCH, OPT_CPU_MODE, OPT_SEED,
+	OPT_FULL, OPT_QUICK, OPT_JSON, OPT_OUT, OPT_LIST, OPT_PROFILE, OPT_OPS,
+	OPT_HELP,
+};
+
+static const struct option long_opts[] = {
+	{ "workload", required_argument, NULL, OPT_WORKLOAD },
+	{ "strategy", required_argument, NULL, OPT_STRATEGY },
+	{ "baseline", required_argument, NULL, OPT_BASELINE },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	{ "reps", required_argument, NULL, OPT_REPS },
+	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "cpu-mode", required_argument, NULL, OPT_CPU_MODE },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "full", no_argument, NULL, OPT_FULL },
+	{ "quick", no_argument, NULL, OPT_QUICK },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "out", required_argument, NULL, OPT_OUT },
+	{ "list", no_argument, NULL, OPT_LIST },
+	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "ops", required_argument, NULL, OPT_OPS },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_mode(const char *s, enum pcstock_cpu_mode *m)
+{
+	static const enum pcstock_cpu_mode modes[] = {
+		PCSTOCK_CPU_SIM, PCSTOCK_CPU_PINNED, PCSTOCK_CPU_RSEQ,
+		PCSTOCK_CPU_THREAD,
+	};
+	unsigned int i;
+
+	for (i = 0; i < 4; i++)
+		if (!strcmp(s, cpu_mode_name(modes[i]))) {
+			*m = modes[i];
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	for (p = list; p && *p; p += strcspn(p, ","), p += *p == ',')
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+static int parse_double(const char *s, double lo, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	return *end || *v < lo ? -EINVAL : 0;
+}
+
+static int parse_uint(const char *s, unsigned long lo, unsigned long hi,
+		      unsigned int *v)
+{
+	unsigned long x;
+	char *end;
+
+	x = strtoul(s, &end, 10);
+	if (*end || !*s || x < lo || x > hi)
+		return -EINVAL;
+	*v = (unsigned int)x;
+	return 0;
+}
+
+static void list_all(void)
+{
+	unsigned int i;
+
+	printf("workloads:");
+	for (i = 0; i < bench_nr_workloads(); i++)
+		printf(" %s", bench_workloads[i]->name);
+	printf("\nstrategies:\n");
+	for (i = 0; bench_strategies[i]; i++)
+		printf("  %-12s %s\n", bench_strategies[i]->name,
+		       bench_strategies[i]->what);
+	printf("default: %s\n", bench_default_strategies());
+}
+
+static int allowed_cpus(struct opts *o)
+{
+	cpu_set_t set;
+	int i;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -errno;
+	o->os_cpus = calloc(CPU_SETSIZE, sizeof(int));
+	if (!o->os_cpus)
+		return -ENOMEM;
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set))
+			o->os_cpus[o->nr_os_cpus++] = i;
+	return o->nr_os_cpus ? 0 : -ENODEV;
+}
+
+struct prog {
+	unsigned int done, total;
+	double start;
+	bool tty;
+};
+
+static void progress(struct prog *p, const struct config *c,
+		     unsigned int rep, unsigned int reps, const char *strat)
+{
+	double el = now_s() - p->start;
+	double eta = p->done ? el / p->done * (p->total - p->done) : 0;
+
+	fprintf(stderr, "%s[%3u/%u] %-8s %-24s rep %u/%u %-12s %4.0fs eta %4.0fs%s",
+		p->tty ? "\r" : "", p->done + 1, p->total, c->wl->name,
+		c->label, rep + 1, reps, strat, el, eta, p->tty ? "" : "\n");
+}
+
+static void shuffle(unsigned int *v, unsigned int n, uint64_t *rng)
+{
+	unsigned int i, j, t;
+
+	for (i = n; i > 1; i--) {
+		j = (unsigned int)(rng_next(rng) % i);
+		t = v[i - 1];
+		v[i - 1] = v[j];
+		v[j] = t;
+	}
+}
+
+/*
+ * Build every strategy's tree for @c, run the repetitions, free the trees.
+ * Returns the number of conservation violations, or -errno.
+ */
+static int run_config(const struct opts *o, const struct config *c,
+		      unsigned int ci, const struct strategy *const *st,
+		      unsigned int nr_st, struct result *res, struct prog *p)
+{
+	void *inst[BENCH_MAX_STRATEGIES] = { NULL };
+	unsigned int order[BENCH_MAX_STRATEGIES], n = 0, rep, i, k;
+	uint64_t rng = o->seed * 0xD1B54A32D192ED03ULL + ci + 1;
+	struct sample smp;
+	int ret, bad = 0, err = 0;
+
+	for (i = 0; i < nr_st; i++) {
+		if ((st[i]->flags & c->wl->needs) != c->wl->needs)
+			continue;
+		ret = st[i]->create(&c->tree, &inst[i]);
+		if (ret) {
+			fprintf(stderr, "\n%s %s: %s: cannot build the tree: "
+				"%s\n", c->wl->name, c->label, st[i]->name,
+				strerror(-ret));
+			err = ret;
+			continue;
+		}
+		order[n++] = i;
+	}
+	for (rep = 0; rep < o->reps; rep++) {
+		shuffle(order, n, &rng);
+		for (k = 0; k < n; k++) {
+			i = order[k];
+			progress(p, c, rep, o->reps, st[i]->name);
+			memset(&smp, 0, sizeof(smp));
+			smp.cons_ok = true;
+			ret = c->wl->measure(o, c, st[i], inst[i], &smp);
+			if (ret) {
+				fprintf(stderr, "\n%s %s: %s: run failed: %s\n",
+					c->wl->name, c->label, st[i]->name,
+					strerror(-ret));
+				err = ret;
+				continue;
+			}
+			bad += !smp.cons_ok;
+			result_put(res, ci, i, rep, &smp);
+		}
+	}
+	for (i = 0; i < nr_st; i++)
+		if (inst[i])
+			st[i]->destroy(inst[i]);
+	p->done++;
+	return err ? err : bad;
+}
+
+static int pick(struct opts *o, const struct strategy **st,
+		unsigned int *nr_st, struct config *cfg, unsigned int *nr_cfg)
+{
+	const char *slist = o->strategies ? o->strategies :
+			    bench_default_strategies();
+	const char *fallback[] = { o->baseline, "memcg7", "none", "ctr-none" };
+	const char *p;
+	char name[32];
+	unsigned int i, w;
+	size_t len;
+
+	*nr_st = 0;
+	for (p = slist; *p; p += len + (p[len] == ',')) {
+		len = strcspn(p, ",");
+		snprintf(name, sizeof(name), "%.*s", (int)len, p);
+		if (!len)
+			continue;
+		if (!bench_strategy(name) || *nr_st >= BENCH_MAX_STRATEGIES) {
+			fprintf(stderr, "pcstock-bench: unknown strategy '%s'"
+				" (--list)\n", name);
+			return -EINVAL;
+		}
+		st[(*nr_st)++] = bench_strategy(name);
+	}
+	for (p = o->workloads; p && *p; p += len + (p[len] == ',')) {
+		len = strcspn(p, ",");
+		for (w = 0; w < bench_nr_workloads(); w++)
+			if (strlen(bench_workloads[w]->name) == len &&
+			    !strncmp(bench_workloads[w]->name, p, len))
+				break;
+		if (len && w == bench_nr_workloads()) {
+			fprintf(stderr, "pcstock-bench: unknown workload "
+				"'%.*s' (--list)\n", (int)len, p);
+			return -EINVAL;
+		}
+	}
+	*nr_cfg = 0;
+	for (w = 0; w < bench_nr_workloads(); w++) {
+		if (o->workloads && !in_list(o->workloads,
+					     bench_workloads[w]->name))
+			continue;
+		i = *nr_cfg;
+		*nr_cfg += bench_workloads[w]->expand(o, cfg + *nr_cfg,
+						      BENCH_MAX_CONFIGS -
+						      *nr_cfg);
+		for (; i < *nr_cfg; i++)
+			cfg[i].wl = bench_workloads[w];
+	}
+	for (i = 0; i < 4; i++)
+		for (w = 0; w < *nr_st; w++)
+			if (fallback[i] && !strcmp(st[w]->name, fallback[i])) {
+				o->baseline = fallback[i];
+				return 0;
+			}
+	o->baseline = *nr_st ? st[0]->name : "none";
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {
+		.duration = 0.1, .warmup = -1, .reps = 5, .batch = 64,
+		.mode = PCSTOCK_CPU_SIM, .seed = 1, .out = "results",
+		.baseline = "memcg7",
+	};
+	static struct config cfg[BENCH_MAX_CONFIGS];
+	const struct strategy *st[BENCH_MAX_STRATEGIES];
+	unsigned int nr_st, nr_cfg, c, ops = 100000;
+	const char *profile = NULL;
+	bool reps_set = false, dur_set = false;
+	struct prog prog = { .tty = isatty(2) };
+	struct result *res;
+	char *mj, *mt;
+	int opt, ret, bad = 0, err = 0;
+
+	while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+		ret = 0;
+		switch (opt) {
+		case OPT_WORKLOAD:
+			o.workloads = optarg;
+			break;
+		case OPT_STRATEGY:
+			o.strategies = optarg;
+			break;
+		case OPT_BASELINE:
+			o.baseline = optarg;
+			break;
+		case OPT_THREADS:
+			o.threads = optarg;
+			break;
+		case OPT_DURATION:
+			ret = parse_double(optarg, 0.001, &o.duration);
+			dur_set = true;
+			break;
+		case OPT_WARMUP:
+			ret = parse_double(optarg, 0, &o.warmup);
+			break;
+		case OPT_REPS:
+			ret = parse_uint(optarg, 1, BENCH_MAX_REPS, &o.reps);
+			reps_set = true;
+			break;
+		case OPT_BATCH:
+			ret = parse_uint(optarg, 1, PCSTOCK_STOCK_MAX_BATCH,
+					 &o.batch);
+			break;
+		case OPT_CPU_MODE:
+			ret = parse_mode(optarg, &o.mode);
+			break;
+		case OPT_SEED:
+			o.seed = strtoull(optarg, NULL, 0);
+			break;
+		case OPT_FULL:
+			o.full = true;
+			break;
+		case OPT_QUICK:
+			o.quick = true;
+			break;
+		case OPT_JSON:
+			o.json = true;
+			break;
+		case OPT_OUT:
+			o.out = optarg;
+			break;
+		case OPT_LIST:
+			list_all();
+			return 0;
+		case OPT_PROFILE:
+			profile = optarg;
+			break;
+		case OPT_OPS:
+			ret = parse_uint(optarg, 1, 1UL << 30, &ops);
+			break;
+		case OPT_HELP:
+			printf(usage_text, bench_default_strategies());
+			return 0;
+		default:
+			fprintf(stderr, usage_text,
+				bench_default_strategies());
+			return 1;
+		}
+		if (ret) {
+			fprintf(stderr, "pcstock-bench: bad value '%s'\n",
+				optarg);
+			return 1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, usage_text, bench_default_strategies());
+		return 1;
+	}
+	if (profile)
+		return profile_main(profile, ops) ? 1 : 0;
+	if (o.quick) {
+		o.duration = dur_set ? o.duration : 0.01;
+		o.reps = reps_set ? o.reps : 3;
+	}
+	if (o.warmup < 0)
+		o.warmup = o.duration / 3;
+	ret = allowed_cpus(&o);
+	if (!ret)
+		ret = pick(&o, st, &nr_st, cfg, &nr_cfg);
+	if (ret)
+		return 1;
+	res = result_new(&o, nr_cfg, nr_st);
+	if (!res)
+		return 1;
+	fprintf(stderr, "pcstock-bench: %u configurations x %u strategies x "
+		"%u repetitions, %g s each; %s\n", nr_cfg, nr_st, o.reps,
+		o.duration, bench_strategy_note());
+	prog.total = nr_cfg;
+	prog.start = now_s();
+	for (c = 0; c < nr_cfg; c++) {
+		ret = run_config(&o, &cfg[c], c, st, nr_st, res, &prog);
+		if (ret < 0)
+			err = ret;
+		else
+			bad += ret;
+	}
+	fprintf(stderr, "%sdone in %.0f s\n", prog.tty ? "\n" : "",
+		now_s() - prog.start);
+	mj = meta_json(&o, now_s() - prog.start);
+	mt = meta_text(&o, now_s() - prog.start);
+	if (!mj || !mt ||
+	    report_write(res, cfg, nr_cfg, st, nr_st, mj, mt))
+		err = -EIO;
+	else
+		fprintf(stderr, "pcstock-bench: results in %s/\n", o.out);
+	free(mj);
+	free(mt);
+	result_free(res);
+	free(o.os_cpus);
+	if (bad) {
+		fprintf(stderr, "pcstock-bench: conservation violated in %d "
+			"run(s)\n", bad);
+		return 2;
+	}
+	return err ? 1 : 0;
+}

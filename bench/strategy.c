@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * strategy.c - the ways pcstock-bench charges a tree.
+ *
+ *  floor    one relaxed atomic add/sub on the calling worker's own cache
+ *           line: what a stock hit can at best cost (no limit, no tree).
+ *  mutex    one pthread mutex around a plain counter tree with limits:
+ *           what a naive accounting daemon does.
+ *  ctr-none, ctr-v4, ctr-default
+ *           the library's counters driven through counter.h and stock.h
+ *           directly, leaves unstocked or stocked with the V4 or DEFAULT
+ *           policy; a failed stocked charge drains the failing subtree on
+ *           every CPU and retries once, as try_charge_memcg() does.
+ *
+ * group.c adds the same policies (and memcg7) through the group API.
+ * Every strategy builds the same shape (bench.h, struct tree_spec): node 0
+ * is the top, ancestors 0..nr_anc-1 form a chain, leaves follow; and every
+ * strategy checks its own conservation invariant.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "strategy.h"
+
+long held_sum(const long *held, unsigned int n)
+{
+	long sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		sum += held[i];
+	return sum;
+}
+
+void *zalloc_lines(size_t size)
+{
+	size_t rounded = (size + BENCH_LINE - 1) / BENCH_LINE * BENCH_LINE;
+	void *p = aligned_alloc(BENCH_LINE, rounded);
+
+	if (p)
+		memset(p, 0, rounded);
+	return p;
+}
+
+/* ---- floor ------------------------------------------------------------- */
+
+struct floor_slot {
+	_Alignas(BENCH_LINE) atomic_long pages;
+};
+
+struct floor {
+	struct floor_slot slot[BENCH_MAX_THREADS];
+	unsigned int nr_leaves;
+};
+
+static int floor_create(const struct tree_spec *spec, void **inst)
+{
+	struct floor *f = zalloc_lines(sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	f->nr_leaves = spec->nr_leaves;
+	*inst = f;
+	return 0;
+}
+
+static bool floor_charge(void *inst, unsigned int thread, unsigned int leaf,
+			 unsigned long nr)
+{
+	struct floor *f = inst;
+
+	atomic_fetch_add_explicit(&f->slot[thread].pages, (long)nr,
+				  memory_order_relaxed);
+	return true;
+}
+
+static void floor_uncharge(void *inst, unsigned int thread, unsigned int leaf,
+			   unsigned long nr)
+{
+	struct floor *f = inst;
+
+	atomic_fetch_sub_explicit(&f->slot[thread].pages, (long)nr,
+				  memory_order_relaxed);
+}
+
+/* No tree: the slots together must hold what the workers hold. */
+static int floor_check(void *inst, const long *held, char *why, size_t len)
+{
+	struct floor *f = inst;
+	long sum = 0, want = held_sum(held, f->nr_leaves);
+	unsigned int i;
+
+	for (i = 0; i < BENCH_MAX_THREADS; i++)
+		sum += atomic_load_explicit(&f->slot[i].pages,
+					    memory_order_relaxed);
+	if (sum == want)
+		return 0;
+	snprintf(why, len, "floor: slots sum to %ld, workers hold %ld", sum,
+		 want);
+	return -1;
+}
+
+/* ---- mutex ------------------------------------------------------------- */
+
+struct plain_node {
+	long usage;
+	unsigned long max;
+	int parent;
+};
+
+struct mutex_tree {
+	_Alignas(BENCH_LINE) pthread_mutex_t lock;
+	struct tree_shape shape;
+	struct plain_node *node;
+};
+
+static int mutex_create(const struct tree_spec *spec, void **inst)
+{
+	struct mutex_tree *t = zalloc_lines(sizeof(*t));
+	unsigned int i;
+
+	if (!t)
+		return -ENOMEM;
+	shape_init(&t->shape, spec);
+	t->node = calloc(t->shape.nr_nodes, sizeof(*t->node));
+	if (!t->node) {
+		free(t);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	for (i = 0; i < t->shape.nr_nodes; i++) {
+		t->node[i].parent = shape_parent(&t->shape, i);
+		t->node[i].max = i >= t->shape.nr_anc && spec->leaf_max ?
+				 spec->leaf_max : ~0UL;
+	}
+	*inst = t;
+	return 0;
+}
+
+static void mutex_destroy(void *inst)
+{
+	struct mutex_tree *t = inst;
+
+	pthread_mutex_destroy(&t->lock);
+	free(t->node);
+	free(t);
+}
+
+static bool mutex_charge(void *inst, unsigned int thread, unsigned int leaf,
+			 unsigned long nr)
+{
+	struct mutex_tree *t = inst;
+	int first = (int)(t->shape.nr_anc + leaf), i;
+	bool ok = true;
+
+	pthread_mutex_lock(&t->lock);
+	for (i = first; i >= 0 && ok; i = t->node[i].parent)
+		ok = (unsigned long)t->node[i].usage + nr <= t->node[i].max;
+	for (i = first; i >= 0 && ok; i = t->node[i].parent)
+		t->node[i].usage += (long)nr;
+	pthread_mutex_unlock(&t->lock);
+	return ok;
+}
+
+static void mutex_uncharge(void *inst, unsigned int thread, unsigned int leaf,
+			   unsigned long nr)
+{
+	struct mutex_tree *t = inst;
+	int i;
+
+	pthread_mutex_lock(&t->lock);
+	for (i = (int)(t->shape.nr_anc + leaf); i >= 0; i = t->node[i].parent)
+		t->node[i].usage -= (long)nr;
+	pthread_mutex_unlock(&t->lock);
+}
+
+static long mutex_usage(void *inst, unsigned int node)
+{
+	struct mutex_tree *t = inst;
+
+	return t->node[node].usage;
+}
+
+static int mutex_check(void *inst, const long *held, char *why, size_t len)
+{
+	struct mutex_tree *t = inst;
+
+	return shape_check(&t->shape, inst, mutex_usage, NULL, held, why,
+			   len);
+}
+
+/* ---- library counters, driven directly --------------------------------- */
+
+struct ctr_tree {
+	struct tree_shape shape;
+	struct pcstock_domain *d;
+	struct pcstock_counter *node;
+	enum pcstock_cpu_mode mode;
+	bool stocked;
+};
+
+static int ctr_create(const struct tree_spec *spec, void **inst, int policy)
+{
+	struct pcstock_domain_attr attr = {
+		.nr_cpus = spec->mode == PCSTOCK_CPU_RSEQ ? 0 : spec->nr_cpus,
+		.mode = spec->mode,
+	};
+	struct ctr_tree *t = zalloc_lines(sizeof(*t));
+	unsigned int i;
+	int ret, parent;
+
+	if (!t)
+		return -ENOMEM;
+	shape_init(&t->shape, spec);
+	t->mode = spec->mode;
+	t->stocked = policy >= 0;
+	t->node = zalloc_lines(t->shape.nr_nodes * sizeof(*t->node));
+	ret = t->node ? pcstock_domain_create(&attr, &t->d) : -ENOMEM;
+	if (ret) {
+		free(t->node);
+		free(t);
+		return ret;
+	}
+	for (i = 0; i < t->shape.nr_nodes; i++) {
+		parent = shape_parent(&t->shape, i);
+		pcstock_counter_init(&t->node[i],
+				     parent < 0 ? NULL : &t->node[parent],
+				     false);
+		if (i >= t->shape.nr_anc && spec->leaf_max)
+			pcstock_counter_set_max(&t->node[i], spec->leaf_max);
+		if (i < t->shape.nr_anc || !t->stocked)
+			continue;
+		ret = pcstock_counter_alloc_stock(&t->node[i], t->d,
+						  spec->batch,
+						  (enum pcstock_stock_policy)
+						  policy);
+		if (ret) {
+			t->shape.nr_nodes = i;
+			ctr_destroy(t);
+			return ret;
+		}
+	}
+	*inst = t;
+	return 0;
+}
+
+void ctr_destroy(void *inst)
+{
+	struct ctr_tree *t = inst;
+	unsigned int i;
+
+	for (i = t->shape.nr_anc; t->stocked && i < t->shape.nr_nodes; i++)
+		pcstock_counter_free_stock(&t->node[i]);
+	pcstock_domain_destroy(t->d);
+	free(t->node);
+	free(t);
+}
+
+static int ctr_create_none(const struct tree_spec *spec, void **inst)
+{
+	return ctr_create(spec, inst, -1);
+}
+
+static int ctr_create_v4(const struct tree_spec *spec, void **inst)
+{
+	return ctr_create(spec, inst, PCSTOCK_STOCK_V4);
+}
+
+static int ctr_create_default(const struct tree_spec *spec, void **inst)
+{
+	return ctr_create(spec, inst, PCSTOCK_STOCK_DEFAULT);
+}
+
+int domain_enter(struct pcstock_domain *d, unsigned int cpu)
+{
+	enum pcstock_cpu_mode m = pcstock_domain_mode(d);
+
+	if (m != PCSTOCK_CPU_SIM && m != PCSTOCK_CPU_PINNED)
+		return 0;
+	return pcstock_cpu_enter(d, cpu % pcstock_domain_nr_cpus(d));
+}
+
+void domain_exit(struct pcstock_domain *d)
+{
+	enum pcstock_cpu_mode m = pcstock_domain_mode(d);
+
+	if (m == PCSTOCK_CPU_SIM || m == PCSTOCK_CPU_PINNED)
+		pcstock_cpu_exit(d);
+}
+
+static int ctr_enter(void *inst, unsigned int cpu)
+{
+	struct ctr_tree *t = inst;
+
+	return domain_enter(t->d, cpu);
+}
+
+static void ctr_exit(void *inst)
+{
+	struct ctr_tree *t = inst;
+
+	domain_exit(t->d);
+}
+
+/*
+ * Drain every stocked counter under node @top on every CPU; a @top that is
+ * no leaf (an ancestor, or DRAIN_ALL) means every leaf.
+ */
+#define DRAIN_ALL UINT_MAX
+
+static void ctr_drain_under(struct ctr_tree *t, unsigned int top)
+{
+	unsigned int n = pcstock_domain_nr_cpus(t->d), cpu, i, first, last;
+	bool leaf = top >= t->shape.nr_anc && top < t->shape.nr_nodes;
+
+	if (!t->stocked)
+		return;
+	first = leaf ? top : t->shape.nr_anc;
+	last = leaf ? top + 1 : t->shape.nr_nodes;
+	/* CPU-major, the arena's layout: one CPU's slots are contiguous. */
+	for (cpu = 0; cpu < n; cpu++)
+		for (i = first; i < last; i++)
+			pcstock_counter_drain_stock(&t->node[i], cpu);
+}
+
+static bool ctr_charge(void *inst, unsigned int thread, unsigned int leaf,
+		       unsigned long nr)
+{
+	struct ctr_tree *t = inst;
+	struct pcstock_counter *c = &t->node[t->shape.nr_anc + leaf], *fail;
+
+	if (!t->stocked)
+		return pcstock_counter_try_charge(c, nr, &fail);
+	if (pcstock_counter_try_charge_stock(c, nr, &fail, NULL))
+		return true;
+	ctr_drain_under(t, (unsigned int)(fail - t->node));
+	return pcstock_counter_try_charge_stock(c, nr, &fail, NULL);
+}
+
+static void ctr_uncharge(void *inst, unsigned int thread, unsigned int leaf,
+			 unsigned long nr)
+{
+	struct ctr_tree *t = inst;
+	struct pcstock_counter *c = &t->node[t->shape.nr_anc + leaf];
+
+	if (t->stocked)
+		pcstock_counter_uncharge_stock(c, nr);
+	else
+		pcstock_counter_uncharge(c, nr);
+}
+
+static void ctr_drain_all(void *inst)
+{
+	ctr_drain_under(inst, DRAIN_ALL);
+}
+
+static unsigned long ctr_sum(void *inst,
+			     unsigned long (*fn)(const struct pcstock_counter *))
+{
+	struct ctr_tree *t = inst;
+	unsigned long sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < t->shape.nr_nodes; i++)
+		sum += fn(&t->node[i]);
+	return sum;
+}
+
+static unsigned long ctr_stock_pages(void *inst)
+{
+	return ctr_sum(inst, pcstock_counter_stock_pages);
+}
+
+static unsigned long ctr_stock_bound(void *inst)
+{
+	return ctr_sum(inst, pcstock_counter_stock_bound);
+}
+
+static long ctr_usage(void *inst, unsigned int node)
+{
+	struct ctr_tree *t = inst;
+
+	return (long)pcstock_counter_read(&t->node[node]);
+}
+
+static long ctr_node_stock(void *inst, unsigned int node)
+{
+	struct ctr_tree *t = inst;
+
+	return (long)pcstock_counter_stock_pages(&t->node[node]);
+}
+
+static int ctr_check(void *inst, const long *held, char *why, size_t len)
+{
+	struct ctr_tree *t = inst;
+
+	return shape_check(&t->shape, inst, ctr_usage, ctr_node_stock, held,
+			   why, len);
+}
+
+/* ---- the shape shared by the tree strategies --------------------------- */
+
+void shape_init(struct tree_shape *s, const struct tree_spec *spec)
+{
+	s->nr_anc = spec->depth > 1 ? spec->depth - 1 : 0;
+	s->nr_leaves = spec->nr_leaves;
+	s->nr_nodes = s->nr_anc + s->nr_leaves;
+}
+
+int shape_parent(const struct tree_shape *s, unsigned int node)
+{
+	if (node < s->nr_anc)
+		return (int)node - 1;
+	return (int)s->nr_anc - 1;
+}
+
+/*
+ * Conservation at a quiescent point, every level: usage == pages the
+ * workers hold below it + pages in the stock of it and its descendants.
+ * Ancestors form a chain above all leaves, so each sees every leaf.
+ */
+int shape_check(const struct tree_shape *s, void *inst,
+		long (*usage)(void *, unsigned int),
+		long (*stock)(void *, unsigned int), const long *held,
+		char *why, size_t len)
+{
+	long below_held = 0, below_stock = 0, own, want, got;
+	unsigned int i;
+	int a;
+
+	for (i = 0; i < s->nr_leaves; i++) {
+		own = stock ? stock(inst, s->nr_anc + i) : 0;
+		want = held[i] + own;
+		got = usage(inst, s->nr_anc + i);
+		if (got != want) {
+			snprintf(why, len,
+				 "leaf %u: usage %ld != held %ld + stock %ld",
+				 i, got, held[i], own);
+			return -1;
+		}
+		below_held += held[i];
+		below_stock += own;
+	}
+	for (a = (int)s->nr_anc - 1; a >= 0; a--) {
+		below_stock += stock ? stock(inst, (unsigned int)a) : 0;
+		got = usage(inst, (unsigned int)a);
+		if (got != below_held + below_stock) {
+			snprintf(why, len,
+				 "level %d: usage %ld != held %ld + stock %ld",
+				 a, got, below_held, below_stock);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- strategy descriptions ---------------------------------------------- */
+
+static void nop_exit(void *inst)
+{
+}
+
+static int nop_enter(void *inst, unsigned int cpu)
+{
+	return 0;
+}
+
+static void nop_drain(void *inst)
+{
+}
+
+static unsigned long zero_pages(void *inst)
+{
+	return 0;
+}
+
+const struct strategy strat_floor = {
+	.name = "floor",
+	.what = "bare relaxed atomic add/sub on a per-thread line",
+	.create = floor_create,
+	.destroy = free,
+	.enter = nop_enter,
+	.exit = nop_exit,
+	.charge = floor_charge,
+	.uncharge = floor_uncharge,
+	.drain_all = nop_drain,
+	.stock_pages = zero_pages,
+	.stock_bound = zero_pages,
+	.check = floor_check,
+};
+
+const struct strategy strat_mutex = {
+	.name = "mutex",
+	.what = "one pthread mutex around a plain counter tree",
+	.flags = STRAT_LIMITS,
+	.create = mutex_create,
+	.destroy = mutex_destroy,
+	.enter = nop_enter,
+	.exit = nop_exit,
+	.charge = mutex_charge,
+	.uncharge = mutex_uncharge,
+	.drain_all = nop_drain,
+	.stock_pages = zero_pages,
+	.stock_bound = zero_pages,
+	.check = mutex_check,
+};
+
+#define CTR_STRATEGY(sname, swhat, sflags, screate)                          \
+	{                                                                    \
+		.name = sname, .what = swhat, .flags = sflags,               \
+		.create = screate, .destroy = ctr_destroy,                   \
+		.enter = ctr_enter, .exit = ctr_exit,                        \
+		.charge = ctr_charge, .uncharge = ctr_uncharge,              \
+		.drain_all = ctr_drain_all,                                  \
+		.stock_pages = ctr_stock_pages,                              \
+		.stock_bound = ctr_stock_bound, .check = ctr_check,          \
+	}
+
+const struct strategy strat_ctr_none = CTR_STRATEGY("ctr-none",
+	"counter.h try_charge/uncharge, no stock (direct)",
+	STRAT_LIMITS | STRAT_DOMAIN, ctr_create_none);
+const struct strategy strat_ctr_v4 = CTR_STRATEGY("ctr-v4",
+	"stock.h V4 policy on counter.h (direct)",
+	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN, ctr_create_v4);
+const struct strategy strat_ctr_default = CTR_STRATEGY("ctr-default",
+	"stock.h DEFAULT policy on counter.h (direct)",
+	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED,
+	ctr_create_default);
+
+/* ---- the table --------------------------------------------------------- */
+
+/*
+ * Every strategy pcstock-bench knows; the ones named in default_set run
+ * unless --strategy says otherwise.
+ */
+const struct strategy *const bench_strategies[] = {
+	&strat_floor, &strat_mutex, &strat_ctr_none, &strat_ctr_v4,
+	&strat_ctr_default, NULL,
+};
+
+const char *bench_default_strategies(void)
+{
+	return "floor,mutex,ctr-none,ctr-v4,ctr-default";
+}
+
+const char *bench_strategy_note(void)
+{
+	return "none/v4/default are measured through counter.h + stock.h "
+	       "directly (ctr-*): the group API is not available";
+}
+
+const struct strategy *bench_strategy(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; bench_strategies[i]; i++)
+		if (!strcmp(bench_strategies[i]->name, name))
+			return bench_strategies[i];
+	return NULL;
+}

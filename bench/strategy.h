@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * strategy.h - helpers shared by the strategy adapters (strategy.c,
+ * group.c).
+ */
+#ifndef BENCH_STRATEGY_H
+#define BENCH_STRATEGY_H
+
+#include "bench.h"
+
+/* Node numbering of a tree_spec: ancestors 0..nr_anc-1, then leaves. */
+struct tree_shape {
+	unsigned int nr_anc;
+	unsigned int nr_leaves;
+	unsigned int nr_nodes;
+};
+
+void shape_init(struct tree_shape *s, const struct tree_spec *spec);
+int shape_parent(const struct tree_shape *s, unsigned int node);
+int shape_check(const struct tree_shape *s, void *inst,
+		long (*usage)(void *, unsigned int),
+		long (*stock)(void *, unsigned int), const long *held,
+		char *why, size_t len);
+
+long held_sum(const long *held, unsigned int n);
+void *zalloc_lines(size_t size);
+int domain_enter(struct pcstock_domain *d, unsigned int cpu);
+void domain_exit(struct pcstock_domain *d);
+void ctr_destroy(void *inst);
+
+extern const struct strategy strat_floor, strat_mutex;
+extern const struct strategy strat_ctr_none, strat_ctr_v4, strat_ctr_default;
+
+#endif /* BENCH_STRATEGY_H */

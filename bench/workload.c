@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * workload.c - the timed workloads: fault, tenants, sock, scale, depth,
+ * tight.  (drain and strand, which measure stock state rather than
+ * throughput, are in drain.c.)
+ *
+ *  fault    the series' cover letter: G groups whose workers all run on
+ *           one CPU, each iteration charging then uncharging 512 single
+ *           pages per group; ms per iteration (all G groups once).
+ *  tenants  one worker per CPU charging and uncharging one page round-robin
+ *           over N groups (the 7-slot eviction cliff at N = 8).
+ *  sock     producer/consumer pairs on different CPUs, 1-4 page charges on
+ *           one side, uncharges on the other, through a ring, 3-level tree:
+ *           "rr" sends both ways (netperf *_RR), "stream" one way.
+ *  scale    will-it-scale: one worker per CPU, up to the machine and
+ *           oversubscribed, each on its own leaf under a shared parent or
+ *           all on one shared leaf; ops/s per thread.
+ *  depth    the pair loop in bursts of 2 x batch pages on trees 1 to 16
+ *           levels deep (every refill and trim walks the tree).
+ *  tight    workers on every CPU pushing one shared leaf against its
+ *           limit: attempts/s per thread and failure rate.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "strategy.h"
+
+/* ---- the shared measuring routine --------------------------------------- */
+
+/*
+ * Run @body on cfg->threads workers; all on domain CPU 0 and one OS CPU if
+ * @one_cpu.  Leaves the measured seconds in out->value, checks
+ * conservation and returns all pages.
+ */
+static int measure_workers(const struct opts *o, const struct config *cfg,
+			   const struct strategy *s, void *inst,
+			   worker_fn body, void *shared, bool one_cpu,
+			   struct sample *out)
+{
+	const struct tree_spec *t = &cfg->tree;
+	struct run r = {
+		.o = o, .cfg = cfg, .s = s, .inst = inst, .shared = shared,
+		.body = body, .nr = cfg->threads,
+	};
+	long *total = calloc(t->nr_leaves, sizeof(*total));
+	unsigned int i, l;
+	char why[160];
+	int ret = -ENOMEM;
+
+	r.w = zalloc_lines(r.nr * sizeof(*r.w));
+	if (!r.w || !total)
+		goto out;
+	for (i = 0; i < r.nr; i++) {
+		r.w[i].held = calloc(t->nr_leaves, sizeof(long));
+		if (!r.w[i].held)
+			goto out;
+		r.w[i].cpu = one_cpu ? 0 : i;
+		r.w[i].os_cpu = one_cpu ? o->os_cpus[0] : run_os_cpu(o, i);
+		r.w[i].rng = o->seed * 0x9E3779B97F4A7C15ULL + i + 1;
+	}
+	ret = run_timed(&r, out);
+	for (i = 0; i < r.nr; i++)
+		for (l = 0; l < t->nr_leaves; l++)
+			total[l] += r.w[i].held[l];
+	out->cons_ok = !release_and_check(s, inst, t, total, why,
+					  sizeof(why));
+	if (!out->cons_ok)
+		fprintf(stderr, "\nconservation violated: %s %s %s: %s\n",
+			cfg->wl->name, cfg->label, s->name, why);
+out:
+	for (i = 0; r.w && i < r.nr; i++)
+		free(r.w[i].held);
+	free(r.w);
+	free(total);
+	return ret;
+}
+
+static struct config *config_add(struct config *cfg, unsigned int *n,
+				 unsigned int room, const struct opts *o,
+				 unsigned int threads, unsigned int leaves,
+				 unsigned int depth)
+{
+	struct config *c;
+
+	if (*n >= room)
+		return NULL;
+	c = &cfg[(*n)++];
+	memset(c, 0, sizeof(*c));
+	c->threads = threads;
+	c->tree.nr_leaves = leaves;
+	c->tree.depth = depth;
+	c->tree.nr_cpus = threads;
+	c->tree.batch = o->batch;
+	c->tree.mode = o->mode;
+	return c;
+}
+
+/* --threads LIST, or @dflt. */
+unsigned int bench_thread_list(const struct opts *o, unsigned int *v,
+			       unsigned int room, const unsigned int *dflt,
+			       unsigned int nr_dflt)
+{
+	unsigned int n = 0;
+	char *copy, *tok, *save;
+	long t;
+
+	if (!o->threads) {
+		for (n = 0; n < nr_dflt && n < room; n++)
+			v[n] = dflt[n];
+		return n;
+	}
+	copy = strdup(o->threads);
+	for (tok = strtok_r(copy, ",", &save); tok && n < room;
+	     tok = strtok_r(NULL, ",", &save)) {
+		t = strtol(tok, NULL, 10);
+		if (t > 0 && t <= BENCH_MAX_THREADS / 2)
+			v[n++] = (unsigned int)t;
+	}
+	free(copy);
+	return n;
+}
+
+/* ---- the pair loop: fault, tenants, scale, depth ------------------------ */
+
+/*
+ * cfg->arg: [0] span: round-robin over this many leaves; [1] own: start
+ * at the worker's own leaf (else spread the starts over the span);
+ * [2] burst: charge this many single pages, then uncharge them.
+ * One tick per charge/uncharge pair.
+ */
+static void pair_body(struct worker *w)
+{
+	const struct run *r = w->run;
+	const struct config *c = r->cfg;
+	unsigned int span = c->arg[0], burst = c->arg[2], leaf, k, got, i;
+	unsigned long ticks = 0, fails = 0;
+
+	leaf = c->arg[1] ? w->id : w->id * span / c->threads;
+	k = leaf;
+	while (!worker_stopped(w)) {
+		for (got = 0, i = 0; i < burst; i++) {
+			if (r->s->charge(r->inst, w->id, leaf, 1))
+				got++;
+			else
+				fails++;
+		}
+		w->held[leaf] += got;
+		for (i = 0; i < got; i++)
+			r->s->uncharge(r->inst, w->id, leaf, 1);
+		w->held[leaf] -= got;
+		ticks += burst;
+		worker_tick(w, ticks);
+		atomic_store_explicit(&w->fails, fails, memory_order_relaxed);
+		if (span > 1) {
+			k = k + 1 == span ? 0 : k + 1;
+			leaf = k;
+		}
+	}
+}
+
+static double per_thread_rate(const struct config *c, const struct sample *s)
+{
+	return (double)s->ops / s->value / c->threads;
+}
+
+static int pair_measure(const struct opts *o, const struct config *c,
+			const struct strategy *s, void *inst, bool one_cpu,
+			struct sample *out)
+{
+	int ret = measure_workers(o, c, s, inst, pair_body, NULL, one_cpu,
+				  out);
+
+	if (!ret)
+		out->value = per_thread_rate(c, out);
+	return ret;
+}
+
+/* fault */
+
+#define FAULT_PAGES 512
+
+static unsigned int fault_expand(const struct opts *o, struct config *cfg,
+				 unsigned int room)
+{
+	static const unsigned int groups[] = { 1, 4, 32 };
+	struct config *c;
+	unsigned int n = 0, i;
+
+	for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
+		c = config_add(cfg, &n, room, o, groups[i], groups[i], 2);
+		if (!c)
+			break;
+		c->tree.nr_cpus = 1;
+		c->arg[0] = 1;
+		c->arg[1] = 1;
+		c->arg[2] = FAULT_PAGES;
+		c->x = groups[i];
+		snprintf(c->label, sizeof(c->label), "G=%u", groups[i]);
+	}
+	return n;
+}
+
+static int fault_measure(const struct opts *o, const struct config *c,
+			 const struct strategy *s, void *inst,
+			 struct sample *out)
+{
+	double secs;
+	int ret = measure_workers(o, c, s, inst, pair_body, NULL, true, out);
+
+	if (ret)
+		return ret;
+	secs = out->value;
+	/* One iteration = every group through its 512 pages once. */
+	out->value = secs * 1e3 /
+		     ((double)out->ops / FAULT_PAGES / c->threads);
+	out->aux[0] = (double)out->ops / secs;
+	return 0;
+}
+
+const struct workload wl_fault = {
+	.name = "fault",
+	.metric = "ms/iter",
+	.aux_name = { "pairs/s" },
+	.expand = fault_expand,
+	.measure = fault_measure,
+};
+
+/* tenants */
+
+static unsigned int tenants_expand(const struct opts *o, struct config *cfg,
+				   unsigned int room)
+{
+	static const unsigned int groups[] = { 1, 4, 7, 8, 16, 64, 1024 };
+	unsigned int thr[8], nt, n = 0, i, j;
+	struct config *c;
+
+	nt = bench_thread_list(o, thr, 8, &o->nr_os_cpus, 1);
+	for (j = 0; j < nt; j++) {
+		for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
+			c = config_add(cfg, &n, room, o, thr[j], groups[i], 2);
+			if (!c)
+				return n;
+			c->arg[0] = groups[i];
+			c->arg[2] = 1;
+			c->x = groups[i];
+			snprintf(c->label, sizeof(c->label), "N=%u T=%u",
+				 groups[i], thr[j]);
+		}
+	}
+	return n;
+}
+
+static int tenants_measure(const struct opts *o, const struct config *c,
+			   const struct strategy *s, void *inst,
+			   struct sample *out)
+{
+	return pair_measure(o, c, s, inst, false, out);
+}
+
+const struct workload wl_tenants = {
+	.name = "tenants",
+	.metric = "ops/s/thread",
+	.higher_better = true,
+	.expand = tenants_expand,
+	.measure = tenants_measure,
+};
+
+/* scale */
+
+static unsigned int scale_expand(const struct opts *o, struct config *cfg,
+				 unsigned int room)
+{
+	unsigned int dflt[16], thr[16], nd = 0, nt, n = 0, t, j, own;
+	struct config *c;
+
+	for (t = 1; t < o->nr_os_cpus; t *= 2)
+		dflt[nd++] = t;
+	dflt[nd++] = o->nr_os_cpus;
+	dflt[nd++] = 2 * o->nr_os_cpus;
+	dflt[nd++] = 4 * o->nr_os_cpus;
+	nt = bench_thread_list(o, thr, 16, dflt, nd);
+	for (own = 0; own < 2; own++) {
+		for (j = 0; j < nt; j++) {
+			c = config_add(cfg, &n, room, o, thr[j],
+				       own ? thr[j] : 1, 2);
+			if (!c)
+				return n;
+			c->arg[0] = 1;
+			c->arg[1] = own;
+			c->arg[2] = 1;
+			c->x = thr[j];
+			c->series = own ? "own leaf" : "shared leaf";
+			snprintf(c->label, sizeof(c->label), "T=%u %s",
+				 thr[j], own ? "own" : "shared");
+		}
+	}
+	return n;
+}
+
+const struct workload wl_scale = {
+	.name = "scale",
+	.metric = "ops/s/thread",
+	.higher_better = true,
+	.expand = scale_expand,
+	.measure = tenants_measure,
+};
+
+/* depth */
+
+static unsigned int depth_expand(const struct opts *o, struct config *cfg,
+				 unsigned int room)
+{
+	static const unsigned int depths[] = { 1, 2, 4, 8, 16 };
+	unsigned int thr[8], nt, n = 0, i, j;
+	struct config *c;
+
+	nt = bench_thread_list(o, thr, 8, &o->nr_os_cpus, 1);
+	for (j = 0; j < nt; j++) {
+		for (i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
+			c = config_add(cfg, &n, room, o, thr[j], thr[j],
+				       depths[i]);
+			if (!c)
+				return n;
+			c->arg[0] = 1;
+			c->arg[1] = 1;
+			c->arg[2] = 2 * o->batch;
+			c->x = depths[i];
+			snprintf(c->label, sizeof(c->label), "D=%u T=%u",
+				 depths[i], thr[j]);
+		}
+	}
+	return n;
+}
+
+const struct workload wl_depth = {
+	.name = "depth",
+	.metric = "ops/s/thread",
+	.higher_better = true,
+	.expand = depth_expand,
+	.measure = tenants_measure,
+};
+
+/* ---- sock --------------------------------------------------------------- */
+
+#define RING_SIZE 256U	/* messages in flight per direction */
+
+struct ring {
+	_Alignas(BENCH_LINE) atomic_uint head;	/* written by the sender */
+	_Alignas(BENCH_LINE) atomic_uint tail;	/* written by the receiver */
+	_Alignas(BENCH_LINE) unsigned char pages[RING_SIZE];
+};
+
+static bool ring_push(struct ring *q, unsigned char pages)
+{
+	unsigned int head = atomic_load_explicit(&q->head,
+						 memory_order_relaxed);
+
+	/* acquire: pairs with the release store of tail in ring_pop(). */
+	if (head - atomic_load_explicit(&q->tail, memory_order_acquire) ==
+	    RING_SIZE)
+		return false;
+	q->pages[head % RING_SIZE] = pages;
+	/* release: pairs with the acquire load of head in ring_pop(). */
+	atomic_store_explicit(&q->head, head + 1, memory_order_release);
+	return true;
+}
+
+static int ring_pop(struct ring *q)
+{
+	unsigned int tail = atomic_load_explicit(&q->tail,
+						 memory_order_relaxed);
+	int pages;
+
+	/* acquire: pairs with the release store of head in ring_push(). */
+	if (atomic_load_explicit(&q->head, memory_order_acquire) == tail)
+		return -1;
+	pages = q->pages[tail % RING_SIZE];
+	/* release: pairs with the acquire load of tail in ring_push(). */
+	atomic_store_explicit(&q->tail, tail + 1, memory_order_release);
+	return pages;
+}
+
+/*
+ * Worker 2p and 2p+1 form pair p and charge leaf p.  rr: each sends on
+ * its own ring and receives on its partner's; stream: 2p sends, 2p+1
+ * receives.  A message's pages are charged by its sender and uncharged by
+ * its receiver; messages still in a ring at the end stay in the sender's
+ * held count and are returned by release_and_check().
+ */
+static void sock_body(struct worker *w)
+{
+	const struct run *r = w->run;
+	struct ring *rings = r->shared;
+	unsigned int pair = w->id / 2, side = w->id % 2, idle = 0, i;
+	bool rr = r->cfg->arg[0], progress;
+	struct ring *tx = rr || !side ? &rings[2 * pair + side] : NULL;
+	struct ring *rx = rr || side ? &rings[2 * pair + (rr ? !side : 0)] :
+			  NULL;
+	unsigned long ticks = 0, fails = 0, pages;
+	int got;
+
+	while (!worker_stopped(w)) {
+		progress = false;
+		for (i = 0; rx && i < 8 && (got = ring_pop(rx)) > 0; i++) {
+			r->s->uncharge(r->inst, w->id, pair, (unsigned)got);
+			w->held[pair] -= got;
+			progress = true;
+			if (!tx)
+				worker_tick(w, ++ticks);
+		}
+		if (tx && atomic_load_explicit(&tx->head,
+					       memory_order_relaxed) -
+				  atomic_load_explicit(&tx->tail,
+						       memory_order_relaxed) <
+			  RING_SIZE) {
+			pages = 1 + rng_next(&w->rng) % 4;
+			if (r->s->charge(r->inst, w->id, pair, pages)) {
+				w->held[pair] += (long)pages;
+				ring_push(tx, (unsigned char)pages);
+				worker_tick(w, ++ticks);
+				progress = true;
+			} else {
+				atomic_store_explicit(&w->fails, ++fails,
+						      memory_order_relaxed);
+			}
+		}
+		if (progress)
+			idle = 0;
+		else if (++idle < 64)
+			cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
+static unsigned int sock_expand(const struct opts *o, struct config *cfg,
+				unsigned int room)
+{
+	static const unsigned int pairs[] = { 1, 4 };
+	struct config *c;
+	unsigned int n = 0, i, rr;
+
+	for (rr = 2; rr-- > 0;) {
+		for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+			c = config_add(cfg, &n, room, o, 2 * pairs[i],
+				       pairs[i], 3);
+			if (!c)
+				return n;
+			c->arg[0] = rr;
+			c->x = pairs[i];
+			c->series = rr ? "rr" : "stream";
+			snprintf(c->label, sizeof(c->label), "P=%u %s",
+				 pairs[i], rr ? "rr" : "stream");
+		}
+	}
+	return n;
+}
+
+static int sock_measure(const struct opts *o, const struct config *c,
+			const struct strategy *s, void *inst,
+			struct sample *out)
+{
+	struct ring *rings = zalloc_lines(c->threads * sizeof(*rings));
+	int ret;
+
+	if (!rings)
+		return -ENOMEM;
+	ret = measure_workers(o, c, s, inst, sock_body, rings, false, out);
+	if (!ret)
+		out->value = per_thread_rate(c, out);
+	free(rings);
+	return ret;
+}
+
+const struct workload wl_sock = {
+	.name = "sock",
+	.metric = "msgs/s/thread",
+	.higher_better = true,
+	.expand = sock_expand,
+	.measure = sock_measure,
+};
+
+/* ---- tight -------------------------------------------------------------- */
+
+/*
+ * cfg->arg[0]: each worker's target.  A worker charges one page at a time
+ * and gives one back whenever it is above its target or was refused; the
+ * targets add up to more than the limit, so the leaf sits at its limit with
+ * stock spread over every CPU.  One tick per attempt.
+ */
+static void tight_body(struct worker *w)
+{
+	const struct run *r = w->run;
+	long target = (long)r->cfg->arg[0];
+	unsigned long ticks = 0, fails = 0;
+	bool ok;
+
+	while (!worker_stopped(w)) {
+		ok = r->s->charge(r->inst, w->id, 0, 1);
+		if (ok)
+			w->held[0]++;
+		else
+			atomic_store_explicit(&w->fails, ++fails,
+					      memory_order_relaxed);
+		if ((w->held[0] > target || !ok) && w->held[0] > 0) {
+			r->s->uncharge(r->inst, w->id, 0, 1);
+			w->held[0]--;
+		}
+		worker_tick(w, ++ticks);
+	}
+}
+
+static unsigned int tight_expand(const struct opts *o, struct config *cfg,
+				 unsigned int room)
+{
+	static const unsigned int mult[] = { 1, 8 };
+	unsigned int thr[8], nt, n = 0, i, j;
+	struct config *c;
+
+	nt = bench_thread_list(o, thr, 8, &o->nr_os_cpus, 1);
+	for (j = 0; j < nt; j++) {
+		for (i = 0; i < sizeof(mult) / sizeof(mult[0]); i++) {
+			c = config_add(cfg, &n, room, o, thr[j], 1, 2);
+			if (!c)
+				return n;
+			/* The limit: mult x the stock bound. */
+			c->tree.leaf_max = (unsigned long)mult[i] * thr[j] *
+					   o->batch;
+			c->arg[0] = (unsigned int)(c->tree.leaf_max / thr[j] +
+						   o->batch / 4 + 1);
+			c->x = (double)c->tree.leaf_max;
+			snprintf(c->label, sizeof(c->label),
+				 "max=%lu T=%u", c->tree.leaf_max, thr[j]);
+		}
+	}
+	return n;
+}
+
+static int tight_measure(const struct opts *o, const struct config *c,
+			 const struct strategy *s, void *inst,
+			 struct sample *out)
+{
+	int ret = measure_workers(o, c, s, inst, tight_body, NULL, false,
+				  out);
+
+	if (ret)
+		return ret;
+	out->aux[0] = out->ops ? 100.0 * (double)out->fails /
+					 (double)out->ops : 0;
+	out->value = per_thread_rate(c, out);
+	return 0;
+}
+
+const struct workload wl_tight = {
+	.name = "tight",
+	.metric = "attempts/s/thread",
+	.aux_name = { "fail%" },
+	.higher_better = true,
+	.needs = STRAT_LIMITS,
+	.expand = tight_expand,
+	.measure = tight_measure,
+};
+
+const struct workload *const bench_workloads[] = {
+	&wl_fault, &wl_tenants, &wl_sock, &wl_scale, &wl_depth,
+	&wl_drain, &wl_tight, &wl_strand,
+};
+
+unsigned int bench_nr_workloads(void)
+{
+	return sizeof(bench_workloads) / sizeof(bench_workloads[0]);
+}
