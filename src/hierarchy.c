@@ -1,2 +1,1338 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* hierarchy layer: not yet written (see issues). */
+/*
+ * hierarchy.c - groups: a memcg-like tree over counters and stocks.
+ *
+ * The tree.  Each group links to its parent (immutable) and to its first
+ * child and next sibling (RCU-published atomics).  Writers (create,
+ * destroy) serialise on the tree's lock; readers walk under urcu-bp.  A
+ * link store is a release and a walker's load an acquire, so a walker sees
+ * a new group initialised.  An unlinked group keeps its sibling pointer, so
+ * a walker standing on it carries on; it is freed by call_rcu after its
+ * refcount drops to zero, and its refcount only drops to zero after it is
+ * unlinked (the tree holds a reference while it is linked).  A child holds
+ * a reference on its parent until it is freed, so a group's parent chain,
+ * counters included, outlives it.
+ *
+ * The charge path is try_charge_memcg() (see pcstock_group_charge() in the
+ * header for the steps); the comments below name the spec's step numbers
+ * (spec §3.6.2).
+ *
+ * ThreadSanitizer cannot see liburcu's grace periods (liburcu is not
+ * instrumented), so a TSan build tells it: every read-side unlock and every
+ * call_rcu() releases a token that the RCU callback acquires before freeing.
+ * The edge is real: the callback runs after every reader that could see the
+ * object has unlocked.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <urcu-bp.h>
+
+#include <pcstock/hierarchy.h>
+
+#include "atomic.h"
+#include "internal.h"
+#include "memcg7.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define PCS_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PCS_TSAN 1
+#endif
+#endif
+
+#ifdef PCS_TSAN
+#include <sanitizer/tsan_interface.h>
+static char rcu_hb_token;
+#define rcu_hb_release() __tsan_release(&rcu_hb_token)
+#define rcu_hb_acquire() __tsan_acquire(&rcu_hb_token)
+#else
+#define rcu_hb_release() ((void)0)
+#define rcu_hb_acquire() ((void)0)
+#endif
+
+/* PAGE_ALLOC_COSTLY_ORDER: "small" charges are at most 8 pages. */
+#define COSTLY_PAGES 8UL
+/* memory.high throttling (mm/memcontrol.c), with HZ = 1000. */
+#define HZ 1000UL
+#define DELAY_PRECISION_SHIFT 20
+#define DELAY_SCALING_SHIFT 14
+#define MAX_HIGH_DELAY (2 * HZ)
+#define HIGH_RECLAIM_RETRY_PAGES 32UL	/* SWAP_CLUSTER_MAX */
+#define NAME_MAX_LEN 255
+
+struct pcstock_group {
+	struct pcstock_counter memory;
+	struct pcstock_counter memsw;
+	struct pcstock_tree *tree;
+	struct pcstock_group *parent;
+	_Atomic(struct pcstock_group *) children;
+	_Atomic(struct pcstock_group *) sibling;
+	atomic_long refs;
+	atomic_bool online;
+	char *name;
+	atomic_ulong events[PCSTOCK_NR_EVENTS];
+	atomic_ulong events_local[PCSTOCK_NR_EVENTS];
+	struct rcu_head rcu;
+};
+
+struct pcstock_tree {
+	struct pcstock_domain *domain;
+	struct pcstock_tree_attr attr;
+	struct pcstock_group *root;
+	bool stocked;			/* DEFAULT or V4: counters have stock */
+	struct memcg7 *m7;		/* MEMCG7 only */
+	pthread_mutex_t lock;		/* topology writers */
+	pthread_mutex_t limit_lock;	/* the kernel's memcg_max_mutex */
+	pthread_mutex_t drain_lock;	/* percpu_charge_mutex (per-counter) */
+	atomic_long nr_groups;
+	atomic_ulong drain_all;
+	atomic_ulong drain_all_busy;
+	atomic_ulong callback_clamped;
+};
+
+/* ---- RCU and references ---------------------------------------------------- */
+
+static void rcu_lock(void)
+{
+	urcu_bp_read_lock();
+}
+
+static void rcu_unlock(void)
+{
+	rcu_hb_release();
+	urcu_bp_read_unlock();
+}
+
+static void group_free_rcu(struct rcu_head *head);
+
+void pcstock_group_get(struct pcstock_group *g)
+{
+	pcs_fetch_add(&g->refs, 1, PCS_RELAXED);
+}
+
+/* inc-not-zero, for groups found under RCU. */
+static bool group_tryget(struct pcstock_group *g)
+{
+	long refs = pcs_load(&g->refs, PCS_RELAXED);
+
+	while (refs > 0)
+		if (pcs_cas(&g->refs, &refs, refs + 1, PCS_RELAXED,
+			    PCS_RELAXED))
+			return true;
+	return false;
+}
+
+/*
+ * Release orders this thread's use of @g before the free; the last put's
+ * acquire (acq_rel) pairs with every earlier put's release.
+ */
+void pcstock_group_put(struct pcstock_group *g)
+{
+	if (!g || pcs_fetch_sub(&g->refs, 1, PCS_ACQ_REL) != 1)
+		return;
+	rcu_hb_release();
+	urcu_bp_call_rcu(&g->rcu, group_free_rcu);
+}
+
+static void group_free(struct pcstock_group *g)
+{
+	pcstock_counter_free_stock(&g->memory);
+	pcstock_counter_free_stock(&g->memsw);
+	free(g->name);
+	free(g);
+}
+
+static void group_free_rcu(struct rcu_head *head)
+{
+	struct pcstock_group *g =
+		(void *)((char *)head - offsetof(struct pcstock_group, rcu));
+	struct pcstock_group *parent = g->parent;
+	struct pcstock_tree *t = g->tree;
+
+	rcu_hb_acquire();
+	group_free(g);
+	pcs_fetch_sub(&t->nr_groups, 1, PCS_RELEASE); /* tree_destroy() */
+	pcstock_group_put(parent);
+}
+
+static bool group_is_root(const struct pcstock_group *g)
+{
+	return !g->parent;
+}
+
+static bool in_subtree(const struct pcstock_group *g,
+		       const struct pcstock_group *root)
+{
+	for (; g; g = g->parent)
+		if (g == root)
+			return true;
+	return false;
+}
+
+/* Pre-order successor of @pos within @root's subtree, under RCU. */
+static struct pcstock_group *next_pre(struct pcstock_group *pos,
+				      struct pcstock_group *root)
+{
+	/* Acquires pair with the release stores in link_child(). */
+	struct pcstock_group *next = pcs_load(&pos->children, PCS_ACQUIRE);
+
+	if (next)
+		return next;
+	while (pos != root) {
+		next = pcs_load(&pos->sibling, PCS_ACQUIRE);
+		if (next)
+			return next;
+		pos = pos->parent;
+	}
+	return NULL;
+}
+
+#define for_each_in_subtree(pos, root) \
+	for ((pos) = (root); (pos); (pos) = next_pre((pos), (root)))
+
+/* ---- events and callbacks ------------------------------------------------ */
+
+/* memcg_memory_event(): local count, then every non-root level upward. */
+static void group_event(struct pcstock_group *g, enum pcstock_event ev)
+{
+	pcs_fetch_add(&g->events_local[ev], 1, PCS_RELAXED);
+	for (; g && !group_is_root(g); g = g->parent)
+		pcs_fetch_add(&g->events[ev], 1, PCS_RELAXED);
+}
+
+/* Depth of callbacks on this thread: charges inside them are forced. */
+static _Thread_local unsigned int in_callback;
+
+static unsigned long call_reclaim(struct pcstock_group *g,
+				  unsigned long nr_pages)
+{
+	struct pcstock_tree *t = g->tree;
+	long freed;
+
+	if (!t->attr.reclaim || !nr_pages)
+		return 0;
+	in_callback++;
+	freed = t->attr.reclaim(g, nr_pages, t->attr.cb_arg);
+	in_callback--;
+	if (freed >= 0 && (unsigned long)freed <= nr_pages)
+		return (unsigned long)freed;
+	pcs_fetch_add(&t->callback_clamped, 1, PCS_RELAXED);
+	return freed < 0 ? 0 : nr_pages;
+}
+
+/* mem_cgroup_out_of_memory(): OOM event, then the callback. */
+static bool call_oom(struct pcstock_group *g)
+{
+	struct pcstock_tree *t = g->tree;
+	bool progress = false;
+
+	group_event(g, PCSTOCK_EVENT_OOM);
+	if (t->attr.oom) {
+		in_callback++;
+		progress = t->attr.oom(g, t->attr.cb_arg);
+		in_callback--;
+	}
+	if (progress)
+		group_event(g, PCSTOCK_EVENT_OOM_KILL);
+	return progress;
+}
+
+/* ---- drain --------------------------------------------------------------- */
+
+static void drain_group_cpus(struct pcstock_group *g, unsigned int nr_cpus)
+{
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
+		pcstock_counter_drain_stock(&g->memory, cpu);
+		pcstock_counter_drain_stock(&g->memsw, cpu);
+	}
+}
+
+void pcstock_group_drain_all(struct pcstock_group *g)
+{
+	struct pcstock_tree *t;
+	struct pcstock_group *pos;
+	bool done = true;
+
+	if (!g)
+		return;
+	t = g->tree;
+	if (t->attr.policy == PCSTOCK_TREE_NONE)
+		return;
+	rcu_lock();
+	if (t->m7) {
+		done = memcg7_drain_all(t->m7, g);
+	} else if (pthread_mutex_trylock(&t->drain_lock)) {
+		done = false;
+	} else {
+		unsigned int nr_cpus = pcstock_domain_nr_cpus(t->domain);
+
+		for_each_in_subtree(pos, g)
+			drain_group_cpus(pos, nr_cpus);
+		pthread_mutex_unlock(&t->drain_lock);
+	}
+	rcu_unlock();
+	pcs_fetch_add(done ? &t->drain_all : &t->drain_all_busy, 1,
+		      PCS_RELAXED);
+}
+
+/* ---- memcg7 glue ----------------------------------------------------------- */
+
+static struct pcstock_group *key_group(void *key)
+{
+	return key;
+}
+
+/* memcg_uncharge(): memory and (v1) memsw, straight to the counters. */
+static void group_uncharge_counters(struct pcstock_group *g,
+				    unsigned long nr_pages)
+{
+	pcstock_counter_uncharge(&g->memory, nr_pages);
+	if (g->tree->attr.memsw)
+		pcstock_counter_uncharge(&g->memsw, nr_pages);
+}
+
+static void m7_uncharge(void *key, unsigned long nr_pages)
+{
+	group_uncharge_counters(key_group(key), nr_pages);
+}
+
+static void m7_get(void *key)
+{
+	pcstock_group_get(key_group(key));
+}
+
+static void m7_put(void *key)
+{
+	pcstock_group_put(key_group(key));
+}
+
+static bool m7_online(void *key)
+{
+	return pcs_load(&key_group(key)->online, PCS_ACQUIRE);
+}
+
+static bool m7_in_subtree(void *key, void *root)
+{
+	return in_subtree(key_group(key), root);
+}
+
+static const struct memcg7_ops m7_ops = {
+	.uncharge = m7_uncharge,
+	.get = m7_get,
+	.put = m7_put,
+	.online = m7_online,
+	.in_subtree = m7_in_subtree,
+};
+
+/* ---- tree -------------------------------------------------------------- */
+
+static const char *const policy_names[PCSTOCK_TREE_NR_POLICIES] = {
+	[PCSTOCK_TREE_DEFAULT] = "default",
+	[PCSTOCK_TREE_V4] = "v4",
+	[PCSTOCK_TREE_MEMCG7] = "memcg7",
+	[PCSTOCK_TREE_NONE] = "none",
+};
+
+int pcstock_tree_policy_parse(const char *name, enum pcstock_tree_policy *out)
+{
+	if (!name || !out)
+		return -EINVAL;
+	for (int p = 0; p < PCSTOCK_TREE_NR_POLICIES; p++) {
+		if (!strcmp(name, policy_names[p])) {
+			*out = (enum pcstock_tree_policy)p;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *pcstock_tree_policy_name(enum pcstock_tree_policy p)
+{
+	if ((unsigned int)p >= PCSTOCK_TREE_NR_POLICIES)
+		return NULL;
+	return policy_names[p];
+}
+
+/* Counters of a new group; high starts at "max" as css_alloc sets it. */
+static void group_init(struct pcstock_group *g, struct pcstock_tree *t,
+		       struct pcstock_group *parent)
+{
+	g->tree = t;
+	g->parent = parent;
+	pcstock_counter_init(&g->memory, parent ? &parent->memory : NULL,
+			     true);
+	pcstock_counter_set_high(&g->memory, PCSTOCK_COUNTER_MAX);
+	pcstock_counter_set_track_failcnt(&g->memory, t->attr.track_failcnt);
+	pcstock_counter_init(&g->memsw, parent ? &parent->memsw : NULL,
+			     false);
+	pcstock_counter_set_high(&g->memsw, PCSTOCK_COUNTER_MAX);
+	pcstock_counter_set_track_failcnt(&g->memsw, t->attr.track_failcnt);
+	pcs_store(&g->refs, 1, PCS_RELAXED);
+	pcs_store(&g->online, true, PCS_RELAXED);
+}
+
+static struct pcstock_group *group_alloc(const char *name)
+{
+	size_t len = strlen(name);
+	struct pcstock_group *g;
+
+	g = pcs_aligned_alloc(PCSTOCK_CACHELINE, sizeof(*g),
+			      "hierarchy.group");
+	if (!g)
+		return NULL;
+	memset(g, 0, sizeof(*g));
+	g->name = pcs_malloc(len + 1, "hierarchy.name");
+	if (!g->name) {
+		free(g);
+		return NULL;
+	}
+	memcpy(g->name, name, len + 1);
+	return g;
+}
+
+static void mutexes_destroy(struct pcstock_tree *t, int n)
+{
+	pthread_mutex_t *m[] = { &t->lock, &t->limit_lock, &t->drain_lock };
+
+	while (n-- > 0)
+		pthread_mutex_destroy(m[n]);
+}
+
+static int mutexes_init(struct pcstock_tree *t)
+{
+	pthread_mutex_t *m[] = { &t->lock, &t->limit_lock, &t->drain_lock };
+
+	for (int i = 0; i < 3; i++) {
+		if (pthread_mutex_init(m[i], NULL)) {
+			mutexes_destroy(t, i);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int pcstock_tree_create(struct pcstock_domain *d,
+			const struct pcstock_tree_attr *attr,
+			struct pcstock_tree **out)
+{
+	struct pcstock_tree *t;
+	int err;
+
+	if (!d || !out)
+		return -EINVAL;
+	if (attr && ((unsigned int)attr->policy >= PCSTOCK_TREE_NR_POLICIES ||
+		     attr->batch > PCSTOCK_STOCK_MAX_BATCH))
+		return -EINVAL;
+	t = pcs_calloc(1, sizeof(*t), "hierarchy.tree");
+	if (!t)
+		return -ENOMEM;
+	t->domain = d;
+	if (attr)
+		t->attr = *attr;
+	if (!t->attr.batch)
+		t->attr.batch = PCSTOCK_DEFAULT_BATCH;
+	t->stocked = t->attr.policy == PCSTOCK_TREE_DEFAULT ||
+		     t->attr.policy == PCSTOCK_TREE_V4;
+	err = mutexes_init(t);
+	if (err)
+		goto free_tree;
+	err = -ENOMEM;
+	t->root = group_alloc("");
+	if (!t->root)
+		goto free_mutexes;
+	group_init(t->root, t, NULL);
+	if (t->attr.policy == PCSTOCK_TREE_MEMCG7) {
+		err = memcg7_create(d, t->attr.batch,
+				    t->attr.memcg7_isolated_fix, &m7_ops,
+				    &t->m7);
+		if (err)
+			goto free_root;
+	}
+	pcs_store(&t->nr_groups, 1, PCS_RELAXED);
+	*out = t;
+	return 0;
+
+free_root:
+	group_free(t->root);
+free_mutexes:
+	mutexes_destroy(t, 3);
+free_tree:
+	free(t);
+	return err;
+}
+
+/* Every pending RCU free, including parents whose put a free queued. */
+static void wait_rcu_frees(struct pcstock_tree *t)
+{
+	long before;
+
+	do {
+		before = pcs_load(&t->nr_groups, PCS_ACQUIRE);
+		urcu_bp_barrier();
+	} while (pcs_load(&t->nr_groups, PCS_ACQUIRE) < before);
+}
+
+int pcstock_tree_destroy(struct pcstock_tree *t)
+{
+	if (!t)
+		return 0;
+	if (pcs_load(&t->root->children, PCS_ACQUIRE))
+		return -EBUSY;
+	/* memcg7 slots hold references on (offline) groups: drop them. */
+	if (t->m7)
+		for (unsigned int c = 0; c < pcstock_domain_nr_cpus(t->domain);
+		     c++)
+			memcg7_drain_cpu(t->m7, c);
+	wait_rcu_frees(t);
+	/* Acquire pairs with the release decrement in group_free_rcu(). */
+	if (pcs_load(&t->nr_groups, PCS_ACQUIRE) != 1 ||
+	    pcs_load(&t->root->refs, PCS_RELAXED) != 1)
+		return -EBUSY;
+	memcg7_destroy(t->m7);
+	group_free(t->root);
+	mutexes_destroy(t, 3);
+	free(t);
+	return 0;
+}
+
+struct pcstock_group *pcstock_tree_root(struct pcstock_tree *t)
+{
+	return t ? t->root : NULL;
+}
+
+struct pcstock_domain *pcstock_tree_domain(const struct pcstock_tree *t)
+{
+	return t->domain;
+}
+
+enum pcstock_tree_policy pcstock_tree_policy(const struct pcstock_tree *t)
+{
+	return t->attr.policy;
+}
+
+void pcstock_tree_stats(const struct pcstock_tree *t,
+			struct pcstock_tree_stats *st)
+{
+	*st = (struct pcstock_tree_stats){
+		.nr_groups = (unsigned long)pcs_load(&t->nr_groups,
+						     PCS_RELAXED),
+		.drain_all = pcs_load(&t->drain_all, PCS_RELAXED),
+		.drain_all_busy = pcs_load(&t->drain_all_busy, PCS_RELAXED),
+		.callback_clamped = pcs_load(&t->callback_clamped,
+					     PCS_RELAXED),
+	};
+	if (t->m7)
+		memcg7_stats(t->m7, &st->memcg7);
+}
+
+/* ---- groups -------------------------------------------------------------- */
+
+static bool name_valid(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len && len <= NAME_MAX_LEN && !strchr(name, '/');
+}
+
+/* Under the tree lock: an online child of @parent called @name. */
+static struct pcstock_group *find_child(struct pcstock_group *parent,
+					const char *name, size_t len)
+{
+	struct pcstock_group *c = pcs_load(&parent->children, PCS_ACQUIRE);
+
+	for (; c; c = pcs_load(&c->sibling, PCS_ACQUIRE))
+		if (!strncmp(c->name, name, len) && !c->name[len])
+			return c;
+	return NULL;
+}
+
+/* Release publishes @g's initialisation; pairs with next_pre()'s loads. */
+static void link_child(struct pcstock_group *parent, struct pcstock_group *g)
+{
+	pcs_store(&g->sibling, pcs_load(&parent->children, PCS_RELAXED),
+		  PCS_RELAXED);
+	pcs_store(&parent->children, g, PCS_RELEASE);
+}
+
+/* @g keeps its sibling pointer: a walker standing on it carries on. */
+static void unlink_child(struct pcstock_group *parent, struct pcstock_group *g)
+{
+	_Atomic(struct pcstock_group *) *link = &parent->children;
+	struct pcstock_group *c;
+
+	while ((c = pcs_load(link, PCS_RELAXED)) != g)
+		link = &c->sibling;
+	pcs_store(link, pcs_load(&g->sibling, PCS_RELAXED), PCS_RELEASE);
+}
+
+static void group_alloc_stock(struct pcstock_group *g)
+{
+	struct pcstock_tree *t = g->tree;
+	enum pcstock_stock_policy p = t->attr.policy == PCSTOCK_TREE_V4 ?
+					      PCSTOCK_STOCK_V4 :
+					      PCSTOCK_STOCK_DEFAULT;
+
+	/* Failure is not fatal (as in the series): the counter works plain. */
+	pcstock_counter_alloc_stock(&g->memory, t->domain, t->attr.batch, p);
+	if (t->attr.memsw)
+		pcstock_counter_alloc_stock(&g->memsw, t->domain,
+					    t->attr.batch, p);
+}
+
+int pcstock_group_create(struct pcstock_group *parent, const char *name,
+			 struct pcstock_group **out)
+{
+	struct pcstock_tree *t;
+	struct pcstock_group *g;
+	int err = 0;
+
+	if (!parent || !name || !out || !name_valid(name))
+		return -EINVAL;
+	t = parent->tree;
+	g = group_alloc(name);
+	if (!g)
+		return -ENOMEM;
+	group_init(g, t, parent);
+	if (t->stocked)
+		group_alloc_stock(g);
+
+	pthread_mutex_lock(&t->lock);
+	if (!pcs_load(&parent->online, PCS_RELAXED))
+		err = -ENOENT;
+	else if (find_child(parent, name, strlen(name)))
+		err = -EEXIST;
+	if (!err) {
+		pcstock_group_get(parent);
+		pcstock_group_get(g);	/* the caller's; the first is the tree's */
+		pcs_fetch_add(&t->nr_groups, 1, PCS_RELAXED);
+		link_child(parent, g);
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (err) {
+		group_free(g);
+		return err;
+	}
+	*out = g;
+	return 0;
+}
+
+int pcstock_group_destroy(struct pcstock_group *g)
+{
+	struct pcstock_tree *t;
+
+	if (!g)
+		return -EINVAL;
+	if (group_is_root(g))
+		return -EBUSY;
+	t = g->tree;
+	pthread_mutex_lock(&t->lock);
+	if (!pcs_load(&g->online, PCS_RELAXED)) {
+		pthread_mutex_unlock(&t->lock);
+		return -ENOENT;
+	}
+	if (pcs_load(&g->children, PCS_RELAXED)) {
+		pthread_mutex_unlock(&t->lock);
+		return -EBUSY;
+	}
+	/*
+	 * Release pairs with the acquire loads in pcstock_group_charge() and
+	 * m7_online(); memcg7 refills test it under the CPU lock that the
+	 * drain below takes after this store.
+	 */
+	pcs_store(&g->online, false, PCS_RELEASE);
+	unlink_child(g->parent, g);
+	pthread_mutex_unlock(&t->lock);
+
+	if (t->stocked) {
+		pcstock_counter_disable_stock(&g->memory);
+		pcstock_counter_disable_stock(&g->memsw);
+		drain_group_cpus(g, pcstock_domain_nr_cpus(t->domain));
+	}
+	if (t->m7)
+		memcg7_drain_key(t->m7, g);
+	pcstock_group_put(g);
+	return 0;
+}
+
+/* Under RCU: the online child of @parent named by the next component. */
+static struct pcstock_group *lookup_child(struct pcstock_group *parent,
+					  const char *name, size_t len)
+{
+	struct pcstock_group *c = pcs_load(&parent->children, PCS_ACQUIRE);
+
+	for (; c; c = pcs_load(&c->sibling, PCS_ACQUIRE))
+		if (strlen(c->name) == len && !memcmp(c->name, name, len))
+			return c;
+	return NULL;
+}
+
+int pcstock_group_lookup(struct pcstock_group *from, const char *path,
+			 struct pcstock_group **out)
+{
+	struct pcstock_group *g = from;
+	const char *p = path;
+	int err = 0;
+
+	if (!from || !path || !out)
+		return -EINVAL;
+	while (*p == '/')
+		p++;
+	rcu_lock();
+	while (*p && g) {
+		size_t len = strcspn(p, "/");
+
+		g = lookup_child(g, p, len);
+		p += len;
+		if (*p == '/' && *++p == '/') {
+			err = -EINVAL;
+			break;
+		}
+	}
+	if (!err && (!g || !pcs_load(&g->online, PCS_ACQUIRE) ||
+		     !group_tryget(g)))
+		err = -ENOENT;
+	rcu_unlock();
+	if (!err)
+		*out = g;
+	return err;
+}
+
+int pcstock_group_walk(struct pcstock_group *root, pcstock_walk_fn fn,
+		       void *arg)
+{
+	struct pcstock_group *pos;
+	int ret = 0;
+
+	if (!root || !fn)
+		return 0;
+	rcu_lock();
+	for_each_in_subtree(pos, root) {
+		ret = fn(pos, arg);
+		if (ret)
+			break;
+	}
+	rcu_unlock();
+	return ret;
+}
+
+const char *pcstock_group_name(const struct pcstock_group *g)
+{
+	return g->name;
+}
+
+struct pcstock_group *pcstock_group_parent(const struct pcstock_group *g)
+{
+	return g->parent;
+}
+
+struct pcstock_tree *pcstock_group_tree(const struct pcstock_group *g)
+{
+	return g->tree;
+}
+
+bool pcstock_group_online(const struct pcstock_group *g)
+{
+	return pcs_load(&g->online, PCS_ACQUIRE);
+}
+
+const struct pcstock_counter *
+pcstock_group_memory(const struct pcstock_group *g)
+{
+	return &g->memory;
+}
+
+const struct pcstock_counter *
+pcstock_group_memsw(const struct pcstock_group *g)
+{
+	return g->tree->attr.memsw ? &g->memsw : NULL;
+}
+
+/* ---- charge ------------------------------------------------------------ */
+
+static struct pcstock_group *memory_owner(struct pcstock_counter *c)
+{
+	return (void *)((char *)c - offsetof(struct pcstock_group, memory));
+}
+
+static struct pcstock_group *memsw_owner(struct pcstock_counter *c)
+{
+	return (void *)((char *)c - offsetof(struct pcstock_group, memsw));
+}
+
+static bool counter_try(struct pcstock_counter *c, unsigned long nr_pages,
+			bool stocked, struct pcstock_counter **fail,
+			unsigned long *charged)
+{
+	if (stocked)
+		return pcstock_counter_try_charge_stock(c, nr_pages, fail,
+							charged);
+	*charged = nr_pages;
+	return pcstock_counter_try_charge(c, nr_pages, fail);
+}
+
+/*
+ * Steps 3 (and the series' 4/5): memsw, then memory.  If memory fails,
+ * memsw gives back what it handed to this attempt: @nr_pages, whether they
+ * came from its stock or from the hierarchy; a surplus the attempt parked
+ * in memsw's stock stays there, where the conservation invariant counts it
+ * (usage == held + stock holds before and after).  @charged receives the
+ * pages the memory counter took from the hierarchy (0: a stock hit).
+ */
+static bool charge_counters(struct pcstock_group *g, unsigned long nr_pages,
+			    struct pcstock_group **over,
+			    unsigned long *charged)
+{
+	struct pcstock_tree *t = g->tree;
+	struct pcstock_counter *fail = NULL;
+	unsigned long memsw_charged;
+
+	if (t->attr.memsw && !counter_try(&g->memsw, nr_pages, t->stocked,
+					  &fail, &memsw_charged)) {
+		*over = memsw_owner(fail);
+		return false;
+	}
+	if (counter_try(&g->memory, nr_pages, t->stocked, &fail, charged))
+		return true;
+	if (t->attr.memsw)
+		pcstock_counter_uncharge(&g->memsw, nr_pages);
+	*over = memory_owner(fail);
+	return false;
+}
+
+/* mem_cgroup_margin(). */
+static unsigned long group_margin(struct pcstock_group *g)
+{
+	unsigned long count = pcstock_counter_read(&g->memory);
+	unsigned long limit = pcstock_counter_max(&g->memory);
+	unsigned long margin = count < limit ? limit - count : 0;
+
+	if (g->tree->attr.memsw) {
+		count = pcstock_counter_read(&g->memsw);
+		limit = pcstock_counter_max(&g->memsw);
+		margin = count <= limit ? PCS_MIN(margin, limit - count) : 0;
+	}
+	return margin;
+}
+
+/* This thread's over-high record: a referenced group and pages. */
+static pthread_key_t high_key;
+static pthread_once_t high_once = PTHREAD_ONCE_INIT;
+static bool high_key_ok;
+static _Thread_local unsigned long high_pages;
+
+static void high_key_drop(void *g)
+{
+	pcstock_group_put(g);
+}
+
+static void high_key_create(void)
+{
+	high_key_ok = !pthread_key_create(&high_key, high_key_drop);
+}
+
+static void high_record(struct pcstock_group *g, unsigned long nr_pages)
+{
+	struct pcstock_group *old;
+
+	pthread_once(&high_once, high_key_create);
+	if (!high_key_ok)
+		return;
+	old = pthread_getspecific(high_key);
+	if (old != g) {
+		pcstock_group_get(g);
+		if (pthread_setspecific(high_key, g)) {
+			pcstock_group_put(g);
+			return;
+		}
+		pcstock_group_put(old);
+	}
+	high_pages += nr_pages;
+}
+
+/* Step 17: the first level above its high records the charged pages. */
+static void check_high(struct pcstock_group *g, unsigned long charged)
+{
+	for (struct pcstock_group *pos = g; pos; pos = pos->parent) {
+		if (pcstock_counter_read(&pos->memory) >
+		    pcstock_counter_high(&pos->memory)) {
+			high_record(g, charged);
+			return;
+		}
+	}
+}
+
+static bool oom_allowed(unsigned long nr_pages)
+{
+	/* get_order(nr_pages * PAGE_SIZE) > PAGE_ALLOC_COSTLY_ORDER */
+	return nr_pages <= COSTLY_PAGES;
+}
+
+static int try_charge_group(struct pcstock_group *g, unsigned long nr_pages,
+			    unsigned int flags)
+{
+	struct pcstock_tree *t = g->tree;
+	unsigned long batch = nr_pages;
+	int nr_retries = PCSTOCK_MAX_RECLAIM_RETRIES;
+	unsigned int progress_rounds = 0;
+	bool drained = false, raised_max_event = false;
+	struct pcstock_group *over = g;
+	unsigned long charged, reclaimed;
+
+	if (t->m7)
+		batch = PCS_MAX((unsigned long)t->attr.batch, nr_pages);
+retry:
+	/* Step 1: a hit returns at once, no counter, no high check. */
+	if (t->m7 && memcg7_consume(t->m7, g, nr_pages))
+		return 0;
+	if (charge_counters(g, batch, &over, &charged))
+		goto done;
+	/* Step 4: never reclaim for the optional surplus. */
+	if (batch > nr_pages) {
+		batch = nr_pages;
+		goto retry;
+	}
+	/* Step 5: reclaim's own charges are forced (PF_MEMALLOC). */
+	if (in_callback)
+		goto force;
+	if (flags & PCSTOCK_CHARGE_NOWAIT)
+		goto nomem;
+	group_event(over, PCSTOCK_EVENT_MAX);		/* step 6 */
+	raised_max_event = true;
+	reclaimed = call_reclaim(over, nr_pages);	/* step 7 */
+	if (group_margin(over) >= nr_pages)		/* step 8 */
+		goto retry;
+	if (!drained) {					/* step 9 */
+		pcstock_group_drain_all(over);
+		drained = true;
+		goto retry;
+	}
+	if (flags & PCSTOCK_CHARGE_NORETRY)		/* step 10 */
+		goto nomem;
+	if (reclaimed && nr_pages <= COSTLY_PAGES &&	/* step 11 */
+	    progress_rounds++ < PCSTOCK_MAX_PROGRESS_ROUNDS)
+		goto retry;
+	if (nr_retries--)				/* step 12 */
+		goto retry;
+	/* Step 14: OOM progress restarts the retries (bounded: ours). */
+	if (oom_allowed(nr_pages) &&
+	    progress_rounds++ < PCSTOCK_MAX_PROGRESS_ROUNDS &&
+	    call_oom(over)) {
+		nr_retries = PCSTOCK_MAX_RECLAIM_RETRIES;
+		goto retry;
+	}
+nomem:
+	if (!(flags & PCSTOCK_CHARGE_NOFAIL))		/* step 15 */
+		return -ENOMEM;
+force:
+	if (!raised_max_event)				/* step 16 */
+		group_event(over, PCSTOCK_EVENT_MAX);
+	pcstock_counter_charge(&g->memory, nr_pages);
+	if (t->attr.memsw)
+		pcstock_counter_charge(&g->memsw, nr_pages);
+	return 0;
+
+done:
+	/* Step 17, done_restock; the per-counter stocks restocked already. */
+	if (t->m7 && batch > nr_pages)
+		memcg7_refill(t->m7, g, batch - nr_pages);
+	if (!charged)
+		return 0;	/* the series: a stock hit skips the high check */
+	check_high(g, charged);
+	return 0;
+}
+
+static int check_pages(const struct pcstock_group *g, unsigned long nr_pages)
+{
+	return g && nr_pages <= PCSTOCK_COUNTER_MAX ? 0 : -EINVAL;
+}
+
+int pcstock_group_charge(struct pcstock_group *g, unsigned long nr_pages,
+			 unsigned int flags)
+{
+	const unsigned int known = PCSTOCK_CHARGE_NOWAIT |
+				   PCSTOCK_CHARGE_NOFAIL |
+				   PCSTOCK_CHARGE_NORETRY;
+
+	if (check_pages(g, nr_pages) || (flags & ~known))
+		return -EINVAL;
+	/* Acquire pairs with the release in pcstock_group_destroy(). */
+	if (!pcs_load(&g->online, PCS_ACQUIRE))
+		return -ENOENT;
+	if (!nr_pages || group_is_root(g))
+		return 0;
+	return try_charge_group(g, nr_pages, flags);
+}
+
+int pcstock_group_uncharge(struct pcstock_group *g, unsigned long nr_pages)
+{
+	struct pcstock_tree *t;
+
+	if (check_pages(g, nr_pages))
+		return -EINVAL;
+	if (!nr_pages || group_is_root(g))
+		return 0;
+	t = g->tree;
+	if (t->m7) {
+		memcg7_refill(t->m7, g, nr_pages);
+	} else if (t->stocked) {
+		pcstock_counter_uncharge_stock(&g->memory, nr_pages);
+		if (t->attr.memsw)
+			pcstock_counter_uncharge_stock(&g->memsw, nr_pages);
+	} else {
+		group_uncharge_counters(g, nr_pages);
+	}
+	return 0;
+}
+
+/* ---- memory.high ------------------------------------------------------- */
+
+/* reclaim_high(): every non-root level from @g up that is above high. */
+static unsigned long reclaim_high(struct pcstock_group *g,
+				  unsigned long nr_pages)
+{
+	unsigned long reclaimed = 0;
+
+	for (; g && !group_is_root(g); g = g->parent) {
+		if (pcstock_counter_read(&g->memory) <=
+		    pcstock_counter_high(&g->memory))
+			continue;
+		group_event(g, PCSTOCK_EVENT_HIGH);
+		reclaimed += call_reclaim(g, nr_pages);
+	}
+	return reclaimed;
+}
+
+/* calculate_overage(): u64 arithmetic, wrapping as the kernel's. */
+static unsigned long long overage(unsigned long usage, unsigned long high)
+{
+	if (usage <= high)
+		return 0;
+	high = PCS_MAX(high, 1UL);
+	return ((unsigned long long)(usage - high) << DELAY_PRECISION_SHIFT) /
+	       high;
+}
+
+/* calculate_high_delay() with mem_find_max_overage(), clamped. */
+static unsigned long high_delay(struct pcstock_group *g,
+				unsigned long nr_pages)
+{
+	unsigned long long max_ov = 0, penalty;
+
+	for (; g && !group_is_root(g); g = g->parent)
+		max_ov = PCS_MAX(max_ov,
+				 overage(pcstock_counter_read(&g->memory),
+					 pcstock_counter_high(&g->memory)));
+	if (!max_ov)
+		return 0;
+	penalty = max_ov * max_ov * HZ;
+	penalty >>= DELAY_PRECISION_SHIFT;
+	penalty >>= DELAY_SCALING_SHIFT;
+	penalty = penalty * nr_pages / PCSTOCK_DEFAULT_BATCH;
+	return (unsigned long)PCS_MIN(penalty,
+				      (unsigned long long)MAX_HIGH_DELAY);
+}
+
+unsigned long pcstock_handle_over_high(void)
+{
+	unsigned long nr_pages = high_pages, delay = 0, reclaimed;
+	int nr_retries = PCSTOCK_MAX_RECLAIM_RETRIES;
+	unsigned int rounds = 0;
+	bool in_retry = false;
+	struct pcstock_group *g;
+
+	high_pages = 0;
+	if (!high_key_ok)
+		return 0;
+	g = pthread_getspecific(high_key);
+	if (!g)
+		return 0;
+	pthread_setspecific(high_key, NULL);
+	while (nr_pages) {
+		reclaimed = reclaim_high(g, in_retry ?
+						    HIGH_RECLAIM_RETRY_PAGES :
+						    nr_pages);
+		delay = high_delay(g, nr_pages);
+		if (delay <= HZ / 100) {
+			delay = 0;
+			break;
+		}
+		/* Progress or retries left: reclaim again, do not throttle. */
+		if (!(reclaimed || nr_retries--) ||
+		    rounds++ >= PCSTOCK_MAX_PROGRESS_ROUNDS)
+			break;
+		in_retry = true;
+	}
+	pcstock_group_put(g);
+	return delay;
+}
+
+unsigned long pcstock_over_high_pages(void)
+{
+	return high_pages;
+}
+
+/* ---- limits ------------------------------------------------------------ */
+
+static int check_limit(const struct pcstock_group *g, unsigned long nr_pages)
+{
+	return g && !group_is_root(g) && nr_pages <= PCSTOCK_COUNTER_MAX ?
+		       0 :
+		       -EINVAL;
+}
+
+int pcstock_group_set_max(struct pcstock_group *g, unsigned long nr_pages)
+{
+	int nr_reclaims = PCSTOCK_MAX_RECLAIM_RETRIES;
+	unsigned int rounds = 0;
+	bool drained = false;
+
+	if (check_limit(g, nr_pages))
+		return -EINVAL;
+	/*
+	 * memory_max_write(): an unconditional xchg, as the kernel does on
+	 * the field itself.  Seq_cst, like the kernel's fully ordered xchg,
+	 * pairs with try_charge's add-then-read of usage: either the charge
+	 * sees the new limit or the read below sees the charge.
+	 */
+	pcs_xchg(&g->memory.max, nr_pages, PCS_SEQ_CST);
+	for (;;) {
+		unsigned long usage = pcstock_counter_read(&g->memory);
+
+		if (usage <= nr_pages)
+			break;
+		if (!drained) {
+			pcstock_group_drain_all(g);
+			drained = true;
+			continue;
+		}
+		if (nr_reclaims) {
+			if (!call_reclaim(g, usage - nr_pages))
+				nr_reclaims--;
+			continue;
+		}
+		if (rounds++ >= PCSTOCK_MAX_PROGRESS_ROUNDS || !call_oom(g))
+			break;
+	}
+	return 0;
+}
+
+int pcstock_group_set_high(struct pcstock_group *g, unsigned long nr_pages)
+{
+	int nr_retries = PCSTOCK_MAX_RECLAIM_RETRIES;
+	bool drained = false;
+
+	if (check_limit(g, nr_pages))
+		return -EINVAL;
+	pcstock_counter_set_high(&g->memory, nr_pages);
+	for (;;) {
+		unsigned long usage = pcstock_counter_read(&g->memory);
+
+		if (usage <= nr_pages)
+			break;
+		if (!drained) {
+			pcstock_group_drain_all(g);
+			drained = true;
+			continue;
+		}
+		if (!call_reclaim(g, usage - nr_pages) && !nr_retries--)
+			break;
+	}
+	return 0;
+}
+
+/*
+ * mem_cgroup_resize_max(): v1, under the limit mutex, memory.max may not
+ * exceed memsw.max; -EBUSY once a drain and then reclaim stop helping.
+ */
+static int resize_max(struct pcstock_group *g, unsigned long nr_pages,
+		      bool memsw)
+{
+	struct pcstock_tree *t = g->tree;
+	bool drained = false;
+	int ret;
+
+	for (;;) {
+		pthread_mutex_lock(&t->limit_lock);
+		if (t->attr.memsw &&
+		    (memsw ? nr_pages < pcstock_counter_max(&g->memory) :
+			     nr_pages > pcstock_counter_max(&g->memsw))) {
+			pthread_mutex_unlock(&t->limit_lock);
+			return -EINVAL;
+		}
+		ret = pcstock_counter_set_max(memsw ? &g->memsw : &g->memory,
+					      nr_pages);
+		pthread_mutex_unlock(&t->limit_lock);
+		if (!ret)
+			return 0;
+		if (!drained) {
+			pcstock_group_drain_all(g);
+			drained = true;
+			continue;
+		}
+		if (!call_reclaim(g, 1))
+			return -EBUSY;
+	}
+}
+
+int pcstock_group_set_max_strict(struct pcstock_group *g,
+				 unsigned long nr_pages)
+{
+	if (check_limit(g, nr_pages))
+		return -EINVAL;
+	return resize_max(g, nr_pages, false);
+}
+
+int pcstock_group_set_memsw_max(struct pcstock_group *g,
+				unsigned long nr_pages)
+{
+	if (check_limit(g, nr_pages))
+		return -EINVAL;
+	if (!g->tree->attr.memsw)
+		return -EOPNOTSUPP;
+	return resize_max(g, nr_pages, true);
+}
+
+int pcstock_group_set_min(struct pcstock_group *g, unsigned long nr_pages)
+{
+	if (check_limit(g, nr_pages))
+		return -EINVAL;
+	pcstock_counter_set_min(&g->memory, nr_pages);
+	return 0;
+}
+
+int pcstock_group_set_low(struct pcstock_group *g, unsigned long nr_pages)
+{
+	if (check_limit(g, nr_pages))
+		return -EINVAL;
+	pcstock_counter_set_low(&g->memory, nr_pages);
+	return 0;
+}
+
+int pcstock_group_write_limit(struct pcstock_group *g,
+			      enum pcstock_limit which, const char *buf)
+{
+	static int (*const setters[])(struct pcstock_group *, unsigned long) = {
+		[PCSTOCK_LIMIT_MAX] = pcstock_group_set_max,
+		[PCSTOCK_LIMIT_MAX_STRICT] = pcstock_group_set_max_strict,
+		[PCSTOCK_LIMIT_HIGH] = pcstock_group_set_high,
+		[PCSTOCK_LIMIT_MIN] = pcstock_group_set_min,
+		[PCSTOCK_LIMIT_LOW] = pcstock_group_set_low,
+		[PCSTOCK_LIMIT_MEMSW_MAX] = pcstock_group_set_memsw_max,
+	};
+	char tmp[64];
+	size_t len;
+	unsigned long nr_pages;
+	int err;
+
+	if (!g || !buf || (unsigned int)which >= sizeof(setters) /
+							 sizeof(setters[0]))
+		return -EINVAL;
+	/* strstrip() */
+	while (isspace((unsigned char)*buf))
+		buf++;
+	len = strlen(buf);
+	while (len && isspace((unsigned char)buf[len - 1]))
+		len--;
+	if (len >= sizeof(tmp))
+		return -EINVAL;
+	memcpy(tmp, buf, len);
+	tmp[len] = '\0';
+	err = pcstock_counter_memparse(tmp, "max", &nr_pages);
+	if (err)
+		return err;
+	return setters[which](g, nr_pages);
+}
+
+void pcstock_group_calculate_protection(struct pcstock_group *g)
+{
+	struct pcstock_group *pos;
+
+	if (!g)
+		return;
+	rcu_lock();
+	for_each_in_subtree(pos, g)
+		pcstock_counter_calculate_protection(
+			&g->memory, &pos->memory,
+			g->tree->attr.recursive_protection);
+	rcu_unlock();
+}
+
+/* ---- reads ------------------------------------------------------------- */
+
+unsigned long pcstock_group_usage(const struct pcstock_group *g)
+{
+	return pcstock_counter_read(&g->memory);
+}
+
+unsigned long pcstock_group_memsw_usage(const struct pcstock_group *g)
+{
+	return g->tree->attr.memsw ? pcstock_counter_read(&g->memsw) : 0;
+}
+
+unsigned long pcstock_group_stock_pages(const struct pcstock_group *g)
+{
+	struct pcstock_group *root = (struct pcstock_group *)g, *pos;
+	unsigned long sum = 0;
+
+	if (g->tree->attr.policy == PCSTOCK_TREE_NONE)
+		return 0;
+	rcu_lock();
+	if (g->tree->m7) {
+		sum = memcg7_pages(g->tree->m7, root);
+	} else {
+		for_each_in_subtree(pos, root)
+			sum += pcstock_counter_stock_pages(&pos->memory);
+	}
+	rcu_unlock();
+	return sum;
+}
+
+unsigned long pcstock_group_usage_exact(const struct pcstock_group *g)
+{
+	unsigned long usage = pcstock_group_usage(g);
+	unsigned long stock = pcstock_group_stock_pages(g);
+
+	return usage > stock ? usage - stock : 0;
+}
+
+unsigned long pcstock_group_events(const struct pcstock_group *g,
+				   enum pcstock_event ev)
+{
+	if ((unsigned int)ev >= PCSTOCK_NR_EVENTS)
+		return 0;
+	return pcs_load(&g->events[ev], PCS_RELAXED);
+}
+
+void pcstock_group_stats(const struct pcstock_group *g,
+			 struct pcstock_group_stats *st)
+{
+	const struct pcstock_counter *m = &g->memory, *s = &g->memsw;
+	bool memsw = g->tree->attr.memsw;
+
+	*st = (struct pcstock_group_stats){
+		.usage = pcstock_counter_read(m),
+		.usage_exact = pcstock_group_usage_exact(g),
+		.memsw_usage = memsw ? pcstock_counter_read(s) : 0,
+		.max = pcstock_counter_max(m),
+		.high = pcstock_counter_high(m),
+		.min = pcstock_counter_min(m),
+		.low = pcstock_counter_low(m),
+		.memsw_max = memsw ? pcstock_counter_max(s) : 0,
+		.emin = pcstock_counter_emin(m),
+		.elow = pcstock_counter_elow(m),
+		.watermark = pcstock_counter_watermark(m),
+		.failcnt = pcstock_counter_failcnt(m),
+		.memsw_failcnt = memsw ? pcstock_counter_failcnt(s) : 0,
+	};
+	for (int ev = 0; ev < PCSTOCK_NR_EVENTS; ev++) {
+		st->events[ev] = pcs_load(&g->events[ev], PCS_RELAXED);
+		st->events_local[ev] = pcs_load(&g->events_local[ev],
+						PCS_RELAXED);
+	}
+	pcstock_counter_stock_stats(m, &st->stock);
+}

@@ -26,7 +26,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 
 #include <pcstock/counter.h>
@@ -40,8 +39,9 @@
 #define MAX_CHARGE 8
 /* M's limit: usage + [0, LIMIT_SLACK), now and then PCM. */
 #define LIMIT_SLACK 24
-/* One atomic access in NOISE_ONE_IN yields the CPU. */
-#define NOISE_ONE_IN 64
+/* One of the setter's atomic accesses in NOISE_ONE_IN spins < NOISE_SPIN. */
+#define NOISE_ONE_IN 4
+#define NOISE_SPIN 512
 
 static struct pcstock_counter root, mid, leaf[NR_LEAVES];
 static pthread_barrier_t start_line, stop_line;
@@ -62,17 +62,27 @@ static uint64_t next_random(uint64_t *s)
 }
 
 /*
- * Scheduling noise: the test library calls this hook at every atomic
- * access; yielding at a random few of them widens the windows between
- * two steps of an operation (e.g. set_max()'s read of usage and its
- * exchange of max), which a 2-core machine otherwise almost never hits.
+ * Timing noise: the test library calls this hook at every atomic access;
+ * the setter pauses for a random short spin at some of its own, which
+ * holds open the window between set_max()'s read of usage and its
+ * exchange of max while the chargers run on the other core.  Without it a
+ * 2-core machine practically never runs a charger inside that window (a
+ * set_max() without the re-check then passes).  A spin, not a yield: a
+ * yielding setter on a loaded machine barely runs at all.
  */
 static _Thread_local uint64_t noise;
 
-static void yield_sometimes(enum pcs_atomic_op op, const void *obj)
+static void pause_sometimes(enum pcs_atomic_op op, const void *obj)
 {
-	if (noise && next_random(&noise) % NOISE_ONE_IN == 0)
-		sched_yield();
+	volatile unsigned int spin;
+	unsigned int n;
+
+	if (!noise)
+		return;
+	n = (unsigned int)(next_random(&noise) % (NOISE_ONE_IN * NOISE_SPIN));
+	if (n < NOISE_SPIN)
+		for (spin = 0; spin < n; spin++)
+			;
 }
 
 static void *charger(void *arg)
@@ -82,7 +92,6 @@ static void *charger(void *arg)
 	uint64_t rnd = 0x9e3779b97f4a7c15ULL * (id + 1);
 	int round, i;
 
-	noise = rnd;
 	for (round = 0; round < ROUNDS; round++) {
 		pthread_barrier_wait(&start_line);
 		for (i = 0; i < OPS_PER_ROUND; i++) {
@@ -186,7 +195,7 @@ static void test_try_charge_races_set_max(void **state)
 		pcstock_counter_set_low(&leaf[i], 30);
 	}
 	limit_set = PCSTOCK_COUNTER_MAX;
-	pcstock_explore_hook = yield_sometimes;
+	pcstock_explore_hook = pause_sometimes;
 
 	assert_int_equal(pthread_barrier_init(&start_line, NULL,
 					      NR_CHARGERS + 2), 0);

@@ -1,8 +1,693 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* pcstock/hierarchy.h - groups (memcg-like tree): not yet written. */
+/*
+ * pcstock/hierarchy.h - groups: a memcg-like tree of charged counters.
+ *
+ * A tree is built over a domain (pcstock/cpu.h) with one stock policy, a
+ * batch, optional memsw accounting and two callbacks.  Each group owns a
+ * "memory" counter (and a "memsw" one with memsw accounting) whose parent is
+ * the parent group's; the root group charges nothing itself, as the root
+ * memcg.  Charging follows the kernel's try_charge_memcg() (6.18, with the
+ * 2026 stock series for the DEFAULT and V4 policies): stock, memsw then
+ * memory with rollback, exact retry when the batch surplus does not fit,
+ * max event, reclaim callback, margin check, one synchronous drain of the
+ * over-limit group, small-charge retry, 16 reclaim retries, OOM callback,
+ * forced charge for callers that cannot fail.
+ *
+ * RCU.  The tree is walked under liburcu's "bulletproof" flavour (urcu-bp):
+ * threads are registered on their first read-side section and unregistered
+ * when they exit, so callers have NO duty at all: no registration, no
+ * quiescent states, and their own use of any liburcu flavour (including bp)
+ * is unaffected.  The library links liburcu-bp privately; a process that
+ * forks must not call into pcstock from the child until it exec()s (as for
+ * any library with helper threads: urcu-bp starts a call_rcu thread).
+ *
+ * Lifetime.  Groups are reference counted.  pcstock_group_create() and
+ * pcstock_group_lookup() return a reference; pcstock_group_put() drops it.
+ * pcstock_group_destroy() takes a group offline (no new charges, stock
+ * disabled and drained into the parent chain, unlinked from the tree); the
+ * memory is freed after the last reference is put and an RCU grace period.
+ * Pages charged to a group keep their group alive only through the
+ * reference their holder keeps: hold one while you hold pages.
+ *
+ * Deliberate differences from the kernel (each pinned by a test):
+ *  - drain_all (and the v2/v1 limit writers' drains) drain every CPU's slot
+ *    of the DEFAULT and V4 stocks, not only online CPUs: a simulated thread
+ *    may stay entered on an offline CPU and refill there.
+ *  - memcg7: the remote drain "work" runs synchronously in the draining
+ *    thread under that CPU's lock (there is no workqueue); the cache is one
+ *    per tree; slot counts are unsigned ints, so any batch works; a refill
+ *    for an offline group bypasses the cache (checked under the CPU lock,
+ *    so destroy never leaves a slot behind) and destroy drains the group's
+ *    slots on every CPU, isolated ones included.
+ *  - memory.high: over-high pages are recorded per thread and reclaimed by
+ *    pcstock_handle_over_high(), which returns the kernel's throttling delay
+ *    instead of sleeping; it is never called synchronously from a charge.
+ *  - callbacks are not trusted: a reclaim result outside 0..nr_pages is
+ *    clamped (and counted), and the loops that the kernel only leaves when
+ *    reclaim or the OOM killer stop making progress are also bounded
+ *    (PCSTOCK_MAX_PROGRESS_ROUNDS), so a lying callback cannot hang a
+ *    charge.
+ *  - there are no tasks: no PF_MEMALLOC, "task is dying" or "already in
+ *    OOM" states.  Charges made by a thread from inside a callback of the
+ *    same tree are forced, as the kernel forces charges made from reclaim.
+ *  - charging an offline group fails with -ENOENT (the kernel cannot name
+ *    an offline memcg in a new charge).
+ */
 #ifndef PCSTOCK_HIERARCHY_H
 #define PCSTOCK_HIERARCHY_H
 
+#include <stdbool.h>
+
 #include <pcstock/common.h>
+#include <pcstock/counter.h>
+#include <pcstock/cpu.h>
+#include <pcstock/stock.h>
+
+PCSTOCK_EXTERN_C_BEGIN
+
+struct pcstock_tree;
+struct pcstock_group;
+
+/**
+ * enum pcstock_tree_policy - which per-CPU stock a tree's groups use
+ * @PCSTOCK_TREE_DEFAULT: per-counter stock, PCSTOCK_STOCK_DEFAULT
+ * @PCSTOCK_TREE_V4: per-counter stock, PCSTOCK_STOCK_V4 (the posted series)
+ * @PCSTOCK_TREE_MEMCG7: the pre-series memcg stock: 7 slots per CPU keyed
+ *	by group, round-robin victim (kernel v6.16+, spec §3.4)
+ * @PCSTOCK_TREE_NONE: no stock: every charge walks the counters
+ */
+enum pcstock_tree_policy {
+	PCSTOCK_TREE_DEFAULT = 0,
+	PCSTOCK_TREE_V4,
+	PCSTOCK_TREE_MEMCG7,
+	PCSTOCK_TREE_NONE,
+	PCSTOCK_TREE_NR_POLICIES,
+};
+
+/* The kernel's MEMCG_CHARGE_BATCH, the default batch. */
+#define PCSTOCK_DEFAULT_BATCH 64U
+/* The kernel's MAX_RECLAIM_RETRIES. */
+#define PCSTOCK_MAX_RECLAIM_RETRIES 16
+/* Bound on the retries a callback's claimed progress can buy (ours). */
+#define PCSTOCK_MAX_PROGRESS_ROUNDS 1024
+
+/**
+ * typedef pcstock_reclaim_fn - free pages charged to a subtree
+ * @g: the group over its limit (or over high); reclaim from its subtree
+ * @nr_pages: pages wanted
+ * @arg: the tree's callback argument
+ *
+ * Called from a charging (or limit-writing) thread, with a reference on @g
+ * held for the call, outside every lock and RCU section of the library.
+ * Free pages by uncharging them (pcstock_group_uncharge()).  Charges this
+ * thread makes in the same tree during the call are forced.
+ *
+ * Return: pages freed; values below 0 or above @nr_pages are clamped.
+ */
+typedef long (*pcstock_reclaim_fn)(struct pcstock_group *g,
+				   unsigned long nr_pages, void *arg);
+
+/**
+ * typedef pcstock_oom_fn - last resort when reclaim failed
+ * @g: the group over its limit
+ * @arg: the tree's callback argument
+ *
+ * Context as for pcstock_reclaim_fn.
+ *
+ * Return: true if progress was made (something was "killed" and its pages
+ * uncharged): the charge retries with a fresh reclaim budget.
+ */
+typedef bool (*pcstock_oom_fn)(struct pcstock_group *g, void *arg);
+
+/**
+ * struct pcstock_tree_attr - how to build a tree
+ * @policy: enum pcstock_tree_policy
+ * @batch: stock batch in pages, 1..PCSTOCK_STOCK_MAX_BATCH; 0 means
+ *	PCSTOCK_DEFAULT_BATCH
+ * @memsw: cgroup v1 memory+swap accounting (a second counter per group,
+ *	charged first)
+ * @recursive_protection: cgroup2's memory_recursiveprot for emin/elow
+ * @track_failcnt: count failed charges per counter (cgroup v1's failcnt)
+ * @memcg7_isolated_fix: memcg7 only: clear the per-CPU flushing flag when
+ *	drain_all skips an isolated CPU (the proposed 2026 fix); false keeps
+ *	the kernel's behaviour, where the flag stays set and later drains skip
+ *	that CPU for good
+ * @reclaim: reclaim callback, or NULL (reclaims nothing)
+ * @oom: OOM callback, or NULL (never makes progress)
+ * @cb_arg: passed to both callbacks
+ */
+struct pcstock_tree_attr {
+	enum pcstock_tree_policy policy;
+	unsigned int batch;
+	bool memsw;
+	bool recursive_protection;
+	bool track_failcnt;
+	bool memcg7_isolated_fix;
+	pcstock_reclaim_fn reclaim;
+	pcstock_oom_fn oom;
+	void *cb_arg;
+};
+
+/**
+ * enum pcstock_event - memory.events counters
+ * @PCSTOCK_EVENT_MAX: a charge hit max (raised on the over-limit group)
+ * @PCSTOCK_EVENT_HIGH: over-high reclaim ran on the group
+ * @PCSTOCK_EVENT_OOM: the OOM callback was invoked for the group
+ * @PCSTOCK_EVENT_OOM_KILL: the OOM callback reported progress
+ */
+enum pcstock_event {
+	PCSTOCK_EVENT_MAX = 0,
+	PCSTOCK_EVENT_HIGH,
+	PCSTOCK_EVENT_OOM,
+	PCSTOCK_EVENT_OOM_KILL,
+	PCSTOCK_NR_EVENTS,
+};
+
+/* Charge flags (pcstock_group_charge()). */
+/* Must not block: no callback, no drain; fail at once (GFP_NOWAIT). */
+#define PCSTOCK_CHARGE_NOWAIT 0x1U
+/* Must not fail: charge over the limit after the attempts (__GFP_NOFAIL). */
+#define PCSTOCK_CHARGE_NOFAIL 0x2U
+/* Give up after the first reclaim and drain (__GFP_NORETRY). */
+#define PCSTOCK_CHARGE_NORETRY 0x4U
+
+/**
+ * enum pcstock_limit - which limit pcstock_group_write_limit() sets
+ * @PCSTOCK_LIMIT_MAX: pcstock_group_set_max()
+ * @PCSTOCK_LIMIT_MAX_STRICT: pcstock_group_set_max_strict()
+ * @PCSTOCK_LIMIT_HIGH: pcstock_group_set_high()
+ * @PCSTOCK_LIMIT_MIN: pcstock_group_set_min()
+ * @PCSTOCK_LIMIT_LOW: pcstock_group_set_low()
+ * @PCSTOCK_LIMIT_MEMSW_MAX: pcstock_group_set_memsw_max()
+ */
+enum pcstock_limit {
+	PCSTOCK_LIMIT_MAX = 0,
+	PCSTOCK_LIMIT_MAX_STRICT,
+	PCSTOCK_LIMIT_HIGH,
+	PCSTOCK_LIMIT_MIN,
+	PCSTOCK_LIMIT_LOW,
+	PCSTOCK_LIMIT_MEMSW_MAX,
+};
+
+/**
+ * struct pcstock_memcg7_stats - the 7-slot cache of a memcg7 tree
+ * @hits: charges served from a slot
+ * @misses: charges the cache could not serve
+ * @refills: pages put in a slot (batch surplus or uncharge)
+ * @bypasses: refills sent straight to the counters (oversize, lock busy,
+ *	no CPU, offline group)
+ * @evictions: round-robin victims drained to make room
+ * @slot_drains: slots drained with pages in them (any reason)
+ * @drained_pages: pages those drains returned
+ * @isolated_skips: drain_all skipped an isolated CPU
+ * @flushing_skips: drain_all skipped a CPU whose flushing flag was set
+ */
+struct pcstock_memcg7_stats {
+	unsigned long hits;
+	unsigned long misses;
+	unsigned long refills;
+	unsigned long bypasses;
+	unsigned long evictions;
+	unsigned long slot_drains;
+	unsigned long drained_pages;
+	unsigned long isolated_skips;
+	unsigned long flushing_skips;
+};
+
+/**
+ * struct pcstock_tree_stats - tree-wide figures
+ * @nr_groups: groups allocated, root included (offline ones still
+ *	referenced or waiting for their grace period count too)
+ * @drain_all: drain_all calls that drained
+ * @drain_all_busy: drain_all calls skipped because another was running
+ * @callback_clamped: callback results clamped into range
+ * @memcg7: the legacy cache (all zero for other policies)
+ */
+struct pcstock_tree_stats {
+	unsigned long nr_groups;
+	unsigned long drain_all;
+	unsigned long drain_all_busy;
+	unsigned long callback_clamped;
+	struct pcstock_memcg7_stats memcg7;
+};
+
+/**
+ * struct pcstock_group_stats - a snapshot of one group
+ * @usage: memory usage in pages (stock included, as memory.current)
+ * @usage_exact: @usage minus the stock held in the subtree
+ * @memsw_usage: memsw usage (0 without memsw)
+ * @max: @high: @min: @low: the memory limits
+ * @memsw_max: the memsw limit (0 without memsw)
+ * @emin: @elow: effective protection from the last
+ *	pcstock_group_calculate_protection() over an ancestor
+ * @watermark: peak memory usage
+ * @failcnt: @memsw_failcnt: failed charges (with track_failcnt)
+ * @events: hierarchical events (this group and its descendants), as
+ *	memory.events
+ * @events_local: events raised on this group itself
+ * @stock: statistics of the group's memory stock (DEFAULT, V4)
+ *
+ * Fields are read one by one without stopping chargers.
+ */
+struct pcstock_group_stats {
+	unsigned long usage;
+	unsigned long usage_exact;
+	unsigned long memsw_usage;
+	unsigned long max;
+	unsigned long high;
+	unsigned long min;
+	unsigned long low;
+	unsigned long memsw_max;
+	unsigned long emin;
+	unsigned long elow;
+	unsigned long watermark;
+	unsigned long failcnt;
+	unsigned long memsw_failcnt;
+	unsigned long events[PCSTOCK_NR_EVENTS];
+	unsigned long events_local[PCSTOCK_NR_EVENTS];
+	struct pcstock_stock_stats stock;
+};
+
+/**
+ * pcstock_tree_create() - create a tree and its root group
+ * @d: the domain whose CPUs own the stock; must outlive the tree
+ * @attr: the description; NULL means all defaults (DEFAULT policy, batch
+ *	64, no memsw, no callbacks)
+ * @out: receives the tree; untouched on failure
+ *
+ * Context: any thread.
+ *
+ * Return: 0; -EINVAL for a NULL @d or @out, an unknown policy or a batch
+ * above PCSTOCK_STOCK_MAX_BATCH; -ENOMEM (nothing is left allocated).
+ */
+PCSTOCK_API int pcstock_tree_create(struct pcstock_domain *d,
+				    const struct pcstock_tree_attr *attr,
+				    struct pcstock_tree **out);
+
+/**
+ * pcstock_tree_destroy() - free a tree
+ * @t: the tree, or NULL
+ *
+ * Every group but the root must have been destroyed and every reference
+ * put, including the calling thread's over-high record
+ * (pcstock_handle_over_high() drops it; exiting threads drop theirs).  Waits
+ * for pending RCU frees.
+ *
+ * Context: no concurrent use of @t.  Not from a callback or RCU section.
+ *
+ * Return: 0; -EBUSY if a group other than the root exists or is still
+ * referenced (the tree is then left usable).
+ */
+PCSTOCK_API int pcstock_tree_destroy(struct pcstock_tree *t);
+
+/**
+ * pcstock_tree_root() - the root group of @t
+ *
+ * Return: the root (no reference taken: it lives as long as the tree).
+ */
+PCSTOCK_API struct pcstock_group *pcstock_tree_root(struct pcstock_tree *t);
+
+/** pcstock_tree_domain() - the domain @t was created over */
+PCSTOCK_API struct pcstock_domain *
+pcstock_tree_domain(const struct pcstock_tree *t);
+
+/** pcstock_tree_policy() - the stock policy of @t */
+PCSTOCK_API enum pcstock_tree_policy
+pcstock_tree_policy(const struct pcstock_tree *t);
+
+/**
+ * pcstock_tree_stats() - tree-wide statistics
+ * @t: the tree
+ * @st: receives them
+ */
+PCSTOCK_API void pcstock_tree_stats(const struct pcstock_tree *t,
+				    struct pcstock_tree_stats *st);
+
+/**
+ * pcstock_tree_policy_parse() - policy from its name
+ * @name: "default", "v4", "memcg7" or "none"
+ * @out: receives the policy
+ *
+ * Return: 0; -EINVAL for an unknown name or NULL argument.
+ */
+PCSTOCK_API int pcstock_tree_policy_parse(const char *name,
+					  enum pcstock_tree_policy *out);
+
+/**
+ * pcstock_tree_policy_name() - name of a policy
+ *
+ * Return: a static string, or NULL for an unknown policy.
+ */
+PCSTOCK_API const char *pcstock_tree_policy_name(enum pcstock_tree_policy p);
+
+/**
+ * pcstock_group_create() - create a group under @parent
+ * @parent: an online group of the tree
+ * @name: 1..255 bytes, no '/', unique among @parent's online children
+ * @out: receives the new group with one reference for the caller
+ *
+ * The group starts with no limits (max, high, memsw max = PCSTOCK_COUNTER_MAX,
+ * min = low = 0).  A stock that cannot be allocated is not an error: the
+ * group then charges its counters directly.
+ *
+ * Context: any thread; serialised with other topology changes of the tree.
+ *
+ * Return: 0; -EINVAL (NULL, empty or bad name); -EEXIST (name taken);
+ * -ENOENT (@parent offline); -ENOMEM.
+ */
+PCSTOCK_API int pcstock_group_create(struct pcstock_group *parent,
+				     const char *name,
+				     struct pcstock_group **out);
+
+/**
+ * pcstock_group_destroy() - take a group offline
+ * @g: the group
+ *
+ * Unlinks @g, refuses new charges, disables its stock and drains it into
+ * the parent chain, and drops the tree's reference.  Uncharges by holders
+ * of pages keep working.  The memory goes after the last reference and a
+ * grace period.
+ *
+ * Context: any thread (not inside a walk callback).
+ *
+ * Return: 0; -EINVAL (NULL); -EBUSY (the root, or @g has children);
+ * -ENOENT (already destroyed).
+ */
+PCSTOCK_API int pcstock_group_destroy(struct pcstock_group *g);
+
+/** pcstock_group_get() - take a reference on @g (which the caller holds) */
+PCSTOCK_API void pcstock_group_get(struct pcstock_group *g);
+
+/**
+ * pcstock_group_put() - drop a reference
+ * @g: the group, or NULL
+ *
+ * Context: any thread, also inside RCU sections and callbacks.
+ */
+PCSTOCK_API void pcstock_group_put(struct pcstock_group *g);
+
+/**
+ * pcstock_group_lookup() - find a group by path
+ * @from: where the path starts
+ * @path: names separated by '/', e.g. "tenants/a"; leading and trailing
+ *	'/' are ignored; "" is @from itself
+ * @out: receives the group with a reference
+ *
+ * Context: any thread, lock-free (RCU).
+ *
+ * Return: 0; -EINVAL (NULL, empty component); -ENOENT (no such online
+ * group).
+ */
+PCSTOCK_API int pcstock_group_lookup(struct pcstock_group *from,
+				     const char *path,
+				     struct pcstock_group **out);
+
+/**
+ * typedef pcstock_walk_fn - visitor of pcstock_group_walk()
+ *
+ * Runs inside an RCU read-side section: it must not block, destroy groups,
+ * charge with callbacks, or wait for other threads; it may read @g, take a
+ * reference and call the readers.  Return non-zero to stop the walk.
+ */
+typedef int (*pcstock_walk_fn)(struct pcstock_group *g, void *arg);
+
+/**
+ * pcstock_group_walk() - visit @root and its descendants in pre-order
+ * @root: the subtree
+ * @fn: the visitor
+ * @arg: its argument
+ *
+ * Groups created or destroyed during the walk may or may not be visited.
+ *
+ * Return: the first non-zero value @fn returned, or 0.
+ */
+PCSTOCK_API int pcstock_group_walk(struct pcstock_group *root,
+				   pcstock_walk_fn fn, void *arg);
+
+/** pcstock_group_name() - name of @g ("" for the root), valid while held */
+PCSTOCK_API const char *pcstock_group_name(const struct pcstock_group *g);
+
+/** pcstock_group_parent() - parent of @g, NULL for the root (no reference) */
+PCSTOCK_API struct pcstock_group *
+pcstock_group_parent(const struct pcstock_group *g);
+
+/** pcstock_group_tree() - the tree @g belongs to */
+PCSTOCK_API struct pcstock_tree *
+pcstock_group_tree(const struct pcstock_group *g);
+
+/** pcstock_group_online() - false once @g was destroyed */
+PCSTOCK_API bool pcstock_group_online(const struct pcstock_group *g);
+
+/**
+ * pcstock_group_memory() - the memory counter of @g, for its readers
+ *
+ * Return: the counter (read it with the pcstock_counter_* readers; change
+ * it only through the group functions).
+ */
+PCSTOCK_API const struct pcstock_counter *
+pcstock_group_memory(const struct pcstock_group *g);
+
+/**
+ * pcstock_group_memsw() - the memsw counter of @g
+ *
+ * Return: the counter, or NULL without memsw accounting.
+ */
+PCSTOCK_API const struct pcstock_counter *
+pcstock_group_memsw(const struct pcstock_group *g);
+
+/**
+ * pcstock_group_charge() - charge pages to a group (try_charge_memcg)
+ * @g: the group (the caller holds a reference)
+ * @nr_pages: pages, 0 (a no-op) .. PCSTOCK_COUNTER_MAX
+ * @flags: PCSTOCK_CHARGE_* or 0
+ *
+ * The kernel's flow, in order: a stock hit returns at once; memsw then
+ * memory are charged (memcg7 and none: max(batch, nr_pages) then exactly
+ * nr_pages; DEFAULT and V4: through the counters' stocks) and memsw is
+ * rolled back if memory fails; on failure a MAX event is raised on the
+ * over-limit group, the reclaim callback asked for @nr_pages, the charge
+ * retried if the margin now fits, then once after a synchronous drain_all
+ * of the over-limit group, then (NORETRY stops here) again while reclaim
+ * progresses for charges of at most 8 pages and PCSTOCK_MAX_RECLAIM_RETRIES
+ * times; then, for at most 8 pages, the OOM callback, whose progress
+ * restarts the retries.  NOFAIL then charges over the limit.  A charge that
+ * touched the counters and left a level above its high records the pages
+ * for pcstock_handle_over_high().  The root group charges nothing.
+ *
+ * Context: any thread; may call the callbacks unless NOWAIT.  Never from a
+ * walk callback.
+ *
+ * Return: 0; -ENOMEM (over the limit); -EINVAL (NULL, nr_pages above
+ * PCSTOCK_COUNTER_MAX, unknown flags); -ENOENT (@g is offline).
+ */
+PCSTOCK_API int pcstock_group_charge(struct pcstock_group *g,
+				     unsigned long nr_pages, unsigned int flags);
+
+/**
+ * pcstock_group_uncharge() - give pages back
+ * @g: the group they were charged to (also if it is offline)
+ * @nr_pages: pages, 0 (a no-op) .. PCSTOCK_COUNTER_MAX
+ *
+ * Through the stock: DEFAULT refills this CPU's slot up to the batch, V4
+ * and none uncharge the counters, memcg7 refills its cache (kernel
+ * refill_stock(): oversize goes straight up, a slot over batch is drained).
+ *
+ * Context: any thread, never blocks (memcg7 spins briefly at most).
+ *
+ * Return: 0; -EINVAL (NULL, too many pages).
+ */
+PCSTOCK_API int pcstock_group_uncharge(struct pcstock_group *g,
+				       unsigned long nr_pages);
+
+/**
+ * pcstock_group_drain_all() - return the stock of a whole subtree
+ * @g: the subtree
+ *
+ * DEFAULT and V4: every CPU's slot of every counter of the subtree.
+ * memcg7: every online CPU whose cache holds pages of the subtree, with the
+ * kernel's per-CPU flushing flag (isolated CPUs are skipped, see
+ * memcg7_isolated_fix); a CPU's whole cache is drained, other groups' slots
+ * included.  Serialised the kernel's way: if another drain_all of the tree
+ * is running, this one returns at once.
+ *
+ * Context: any thread; not inside a walk callback.
+ */
+PCSTOCK_API void pcstock_group_drain_all(struct pcstock_group *g);
+
+/**
+ * pcstock_group_set_max() - cgroup v2 memory.max write
+ * @g: a non-root group
+ * @nr_pages: the limit, 0..PCSTOCK_COUNTER_MAX
+ *
+ * Sets the limit unconditionally, then while usage is above it: drains the
+ * stock once, reclaims until 16 rounds made no progress, then raises an
+ * OOM event and calls the OOM callback until it stops making progress.
+ * Never fails because of usage.
+ *
+ * Context: any thread (not from a callback); concurrent chargers fine.
+ *
+ * Return: 0; -EINVAL (NULL, root, value too large).
+ */
+PCSTOCK_API int pcstock_group_set_max(struct pcstock_group *g,
+				      unsigned long nr_pages);
+
+/**
+ * pcstock_group_set_max_strict() - cgroup v1 limit_in_bytes write
+ * @g: a non-root group
+ * @nr_pages: the limit
+ *
+ * Refuses a memory.max above memsw.max (with memsw).  Tries
+ * pcstock_counter_set_max(); on -EBUSY drains once, then reclaims one page
+ * per round until set_max succeeds or reclaim makes no progress.
+ *
+ * Context: limit writers of the tree are serialised internally.
+ *
+ * Return: 0; -EINVAL (NULL, root, too large, above memsw.max); -EBUSY
+ * (usage could not be brought under @nr_pages).
+ */
+PCSTOCK_API int pcstock_group_set_max_strict(struct pcstock_group *g,
+					     unsigned long nr_pages);
+
+/**
+ * pcstock_group_set_memsw_max() - cgroup v1 memsw.limit_in_bytes write
+ * @g: a non-root group of a memsw tree
+ * @nr_pages: the limit
+ *
+ * As pcstock_group_set_max_strict() on the memsw counter; refuses a value
+ * below memory.max.
+ *
+ * Return: 0; -EINVAL (NULL, root, too large, below memory.max);
+ * -EOPNOTSUPP (tree without memsw); -EBUSY.
+ */
+PCSTOCK_API int pcstock_group_set_memsw_max(struct pcstock_group *g,
+					    unsigned long nr_pages);
+
+/**
+ * pcstock_group_set_high() - cgroup v2 memory.high write
+ * @g: a non-root group
+ * @nr_pages: the threshold
+ *
+ * Stores it, then while usage is above it: drains once and reclaims until
+ * 16 rounds made no progress.  No OOM.
+ *
+ * Return: 0; -EINVAL (NULL, root, too large).
+ */
+PCSTOCK_API int pcstock_group_set_high(struct pcstock_group *g,
+				       unsigned long nr_pages);
+
+/**
+ * pcstock_group_set_min() - memory.min (hard protection)
+ * @g: a non-root group
+ * @nr_pages: the setting
+ *
+ * Return: 0; -EINVAL (NULL, root, too large).
+ */
+PCSTOCK_API int pcstock_group_set_min(struct pcstock_group *g,
+				      unsigned long nr_pages);
+
+/**
+ * pcstock_group_set_low() - memory.low (best-effort protection)
+ * @g: a non-root group
+ * @nr_pages: the setting
+ *
+ * Return: 0; -EINVAL (NULL, root, too large).
+ */
+PCSTOCK_API int pcstock_group_set_low(struct pcstock_group *g,
+				      unsigned long nr_pages);
+
+/**
+ * pcstock_group_write_limit() - set a limit from a string
+ * @g: the group
+ * @which: enum pcstock_limit
+ * @buf: e.g. "512M", "max\n"; surrounding whitespace is ignored, then the
+ *	kernel's memparse grammar with the "max" keyword
+ *
+ * Return: as the setter; -EINVAL also for a string memparse rejects or an
+ * unknown @which.
+ */
+PCSTOCK_API int pcstock_group_write_limit(struct pcstock_group *g,
+					  enum pcstock_limit which,
+					  const char *buf);
+
+/**
+ * pcstock_group_calculate_protection() - compute emin/elow of a subtree
+ * @g: the reclaim root (its own values are left alone, as in the kernel)
+ *
+ * Walks the subtree top-down and stores each descendant's effective min and
+ * low (the tree's recursive_protection setting applies).  Read them with
+ * pcstock_group_stats().
+ *
+ * Context: callers serialise calculations over overlapping subtrees.
+ */
+PCSTOCK_API void pcstock_group_calculate_protection(struct pcstock_group *g);
+
+/** pcstock_group_usage() - memory usage of @g in pages, stock included */
+PCSTOCK_API unsigned long pcstock_group_usage(const struct pcstock_group *g);
+
+/**
+ * pcstock_group_usage_exact() - usage minus the stock of the subtree
+ *
+ * Return: pages held by callers through @g and its descendants, exact when
+ * nothing charges concurrently (clamped at 0 otherwise).
+ */
+PCSTOCK_API unsigned long
+pcstock_group_usage_exact(const struct pcstock_group *g);
+
+/** pcstock_group_memsw_usage() - memsw usage, 0 without memsw */
+PCSTOCK_API unsigned long
+pcstock_group_memsw_usage(const struct pcstock_group *g);
+
+/**
+ * pcstock_group_stock_pages() - pages in the stock of @g's subtree
+ *
+ * Return: a snapshot (memory stock; memcg7: the slots of the subtree).
+ */
+PCSTOCK_API unsigned long
+pcstock_group_stock_pages(const struct pcstock_group *g);
+
+/**
+ * pcstock_group_events() - hierarchical event count (memory.events)
+ *
+ * Return: the count, 0 for an unknown event.
+ */
+PCSTOCK_API unsigned long pcstock_group_events(const struct pcstock_group *g,
+					       enum pcstock_event ev);
+
+/**
+ * pcstock_group_stats() - snapshot of a group
+ * @g: the group
+ * @st: receives it
+ *
+ * Context: any thread; does not stop chargers.
+ */
+PCSTOCK_API void pcstock_group_stats(const struct pcstock_group *g,
+				     struct pcstock_group_stats *st);
+
+/**
+ * pcstock_handle_over_high() - reclaim the calling thread's over-high pages
+ *
+ * The kernel's __mem_cgroup_handle_over_high(), called by the user at a
+ * safe point (no locks held, e.g. when a request completes).  Takes the
+ * pages recorded by this thread's charges, reclaims them from each level
+ * of the last charged group above its high (raising HIGH events), and
+ * retries while reclaim progresses or 16 times while the throttling delay
+ * exceeds 10 ms.  Drops the thread's record (and its group reference).
+ *
+ * Context: any thread, not from a callback or RCU section.
+ *
+ * Return: the delay in milliseconds the kernel would sleep (HZ = 1000:
+ * penalty = overage² × HZ >> 34, × pages / 64, at most 2000; 0 when at
+ * most 10), 0 if nothing was recorded.
+ */
+PCSTOCK_API unsigned long pcstock_handle_over_high(void);
+
+/**
+ * pcstock_over_high_pages() - pages this thread has recorded over high
+ *
+ * Return: the count pcstock_handle_over_high() would work on.
+ */
+PCSTOCK_API unsigned long pcstock_over_high_pages(void);
+
+PCSTOCK_EXTERN_C_END
 
 #endif /* PCSTOCK_HIERARCHY_H */

@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Hierarchy layer tests (issue 5): groups and the try_charge_memcg flow on
+# every policy, the legacy 7-slot cache (spec §7 S1-S5), and a lifecycle
+# stress run (64 SIM CPUs, every policy).
+
+pcstock_add_test(test_hierarchy SOURCES test_hierarchy.c
+	LABELS unit conformance TIMEOUT 60)
+pcstock_add_test(test_memcg7 SOURCES test_memcg7.c
+	LABELS unit conformance TIMEOUT 60)
+pcstock_add_test(test_hierarchy_stress SOURCES test_hierarchy_stress.c
+	LABELS stress TIMEOUT 300)

@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_memcg7.c - the pre-series 7-slot memcg stock (spec §3.4, §7 S1-S5).
+ *
+ * S1-S3 run on the cache alone with fake keys whose uncharges and
+ * references are recorded; S1 again, S4, S5 and the drain_all behaviour
+ * (whole-CPU drains, the isolated-CPU flushing flag and its proposed fix)
+ * run through groups of a memcg7 tree on a 4-CPU SIM domain.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <pcstock/hierarchy.h>
+
+#include "memcg7.h"
+
+#define NR_CPUS 4U
+#define BATCH 64U
+
+struct fake {
+	unsigned long uncharged;
+	long refs;
+	bool offline;
+};
+
+static struct pcstock_domain *dom;
+
+static void fake_uncharge(void *key, unsigned long nr_pages)
+{
+	((struct fake *)key)->uncharged += nr_pages;
+}
+
+static void fake_get(void *key)
+{
+	((struct fake *)key)->refs++;
+}
+
+static void fake_put(void *key)
+{
+	((struct fake *)key)->refs--;
+}
+
+static bool fake_online(void *key)
+{
+	return !((struct fake *)key)->offline;
+}
+
+static bool fake_in_subtree(void *key, void *root)
+{
+	return key == root;
+}
+
+static const struct memcg7_ops fake_ops = {
+	.uncharge = fake_uncharge,
+	.get = fake_get,
+	.put = fake_put,
+	.online = fake_online,
+	.in_subtree = fake_in_subtree,
+};
+
+static int setup(void **state)
+{
+	struct pcstock_domain_attr attr = { NR_CPUS, PCSTOCK_CPU_SIM, NULL };
+
+	if (pcstock_domain_create(&attr, &dom) || pcstock_cpu_enter(dom, 0))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	pcstock_cpu_exit(dom);
+	pcstock_domain_destroy(dom);
+	return 0;
+}
+
+static void assert_slot(struct memcg7 *m, unsigned int cpu, unsigned int i,
+			void *key, unsigned int nr)
+{
+	void *k;
+	unsigned int n;
+
+	assert_true(memcg7_slot(m, cpu, i, &k, &n));
+	assert_ptr_equal(k, key);
+	assert_int_equal(n, nr);
+}
+
+/* S1: slots fill in order; then slot 0, slot 1, ... are the victims. */
+static void test_s1_round_robin_eviction(void **state)
+{
+	struct fake f[16] = { 0 };
+	struct memcg7 *m;
+
+	assert_int_equal(memcg7_create(dom, BATCH, false, &fake_ops, &m), 0);
+	for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++)
+		memcg7_refill(m, &f[i], 1);
+	for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++)
+		assert_slot(m, 0, i, &f[i], 1);
+	memcg7_refill(m, &f[7], 1);
+	assert_slot(m, 0, 0, &f[7], 1);
+	assert_int_equal(f[0].uncharged, 1);
+	assert_int_equal(f[0].refs, 0);
+	memcg7_refill(m, &f[8], 1);
+	assert_slot(m, 0, 1, &f[8], 1);
+	assert_int_equal(f[1].uncharged, 1);
+	/* the k-th eviction drains slot k mod 7, whoever is in it */
+	for (unsigned int i = 9; i < 16; i++)
+		memcg7_refill(m, &f[i], 1);
+	assert_slot(m, 0, 1, &f[15], 1);
+	assert_slot(m, 0, 2, &f[9], 1);
+	assert_int_equal(f[7].uncharged, 1);	/* slot 0 again */
+	/* a second refill of a cached key adds to its slot */
+	memcg7_refill(m, &f[9], 2);
+	assert_slot(m, 0, 2, &f[9], 3);
+	memcg7_destroy(m);
+	for (unsigned int i = 0; i < 16; i++)
+		assert_int_equal(f[i].refs, 0);
+	assert_int_equal(f[9].uncharged, 3);
+}
+
+/* S2: 60 + 5 passes the batch: the whole slot (65) is drained. */
+static void test_s2_overflow_drains_slot(void **state)
+{
+	struct fake f = { 0 };
+	struct memcg7 *m;
+
+	assert_int_equal(memcg7_create(dom, BATCH, false, &fake_ops, &m), 0);
+	memcg7_refill(m, &f, 60);
+	assert_slot(m, 0, 0, &f, 60);
+	memcg7_refill(m, &f, 4);
+	assert_slot(m, 0, 0, &f, 64);	/* equal to batch stays */
+	memcg7_refill(m, &f, 1);
+	assert_slot(m, 0, 0, NULL, 0);
+	assert_int_equal(f.uncharged, 65);
+	assert_int_equal(f.refs, 0);
+	memcg7_destroy(m);
+}
+
+/* S3: an oversize refill bypasses the cache; consume limits. */
+static void test_s3_oversize_bypass_and_consume(void **state)
+{
+	struct fake f = { 0 }, g = { 0 };
+	struct pcstock_memcg7_stats st;
+	struct memcg7 *m;
+
+	assert_int_equal(memcg7_create(dom, BATCH, false, &fake_ops, &m), 0);
+	memcg7_refill(m, &f, 65);
+	assert_int_equal(f.uncharged, 65);
+	assert_slot(m, 0, 0, NULL, 0);
+	memcg7_refill(m, &f, 10);
+	assert_false(memcg7_consume(m, &f, 65));
+	assert_false(memcg7_consume(m, &f, 11));
+	assert_true(memcg7_consume(m, &f, 10));
+	assert_false(memcg7_consume(m, &g, 1));
+	assert_slot(m, 0, 0, &f, 0);	/* an empty slot keeps its key */
+	/* offline keys and threads that are no CPU bypass */
+	g.offline = true;
+	memcg7_refill(m, &g, 3);
+	assert_int_equal(g.uncharged, 3);
+	pcstock_cpu_exit(dom);
+	memcg7_refill(m, &f, 2);
+	assert_int_equal(f.uncharged, 67);
+	assert_false(memcg7_consume(m, &f, 0));
+	assert_int_equal(pcstock_cpu_enter(dom, 0), 0);
+	memcg7_stats(m, &st);
+	assert_int_equal(st.hits, 1);
+	assert_int_equal(st.misses, 2);	/* oversize and no-CPU: no scan */
+	assert_int_equal(st.bypasses, 2);	/* the third had no CPU */
+	memcg7_destroy(m);
+	assert_int_equal(f.refs, 0);
+}
+
+/* ---- through groups ------------------------------------------------------ */
+
+static struct pcstock_tree *open_tree(bool fix, bool track_failcnt)
+{
+	struct pcstock_tree_attr attr = {
+		.policy = PCSTOCK_TREE_MEMCG7,
+		.memcg7_isolated_fix = fix,
+		.track_failcnt = track_failcnt,
+	};
+	struct pcstock_tree *t = NULL;
+
+	assert_int_equal(pcstock_tree_create(dom, &attr, &t), 0);
+	return t;
+}
+
+static struct pcstock_group *mkgroup(struct pcstock_group *parent,
+				     const char *name)
+{
+	struct pcstock_group *g = NULL;
+
+	assert_int_equal(pcstock_group_create(parent, name, &g), 0);
+	return g;
+}
+
+static void rmgroup(struct pcstock_group *g)
+{
+	assert_int_equal(pcstock_group_destroy(g), 0);
+	pcstock_group_put(g);
+}
+
+static void on_cpu(unsigned int cpu)
+{
+	pcstock_cpu_exit(dom);
+	assert_int_equal(pcstock_cpu_enter(dom, cpu), 0);
+}
+
+/* S1 through groups: the 8th group on a CPU evicts the 1st's stock. */
+static void test_s1_groups_evict(void **state)
+{
+	struct pcstock_tree *t = open_tree(false, false);
+	struct pcstock_group *g[9];
+	char name[8];
+
+	for (int i = 0; i < 9; i++) {
+		snprintf(name, sizeof(name), "g%d", i);
+		g[i] = mkgroup(pcstock_tree_root(t), name);
+		assert_int_equal(pcstock_group_charge(g[i], 1, 0), 0);
+		assert_int_equal(pcstock_group_usage(g[i]), BATCH);
+	}
+	assert_int_equal(pcstock_group_usage(g[0]), 1);	/* evicted */
+	assert_int_equal(pcstock_group_usage(g[1]), 1);
+	assert_int_equal(pcstock_group_usage(g[2]), BATCH);
+	assert_int_equal(pcstock_group_usage(pcstock_tree_root(t)),
+			 9 + 7 * (BATCH - 1));
+	assert_int_equal(pcstock_group_usage_exact(pcstock_tree_root(t)), 9);
+	for (int i = 0; i < 9; i++) {
+		assert_int_equal(pcstock_group_uncharge(g[i], 1), 0);
+		rmgroup(g[i]);
+	}
+	assert_int_equal(pcstock_group_usage(pcstock_tree_root(t)), 0);
+	assert_int_equal(pcstock_tree_destroy(t), 0);
+}
+
+/* S4: one batch per 64 one-page charges on a CPU. */
+static void test_s4_batching(void **state)
+{
+	struct pcstock_tree *t = open_tree(false, false);
+	struct pcstock_group *a = mkgroup(pcstock_tree_root(t), "a");
+	struct pcstock_tree_stats ts;
+
+	assert_int_equal(pcstock_group_charge(a, 1, 0), 0);
+	assert_int_equal(pcstock_group_usage(a), BATCH);
+	assert_int_equal(pcstock_group_stock_pages(a), BATCH - 1);
+	for (unsigned int i = 0; i < BATCH - 1; i++)
+		assert_int_equal(pcstock_group_charge(a, 1, 0), 0);
+	assert_int_equal(pcstock_group_usage(a), BATCH);
+	assert_int_equal(pcstock_counter_watermark(pcstock_group_memory(a)),
+			 BATCH);
+	assert_int_equal(pcstock_group_charge(a, 1, 0), 0);
+	assert_int_equal(pcstock_group_usage(a), 2 * BATCH);
+	pcstock_tree_stats(t, &ts);
+	assert_int_equal(ts.memcg7.hits, BATCH - 1);
+	/* uncharges refill the slot; past the batch it is drained whole */
+	assert_int_equal(pcstock_group_uncharge(a, BATCH), 0);
+	assert_int_equal(pcstock_group_usage(a), 1);	/* 63 + 64 went up */
+	assert_int_equal(pcstock_group_stock_pages(a), 0);
+	assert_int_equal(pcstock_group_uncharge(a, 1), 0);
+	assert_int_equal(pcstock_group_stock_pages(a), 1);
+	assert_int_equal(pcstock_group_usage(a), 1);
+	pcstock_group_drain_all(a);
+	assert_int_equal(pcstock_group_usage(a), 0);
+	rmgroup(a);
+	assert_int_equal(pcstock_tree_destroy(t), 0);
+}
+
+/* S5: room for 10 pages: the batch fails (failcnt + 1), 1 page fits. */
+static void test_s5_batch_fallback(void **state)
+{
+	struct pcstock_tree *t = open_tree(false, true);
+	struct pcstock_group *a = mkgroup(pcstock_tree_root(t), "a");
+
+	assert_int_equal(pcstock_group_charge(a, 100, 0), 0);
+	assert_int_equal(pcstock_group_set_max(a, 110), 0);
+	assert_int_equal(pcstock_group_charge(a, 1, 0), 0);
+	assert_int_equal(pcstock_group_usage(a), 101);
+	assert_int_equal(pcstock_counter_failcnt(pcstock_group_memory(a)), 1);
+	assert_int_equal(pcstock_group_stock_pages(a), 0);	/* no refill */
+	assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_MAX), 0);
+	pcstock_group_uncharge(a, 101);
+	pcstock_group_drain_all(a);
+	rmgroup(a);
+	assert_int_equal(pcstock_tree_destroy(t), 0);
+}
+
+/* A drain_all for one group drains the whole cache of each CPU it hits. */
+static void test_drain_all_drains_other_groups(void **state)
+{
+	struct pcstock_tree *t = open_tree(false, false);
+	struct pcstock_group *a = mkgroup(pcstock_tree_root(t), "a");
+	struct pcstock_group *b = mkgroup(pcstock_tree_root(t), "b");
+
+	on_cpu(1);
+	assert_int_equal(pcstock_group_charge(a, 1, 0), 0);
+	assert_int_equal(pcstock_group_charge(b, 1, 0), 0);
+	on_cpu(2);
+	assert_int_equal(pcstock_group_charge(b, 1, 0), 0);
+	on_cpu(0);
+	pcstock_group_drain_all(a);
+	assert_int_equal(pcstock_group_usage(a), 1);
+	/* b lost CPU 1's stock too, but keeps CPU 2's (no a there) */
+	assert_int_equal(pcstock_group_usage(b), 2 + BATCH - 1);
+	pcstock_group_uncharge(a, 1);
+	pcstock_group_uncharge(b, 2);
+	rmgroup(a);
+	rmgroup(b);
+	assert_int_equal(pcstock_tree_destroy(t), 0);
+}
+
+/*
+ * The 2026 bug (Hui Zhu): drain_all skips an isolated CPU but leaves its
+ * flushing flag set, so no later drain_all drains that CPU, even after it
+ * stops being isolated.  With the proposed fix the flag is cleared.
+ */
+static void isolated_case(bool fix)
+{
+	struct pcstock_tree *t = open_tree(fix, false);
+	struct pcstock_group *a = mkgroup(pcstock_tree_root(t), "a");
+	struct pcstock_tree_stats ts;
+
+	on_cpu(3);
+	assert_int_equal(pcstock_group_charge(a, 1, 0), 0);
+	on_cpu(0);
+	assert_int_equal(pcstock_cpu_set_isolated(dom, 3, true), 0);
+	pcstock_group_drain_all(a);
+	assert_int_equal(pcstock_group_usage(a), BATCH);	/* skipped */
+	assert_int_equal(pcstock_cpu_set_isolated(dom, 3, false), 0);
+	pcstock_group_drain_all(a);
+	pcstock_tree_stats(t, &ts);
+	assert_int_equal(ts.memcg7.isolated_skips, 1);
+	if (fix) {
+		assert_int_equal(pcstock_group_usage(a), 1);
+		assert_int_equal(ts.memcg7.flushing_skips, 0);
+	} else {
+		assert_int_equal(pcstock_group_usage(a), BATCH);
+		assert_int_equal(ts.memcg7.flushing_skips, 1);
+	}
+	pcstock_group_uncharge(a, 1);
+	rmgroup(a);	/* destroy drains the group's slots everywhere */
+	assert_int_equal(pcstock_group_usage(pcstock_tree_root(t)), 0);
+	assert_int_equal(pcstock_tree_destroy(t), 0);
+}
+
+static void test_isolated_cpu_flag_stays_set(void **state)
+{
+	isolated_case(false);
+}
+
+static void test_isolated_cpu_flag_fix(void **state)
+{
+	isolated_case(true);
+}
+
+/* Pins the per-CPU flag itself on the cache. */
+static void test_flushing_flag_on_cache(void **state)
+{
+	struct fake f = { 0 };
+	struct memcg7 *m;
+
+	for (int fix = 0; fix < 2; fix++) {
+		assert_int_equal(memcg7_create(dom, BATCH, fix, &fake_ops, &m),
+				 0);
+		on_cpu(2);
+		memcg7_refill(m, &f, 5);
+		on_cpu(0);
+		assert_int_equal(pcstock_cpu_set_isolated(dom, 2, true), 0);
+		assert_true(memcg7_drain_all(m, &f));
+		assert_int_equal(memcg7_flushing(m, 2), !fix);
+		assert_int_equal(pcstock_cpu_set_isolated(dom, 2, false), 0);
+		assert_true(memcg7_drain_all(m, &f));
+		assert_int_equal(f.uncharged, fix ? 5 : 0);
+		assert_false(memcg7_flushing(m, 0));
+		memcg7_destroy(m);
+		f.uncharged = 0;
+	}
+	assert_int_equal(f.refs, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_s1_round_robin_eviction),
+		cmocka_unit_test(test_s2_overflow_drains_slot),
+		cmocka_unit_test(test_s3_oversize_bypass_and_consume),
+		cmocka_unit_test(test_s1_groups_evict),
+		cmocka_unit_test(test_s4_batching),
+		cmocka_unit_test(test_s5_batch_fallback),
+		cmocka_unit_test(test_drain_all_drains_other_groups),
+		cmocka_unit_test(test_isolated_cpu_flag_stays_set),
+		cmocka_unit_test(test_isolated_cpu_flag_fix),
+		cmocka_unit_test(test_flushing_flag_on_cache),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
