@@ -12,12 +12,14 @@
  *           exact charge; drain with an unconditional exchange; uncharges
  *           go straight up the hierarchy; nothing caps a slot.
  *  DEFAULT  the same charge path with the review findings fixed: every
- *           addition to a slot is a CAS capped at batch, whatever does not
- *           fit goes back up the hierarchy (counted as trims), so no slot
- *           ever holds more than batch; a drain reads before it exchanges;
- *           uncharges of up to batch pages refill the local slot (the
- *           netperf -73.9 % report); larger charges and uncharges bypass
- *           the stock.
+ *           addition to a slot is one CAS that never takes it above batch
+ *           (an addition that would overflow empties the slot instead and
+ *           sends its pages up with the new ones, as mainline's
+ *           refill_stock() does; counted as trims), so no slot ever holds
+ *           more than batch; a drain reads before it exchanges; uncharges
+ *           of up to batch pages refill the local slot (the netperf
+ *           -73.9 % report); larger charges and uncharges bypass the
+ *           stock.
  *
  * Memory ordering.  A page in a slot was charged to usage by whoever put it
  * there; whoever takes it out may uncharge it.  If that uncharge could land
@@ -53,6 +55,7 @@
 #include <pcstock/stock.h>
 
 #include "atomic.h"
+#include "domain.h"
 
 enum stock_state {
 	STOCK_NONE = 0,
@@ -77,24 +80,24 @@ static_assert(PCSTOCK_STOCK_MAX_BATCH <= INT_MAX,
 
 static inline int this_cpu(const struct pcstock_counter *c)
 {
-	return pcstock_this_cpu(c->stock_domain);
+	return pcs_this_cpu(c->stock_domain);
 }
 
 static inline atomic_int *slot_of(const struct pcstock_counter *c,
 				  unsigned int cpu)
 {
-	return pcstock_percpu_ptr(c->stock_domain, c->stock_slots, cpu);
+	return pcs_percpu_ptr(c->stock_domain, c->stock_slots, cpu);
 }
 
 static inline struct stock_cpu_stats *stats_of(const struct pcstock_counter *c,
 					       unsigned int cpu)
 {
-	return pcstock_percpu_ptr(c->stock_domain, c->stock_stats, cpu);
+	return pcs_percpu_ptr(c->stock_domain, c->stock_stats, cpu);
 }
 
 static inline unsigned int nr_cpus(const struct pcstock_counter *c)
 {
-	return pcstock_domain_nr_cpus(c->stock_domain);
+	return pcs_nr_cpus(c->stock_domain);
 }
 
 /*
@@ -109,60 +112,48 @@ static inline void stat_add(atomic_ulong *v, unsigned long n)
 
 /* ---- slot operations ------------------------------------------------------ */
 
-/*
- * Take @nr pages from @cpu's slot if it holds that many.  The CAS loop
- * retries while the slot still holds enough; a failed CAS reloads @old.
- */
-static inline bool consume(struct pcstock_counter *c, unsigned int cpu,
-			   unsigned long nr)
+/* Pages that had to leave a slot to keep it at most batch: back up. */
+static __attribute__((noinline)) void trim(struct pcstock_counter *c,
+					   struct stock_cpu_stats *st,
+					   unsigned long nr)
 {
-	atomic_int *slot = slot_of(c, cpu);
-	int old = pcs_load(slot, PCS_RELAXED);
-
-	while ((unsigned long)old >= nr) {
-		/*
-		 * acquire: pairs with the release addition in
-		 * refill_capped() or refill_v4(), so the charge that put
-		 * these pages in the slot happens before our caller's later
-		 * uncharge of them.
-		 */
-		if (pcs_cas(slot, &old, old - (int)nr, PCS_ACQUIRE,
-			    PCS_RELAXED)) {
-			stat_add(&stats_of(c, cpu)->hits, 1);
-			return true;
-		}
-	}
-	return false;
+	/* Our own pages (charged by us or held by our caller). */
+	pcstock_counter_uncharge(c, nr);
+	stat_add(&st->trims, nr);
 }
 
 /*
- * DEFAULT: put @nr (<= batch) pages in @cpu's slot without ever taking it
- * above @batch; what does not fit goes back up the hierarchy.
+ * DEFAULT: put @nr pages in @cpu's slot without ever taking it above
+ * @batch.  If they do not fit, the whole slot goes back up the hierarchy
+ * with them (mainline's refill_stock()): a CPU that only ever receives
+ * pages, the consumer of a cross-CPU flow, then pays one hierarchical
+ * uncharge per batch instead of one per call, as it would if the slot
+ * were kept full and only the excess sent up.
  */
-static void refill_capped(struct pcstock_counter *c, unsigned int cpu,
-			  unsigned int batch, unsigned long nr)
+static inline void refill_capped(struct pcstock_counter *c, unsigned int cpu,
+				 unsigned int batch, unsigned long nr)
 {
-	atomic_int *slot = slot_of(c, cpu);
+	struct pcstock_domain *d = c->stock_domain;
+	atomic_int *slot = pcs_percpu_ptr(d, c->stock_slots, cpu);
+	struct stock_cpu_stats *st = pcs_percpu_ptr(d, c->stock_stats, cpu);
 	int old = pcs_load(slot, PCS_RELAXED);
 	long want, new;
 
 	do {
 		want = (long)old + (long)nr;
-		new = want > (long)batch ? (long)batch : want;
+		new = want > (long)batch ? 0 : want;
 		/*
-		 * release: pairs with the acquire CAS in consume() and the
-		 * acquire exchange in pcstock_counter_drain_stock(): the
-		 * charge of these pages happens before their uncharge.
+		 * release: pairs with the acquire CAS in
+		 * pcstock_counter_try_charge_stock() and the acquire exchange
+		 * in pcstock_counter_drain_stock(): the charge of these pages
+		 * happens before their uncharge.
 		 */
 	} while (!pcs_cas(slot, &old, (int)new, PCS_RELEASE, PCS_RELAXED));
 
 	if (new > old)
-		stat_add(&stats_of(c, cpu)->refills, 1);
-	if (want > new) {
-		/* Our own pages (charged by us or held by our caller). */
-		pcstock_counter_uncharge(c, (unsigned long)(want - new));
-		stat_add(&stats_of(c, cpu)->trims, (unsigned long)(want - new));
-	}
+		stat_add(&st->refills, 1);
+	if (want > new)
+		trim(c, st, (unsigned long)(want - new));
 }
 
 /* V4: atomic_add of the surplus, no cap. */
@@ -308,73 +299,103 @@ unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 	return (unsigned long)nr;
 }
 
+/* The plain call: unstocked counter, no CPU, large or disabled refill. */
+static bool charge_exact(struct pcstock_counter *c, unsigned long nr_pages,
+			 struct pcstock_counter **fail,
+			 unsigned long *nr_charged)
+{
+	if (!pcstock_counter_try_charge(c, nr_pages, fail))
+		return false;
+	if (nr_charged)
+		*nr_charged = nr_pages;
+	return true;
+}
+
+/*
+ * The slot of @cpu could not serve @nr_pages: charge max(batch, n) and
+ * keep the surplus, else exactly n.  Out of line so that the hit path in
+ * the caller needs no stack frame.
+ */
+static __attribute__((noinline)) bool
+charge_miss(struct pcstock_counter *c, unsigned char state, unsigned int cpu,
+	    unsigned long nr_pages, struct pcstock_counter **fail,
+	    unsigned long *nr_charged)
+{
+	unsigned int batch = pcs_load(&c->stock_batch, PCS_RELAXED);
+	int now;
+
+	stat_add(&stats_of(c, cpu)->misses, 1);
+	/* V4: charge = max(batch, n), exact if that is n: the same test. */
+	if (state != STOCK_ENABLED || nr_pages >= batch ||
+	    !pcstock_counter_try_charge(c, batch, fail))
+		return charge_exact(c, nr_pages, fail, nr_charged);
+
+	/* The CPU we are on now, which may not be @cpu. */
+	now = this_cpu(c);
+	if (now < 0)
+		pcstock_counter_uncharge(c, batch - nr_pages);
+	else if (c->stock_policy == PCSTOCK_STOCK_V4)
+		refill_v4(c, (unsigned int)now, batch - nr_pages);
+	else
+		refill_capped(c, (unsigned int)now, batch, batch - nr_pages);
+	if (nr_charged)
+		*nr_charged = batch;
+	return true;
+}
+
 bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
 				      unsigned long nr_pages,
 				      struct pcstock_counter **fail,
 				      unsigned long *nr_charged)
 {
 	unsigned char state = pcs_load(&c->stock_state, PCS_RELAXED);
-	unsigned long charge = nr_pages;
-	unsigned int batch;
-	int cpu;
+	struct pcstock_domain *d = c->stock_domain;
+	struct stock_cpu_stats *st;
+	atomic_int *slot;
+	int cpu, old;
 
-	if (state == STOCK_NONE)
-		goto exact;
-	cpu = this_cpu(c);
-	if (cpu < 0)
-		goto exact;
-	if (!nr_pages || consume(c, (unsigned int)cpu, nr_pages)) {
-		charge = 0;
-		goto out;
+	if (state == STOCK_NONE || (cpu = pcs_this_cpu(d)) < 0)
+		return charge_exact(c, nr_pages, fail, nr_charged);
+	/* Both addresses before the CAS, which the compiler cannot cross. */
+	slot = pcs_percpu_ptr(d, c->stock_slots, (unsigned int)cpu);
+	st = pcs_percpu_ptr(d, c->stock_stats, (unsigned int)cpu);
+	if (!nr_pages)
+		goto hit;
+	old = pcs_load(slot, PCS_RELAXED);
+	while ((unsigned long)old >= nr_pages) {
+		/*
+		 * acquire: pairs with the release addition in
+		 * refill_capped() or refill_v4(), so the charge that put
+		 * these pages in the slot happens before our caller's later
+		 * uncharge of them.  A failed CAS reloads old.
+		 */
+		if (pcs_cas(slot, &old, old - (int)nr_pages, PCS_ACQUIRE,
+			    PCS_RELAXED)) {
+			stat_add(&st->hits, 1);
+			goto hit;
+		}
 	}
-	stat_add(&stats_of(c, (unsigned int)cpu)->misses, 1);
-
-	/* V4: charge = max(batch, n), exact if that is n: the same test. */
-	batch = pcs_load(&c->stock_batch, PCS_RELAXED);
-	if (state != STOCK_ENABLED || nr_pages >= batch)
-		goto exact;
-	charge = batch;
-	if (pcstock_counter_try_charge(c, charge, fail)) {
-		/* The CPU we are on now, which may not be the one above. */
-		cpu = this_cpu(c);
-		if (cpu < 0)
-			pcstock_counter_uncharge(c, charge - nr_pages);
-		else if (c->stock_policy == PCSTOCK_STOCK_V4)
-			refill_v4(c, (unsigned int)cpu, charge - nr_pages);
-		else
-			refill_capped(c, (unsigned int)cpu, batch,
-				      charge - nr_pages);
-		goto out;
-	}
-	/* The greedy charge failed: try exactly what was asked. */
-	charge = nr_pages;
-exact:
-	if (!pcstock_counter_try_charge(c, charge, fail))
-		return false;
-out:
+	return charge_miss(c, state, (unsigned int)cpu, nr_pages, fail,
+			   nr_charged);
+hit:
 	if (nr_charged)
-		*nr_charged = charge;
+		*nr_charged = 0;
 	return true;
 }
 
 void pcstock_counter_uncharge_stock(struct pcstock_counter *c,
 				    unsigned long nr_pages)
 {
-	unsigned int batch;
+	unsigned int batch = pcs_load(&c->stock_batch, PCS_RELAXED);
 	int cpu;
 
-	if (pcs_load(&c->stock_state, PCS_RELAXED) == STOCK_ENABLED &&
-	    c->stock_policy == PCSTOCK_STOCK_DEFAULT) {
-		batch = pcs_load(&c->stock_batch, PCS_RELAXED);
-		cpu = nr_pages <= batch ? this_cpu(c) : -1;
-		if (cpu >= 0) {
-			if (nr_pages)
-				refill_capped(c, (unsigned int)cpu, batch,
-					      nr_pages);
-			return;
-		}
+	if (pcs_load(&c->stock_state, PCS_RELAXED) != STOCK_ENABLED ||
+	    c->stock_policy != PCSTOCK_STOCK_DEFAULT || nr_pages > batch ||
+	    (cpu = pcs_this_cpu(c->stock_domain)) < 0) {
+		pcstock_counter_uncharge(c, nr_pages);
+		return;
 	}
-	pcstock_counter_uncharge(c, nr_pages);
+	refill_capped(c, (unsigned int)cpu, batch, nr_pages);
 }
 
 /* ---- readers -------------------------------------------------------------- */

@@ -28,10 +28,11 @@ PCSTOCK_EXTERN_C_BEGIN
 /**
  * enum pcstock_stock_policy - which stock algorithm a counter runs
  * @PCSTOCK_STOCK_DEFAULT: the series with its review findings fixed: no
- *	slot stays above batch once an operation returns; a drain reads
- *	before it exchanges; uncharges of up to batch pages refill the local
- *	slot and send only the excess up; charges and uncharges above batch
- *	bypass the stock.
+ *	slot ever holds more than batch (an addition that would overflow
+ *	empties the slot and sends its pages up with the new ones, as
+ *	mainline's refill_stock() does); a drain reads before it exchanges;
+ *	uncharges of up to batch pages refill the local slot; charges and
+ *	uncharges above batch bypass the stock.
  * @PCSTOCK_STOCK_V4: exactly the series as posted (v4 3/5): CAS consume,
  *	greedy max(batch, n) refill with the surplus added to the then
  *	current CPU's slot (no cap), exact fallback, unconditional exchange
@@ -52,7 +53,8 @@ enum pcstock_stock_policy {
  * @refills: surpluses (from a batch charge or an uncharge) put in a slot
  * @drains: drains that found pages
  * @drained_pages: pages returned by drains
- * @trims: pages sent back up because a slot would exceed batch (DEFAULT)
+ * @trims: pages sent back up because a slot would have exceeded batch
+ *	(DEFAULT)
  *
  * Kept per CPU and updated without atomic RMWs, so two threads sharing one
  * CPU can lose an update: the figures are exact only when each CPU has one
@@ -126,17 +128,22 @@ PCSTOCK_API unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
  * pcstock_counter_try_charge_stock() - charge through the calling CPU's stock
  * @c: the leaf
  * @nr_pages: pages wanted (0 is a hit that changes nothing)
- * @fail: as pcstock_counter_try_charge(), written only on failure; may be
- *        NULL
+ * @fail: as pcstock_counter_try_charge(), written by a failed attempt: on
+ *        failure it names the level that refused the exact charge; a
+ *        failed greedy attempt also writes it even when the exact charge
+ *        then succeeds (as v4 does); may be NULL
  * @nr_charged: receives the pages charged to the hierarchy by this call:
  *              0 on a stock hit, else the pages charged (batch or
- *              @nr_pages); may be NULL
+ *              @nr_pages); untouched on failure; may be NULL
  *
  * A hit takes the pages from this CPU's slot.  A miss tries the greedy
- * max(batch, nr_pages) and keeps the surplus in a slot; if that fails it
- * tries exactly @nr_pages (so one call can add 2 to failcnt, as in the
- * kernel).  A thread that is no CPU of the domain, or an unstocked counter,
- * charges exactly @nr_pages through pcstock_counter_try_charge().
+ * max(batch, nr_pages) and keeps the surplus in the slot of the CPU the
+ * caller is on afterwards; if that fails it tries exactly @nr_pages (so
+ * one call can add 2 to failcnt, as in the kernel).  @nr_pages >= batch
+ * and a disabled stock charge exactly.  A thread that is no CPU of the
+ * domain, or an unstocked counter, charges exactly @nr_pages through
+ * pcstock_counter_try_charge().  A hit succeeds even above max: its pages
+ * were charged earlier.
  *
  * Context: any thread, lock-free.
  *
@@ -152,9 +159,12 @@ PCSTOCK_API bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
  * @c: the leaf
  * @nr_pages: pages the caller held
  *
- * DEFAULT: up to batch pages refill this CPU's slot and only what would
- * exceed batch goes up the hierarchy; larger uncharges go up directly.
- * V4: always pcstock_counter_uncharge().
+ * DEFAULT: up to batch pages refill this CPU's slot; if the slot would
+ * then hold more than batch, it is emptied and its pages go up the
+ * hierarchy with @nr_pages (one hierarchical uncharge per batch for a CPU
+ * that only receives pages).  Larger uncharges, a disabled stock and a
+ * thread that is no CPU of the domain go up directly.  V4: always
+ * pcstock_counter_uncharge().
  *
  * Context: any thread, lock-free.
  */

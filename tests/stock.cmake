@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Stock layer tests (issue 4): sequential conformance of both policies on a
+# SIM domain, a migrating/draining/offlining stress run, and micro_stock, a
+# measurement program (built, never registered: tests assert behaviour, not
+# timing).
+
+pcstock_add_test(test_stock SOURCES test_stock.c
+	LABELS unit conformance TIMEOUT 60)
+pcstock_add_test(test_stock_stress SOURCES test_stock_stress.c
+	LABELS stress TIMEOUT 120)
+
+add_executable(micro_stock micro_stock.c)
+pcstock_target_flags(micro_stock)
+target_include_directories(micro_stock PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(micro_stock PRIVATE pcstock_static Threads::Threads)
