@@ -1085,10 +1085,28 @@ static int check_limit(const struct pcstock_group *g, unsigned long nr_pages)
 		       -EINVAL;
 }
 
+/*
+ * The v2 writers' loop head: pages above @limit, the first time after a
+ * drain of the stock (which may be all it takes).
+ */
+static unsigned long excess_after_drain(struct pcstock_group *g,
+					unsigned long limit, bool *drained)
+{
+	unsigned long usage = pcstock_counter_read(&g->memory);
+
+	if (usage > limit && !*drained) {
+		pcstock_group_drain_all(g);
+		*drained = true;
+		usage = pcstock_counter_read(&g->memory);
+	}
+	return usage > limit ? usage - limit : 0;
+}
+
 int pcstock_group_set_max(struct pcstock_group *g, unsigned long nr_pages)
 {
 	int nr_reclaims = PCSTOCK_MAX_RECLAIM_RETRIES;
 	unsigned int rounds = 0;
+	unsigned long excess;
 	bool drained = false;
 
 	if (check_limit(g, nr_pages))
@@ -1100,18 +1118,9 @@ int pcstock_group_set_max(struct pcstock_group *g, unsigned long nr_pages)
 	 * sees the new limit or the read below sees the charge.
 	 */
 	pcs_xchg(&g->memory.max, nr_pages, PCS_SEQ_CST);
-	for (;;) {
-		unsigned long usage = pcstock_counter_read(&g->memory);
-
-		if (usage <= nr_pages)
-			break;
-		if (!drained) {
-			pcstock_group_drain_all(g);
-			drained = true;
-			continue;
-		}
+	while ((excess = excess_after_drain(g, nr_pages, &drained))) {
 		if (nr_reclaims) {
-			if (!call_reclaim(g, usage - nr_pages))
+			if (!call_reclaim(g, excess))
 				nr_reclaims--;
 			continue;
 		}
@@ -1124,24 +1133,15 @@ int pcstock_group_set_max(struct pcstock_group *g, unsigned long nr_pages)
 int pcstock_group_set_high(struct pcstock_group *g, unsigned long nr_pages)
 {
 	int nr_retries = PCSTOCK_MAX_RECLAIM_RETRIES;
+	unsigned long excess;
 	bool drained = false;
 
 	if (check_limit(g, nr_pages))
 		return -EINVAL;
 	pcstock_counter_set_high(&g->memory, nr_pages);
-	for (;;) {
-		unsigned long usage = pcstock_counter_read(&g->memory);
-
-		if (usage <= nr_pages)
+	while ((excess = excess_after_drain(g, nr_pages, &drained)))
+		if (!call_reclaim(g, excess) && !nr_retries--)
 			break;
-		if (!drained) {
-			pcstock_group_drain_all(g);
-			drained = true;
-			continue;
-		}
-		if (!call_reclaim(g, usage - nr_pages) && !nr_retries--)
-			break;
-	}
 	return 0;
 }
 

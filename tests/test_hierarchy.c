@@ -23,6 +23,7 @@
 
 #include <pcstock/hierarchy.h>
 
+#include "hierarchy_helpers.h"
 #include "internal.h"
 
 #define NR_CPUS 4U
@@ -127,25 +128,9 @@ static int teardown(void **state)
 	return err;
 }
 
-static struct pcstock_group *mkgroup(struct pcstock_group *parent,
-				     const char *name)
-{
-	struct pcstock_group *g = NULL;
-
-	assert_int_equal(pcstock_group_create(parent, name, &g), 0);
-	return g;
-}
-
-static void rmgroup(struct pcstock_group *g)
-{
-	assert_int_equal(pcstock_group_destroy(g), 0);
-	pcstock_group_put(g);
-}
-
 static void on_cpu(unsigned int cpu)
 {
-	pcstock_cpu_exit(fx.d);
-	assert_int_equal(pcstock_cpu_enter(fx.d, cpu), 0);
+	move_to_cpu(fx.d, cpu);
 }
 
 static bool has_stock(void)

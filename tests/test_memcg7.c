@@ -19,6 +19,7 @@
 
 #include <pcstock/hierarchy.h>
 
+#include "hierarchy_helpers.h"
 #include "memcg7.h"
 
 #define NR_CPUS 4U
@@ -192,25 +193,9 @@ static struct pcstock_tree *open_tree(bool fix, bool track_failcnt)
 	return t;
 }
 
-static struct pcstock_group *mkgroup(struct pcstock_group *parent,
-				     const char *name)
-{
-	struct pcstock_group *g = NULL;
-
-	assert_int_equal(pcstock_group_create(parent, name, &g), 0);
-	return g;
-}
-
-static void rmgroup(struct pcstock_group *g)
-{
-	assert_int_equal(pcstock_group_destroy(g), 0);
-	pcstock_group_put(g);
-}
-
 static void on_cpu(unsigned int cpu)
 {
-	pcstock_cpu_exit(dom);
-	assert_int_equal(pcstock_cpu_enter(dom, cpu), 0);
+	move_to_cpu(dom, cpu);
 }
 
 /* S1 through groups: the 8th group on a CPU evicts the 1st's stock. */

@@ -26,6 +26,6 @@ LD_LIBRARY_PATH=$prefix/lib:$prefix/lib64:${LD_LIBRARY_PATH:-} \
 	"$work/consumer-pc"
 "$cc" -std=c11 -static-libgcc -o "$work/consumer-pc-static" \
 	"$src/consumer.c" $(pkg-config --cflags pcstock) \
-	"$(dirname "$libdir")/libpcstock.a" $(pkg-config --libs liburcu hwloc) -pthread
+	"$(dirname "$libdir")/libpcstock.a" $(pkg-config --libs liburcu-bp hwloc) -pthread
 "$work/consumer-pc-static"
 echo "consumer builds with find_package and pkg-config (shared and static)"
