@@ -193,9 +193,37 @@ struct pingpong {
 	unsigned long failed;
 };
 
+/* Publish our index every RING_PUBLISH items. */
+static void ring_advance(atomic_uint *own, unsigned int *mine)
+{
+	if (++*mine % RING_PUBLISH == 0)
+		/* release: pairs with the peer's acquire in ring_wait(). */
+		atomic_store_explicit(own, *mine, memory_order_release);
+}
+
+/*
+ * Wait while our index is @gap ahead of the peer's (producer: the ring is
+ * full; consumer: it is empty), after publishing ours so that the peer
+ * cannot be waiting for it too.
+ */
+static void ring_wait(atomic_uint *own, unsigned int mine, atomic_uint *other,
+		      unsigned int *peer, unsigned int gap)
+{
+	if (mine - *peer != gap)
+		return;
+	/* release: pairs with the peer's acquire below. */
+	atomic_store_explicit(own, mine, memory_order_release);
+	while (mine - *peer == gap) {
+		__builtin_ia32_pause();
+		/* acquire: pairs with the peer's releases. */
+		*peer = atomic_load_explicit(other, memory_order_acquire);
+	}
+}
+
 static void *producer(void *arg)
 {
 	struct pingpong *pp = arg;
+	struct ring *r = &pp->ring;
 	unsigned int head = 0, tail = 0;
 	unsigned long i;
 
@@ -204,31 +232,16 @@ static void *producer(void *arg)
 	for (i = 0; i < PING_ITEMS; i++) {
 		unsigned char n = (unsigned char)(1 + (i & 3));
 
-		if (head - tail == RING_SIZE) {
-			/* Full: publish what we have, then wait for room. */
-			atomic_store_explicit(&pp->ring.head, head,
-					      memory_order_release);
-			while (head - tail == RING_SIZE) {
-				__builtin_ia32_pause();
-				/* acquire: pairs with the consumer's
-				 * release of tail. */
-				tail = atomic_load_explicit(&pp->ring.tail,
-						memory_order_acquire);
-			}
-		}
+		ring_wait(&r->head, head, &r->tail, &tail, RING_SIZE);
 		if (!pcstock_counter_try_charge_stock(&pp->t->leaf, n, NULL,
 						      NULL)) {
 			pp->failed++;
 			n = 0;
 		}
-		pp->ring.item[head % RING_SIZE] = n;
-		head++;
-		if (head % RING_PUBLISH == 0)
-			/* release: pairs with the consumer's acquire. */
-			atomic_store_explicit(&pp->ring.head, head,
-					      memory_order_release);
+		r->item[head % RING_SIZE] = n;
+		ring_advance(&r->head, &head);
 	}
-	atomic_store_explicit(&pp->ring.head, head, memory_order_release);
+	atomic_store_explicit(&r->head, head, memory_order_release);
 	pcstock_cpu_exit(pp->d);
 	return NULL;
 }
@@ -236,6 +249,7 @@ static void *producer(void *arg)
 static void *consumer(void *arg)
 {
 	struct pingpong *pp = arg;
+	struct ring *r = &pp->ring;
 	unsigned int head = 0, tail = 0;
 	unsigned long i;
 
@@ -244,22 +258,12 @@ static void *consumer(void *arg)
 	for (i = 0; i < PING_ITEMS; i++) {
 		unsigned char n;
 
-		while (tail == head) {
-			__builtin_ia32_pause();
-			/* acquire: pairs with the producer's release. */
-			head = atomic_load_explicit(&pp->ring.head,
-						    memory_order_acquire);
-		}
-		n = pp->ring.item[tail % RING_SIZE];
-		tail++;
-		if (tail % RING_PUBLISH == 0)
-			/* release: the slot may be reused by the producer. */
-			atomic_store_explicit(&pp->ring.tail, tail,
-					      memory_order_release);
+		ring_wait(&r->tail, tail, &r->head, &head, 0);
+		n = r->item[tail % RING_SIZE];
+		ring_advance(&r->tail, &tail);
 		if (n)
 			pcstock_counter_uncharge_stock(&pp->t->leaf, n);
 	}
-	atomic_store_explicit(&pp->ring.tail, tail, memory_order_release);
 	pcstock_cpu_exit(pp->d);
 	return NULL;
 }

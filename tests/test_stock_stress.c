@@ -161,46 +161,38 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static void *drainer_main(void *arg)
+/* The remote drainer: drains random CPUs, disables one stock midway. */
+static void drain_step(uint64_t r, unsigned int rnd)
 {
-	uint64_t rng = 0x9e3779b97f4a7c15ULL;
-	unsigned int rnd, n;
-
-	(void)arg;
-	for (rnd = 0; rnd < ROUNDS; rnd++) {
-		pthread_barrier_wait(&barrier);
-		while (atomic_load(&workers_running)) {
-			uint64_t r = next_rand(&rng);
-
-			n = (unsigned int)(r % NR_NODES);
-			pcstock_counter_drain_stock(&node[n],
-						    (unsigned int)(r >> 8) %
-							    NR_CPUS);
-			if (rnd == ROUNDS / 2 && (r >> 32) % 64 == 0)
-				pcstock_counter_disable_stock(
-					&node[DISABLED_NODE]);
-		}
-		pthread_barrier_wait(&barrier);
-	}
-	pthread_barrier_wait(&barrier);
-	return NULL;
+	pcstock_counter_drain_stock(&node[r % NR_NODES],
+				    (unsigned int)(r >> 8) % NR_CPUS);
+	if (rnd == ROUNDS / 2 && (r >> 32) % 64 == 0)
+		pcstock_counter_disable_stock(&node[DISABLED_NODE]);
 }
 
-static void *hotplug_main(void *arg)
+/* The hotplug thread: takes a random CPU down (draining it) and up. */
+static void hotplug_step(uint64_t r, unsigned int rnd)
 {
-	uint64_t rng = 0x2545f4914f6cdd1dULL;
-	unsigned int rnd, cpu;
+	(void)rnd;
+	pcstock_cpu_set_online(dom, (unsigned int)(r % NR_CPUS), false);
+	pcstock_cpu_set_online(dom, (unsigned int)(r % NR_CPUS), true);
+}
 
-	(void)arg;
+struct helper {
+	void (*step)(uint64_t r, unsigned int rnd);
+	uint64_t rng;
+};
+
+/* A helper thread runs its step while the workers run their round. */
+static void *helper_main(void *arg)
+{
+	struct helper *h = arg;
+	unsigned int rnd;
+
 	for (rnd = 0; rnd < ROUNDS; rnd++) {
 		pthread_barrier_wait(&barrier);
-		while (atomic_load(&workers_running)) {
-			uint64_t r = next_rand(&rng);
-
-			cpu = (unsigned int)(r % NR_CPUS);
-			pcstock_cpu_set_online(dom, cpu, false);
-			pcstock_cpu_set_online(dom, cpu, true);
-		}
+		while (atomic_load(&workers_running))
+			h->step(next_rand(&h->rng), rnd);
 		pthread_barrier_wait(&barrier);
 	}
 	pthread_barrier_wait(&barrier);
@@ -249,7 +241,11 @@ static void check_quiescent(void)
 static void run_stress(enum pcstock_stock_policy p)
 {
 	struct pcstock_domain_attr attr = { NR_CPUS, PCSTOCK_CPU_SIM, NULL };
-	pthread_t worker_t[NR_WORKERS], drainer_t, hotplug_t;
+	struct helper helpers[2] = {
+		{ drain_step, 0x9e3779b97f4a7c15ULL },
+		{ hotplug_step, 0x2545f4914f6cdd1dULL },
+	};
+	pthread_t worker_t[NR_WORKERS], helper_t[2];
 	struct pcstock_stock_stats st;
 	unsigned long hits = 0, failures = 0;
 	unsigned int rnd, i, n;
@@ -276,10 +272,9 @@ static void run_stress(enum pcstock_stock_policy p)
 		assert_int_equal(pthread_create(&worker_t[i], NULL,
 						worker_main, &workers[i]), 0);
 	}
-	assert_int_equal(pthread_create(&drainer_t, NULL, drainer_main, NULL),
-			 0);
-	assert_int_equal(pthread_create(&hotplug_t, NULL, hotplug_main, NULL),
-			 0);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&helper_t[i], NULL, helper_main,
+						&helpers[i]), 0);
 	for (rnd = 0; rnd < ROUNDS; rnd++) {
 		atomic_store(&workers_running, NR_WORKERS);
 		pthread_barrier_wait(&barrier);
@@ -291,8 +286,8 @@ static void run_stress(enum pcstock_stock_policy p)
 		assert_int_equal(pthread_join(worker_t[i], NULL), 0);
 		failures += workers[i].failures;
 	}
-	assert_int_equal(pthread_join(drainer_t, NULL), 0);
-	assert_int_equal(pthread_join(hotplug_t, NULL), 0);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(helper_t[i], NULL), 0);
 	check_quiescent();
 
 	/* The run exercised the stock, then free returns every page. */
