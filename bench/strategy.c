@@ -10,9 +10,11 @@
  *           the library's counters driven through counter.h and stock.h
  *           directly, leaves unstocked or stocked with the V4 or DEFAULT
  *           policy; a failed stocked charge drains the failing subtree on
- *           every CPU and retries once, as try_charge_memcg() does.
+ *           every CPU and retries once.  Not in the default set: they show
+ *           what the group layer costs on top of the counters.
  *
- * group.c adds the same policies (and memcg7) through the group API.
+ * group.c has the default set's none, memcg7, v4 and default: the same
+ * policies through the group API.
  * Every strategy builds the same shape (bench.h, struct tree_spec): node 0
  * is the top, ancestors 0..nr_anc-1 form a chain, leaves follow; and every
  * strategy checks its own conservation invariant.
@@ -387,10 +389,13 @@ static long ctr_usage(void *inst, unsigned int node)
 	return (long)pcstock_counter_read(&t->node[node]);
 }
 
+/* Only leaves are stocked: an ancestor's subtree holds all their stock. */
 static long ctr_node_stock(void *inst, unsigned int node)
 {
 	struct ctr_tree *t = inst;
 
+	if (node < t->shape.nr_anc)
+		return (long)ctr_stock_pages(inst);
 	return (long)pcstock_counter_stock_pages(&t->node[node]);
 }
 
@@ -420,40 +425,33 @@ int shape_parent(const struct tree_shape *s, unsigned int node)
 
 /*
  * Conservation at a quiescent point, every level: usage == pages the
- * workers hold below it + pages in the stock of it and its descendants.
- * Ancestors form a chain above all leaves, so each sees every leaf.
+ * workers hold below it + pages in the stock of its subtree (@stock gives
+ * the subtree's figure, NULL for none).  Ancestors form a chain above all
+ * leaves, so each holds every leaf.
  */
 int shape_check(const struct tree_shape *s, void *inst,
 		long (*usage)(void *, unsigned int),
 		long (*stock)(void *, unsigned int), const long *held,
 		char *why, size_t len)
 {
-	long below_held = 0, below_stock = 0, own, want, got;
-	unsigned int i;
-	int a;
+	long below = 0, sub, got;
+	unsigned int node;
 
-	for (i = 0; i < s->nr_leaves; i++) {
-		own = stock ? stock(inst, s->nr_anc + i) : 0;
-		want = held[i] + own;
-		got = usage(inst, s->nr_anc + i);
-		if (got != want) {
-			snprintf(why, len,
-				 "leaf %u: usage %ld != held %ld + stock %ld",
-				 i, got, held[i], own);
-			return -1;
-		}
-		below_held += held[i];
-		below_stock += own;
-	}
-	for (a = (int)s->nr_anc - 1; a >= 0; a--) {
-		below_stock += stock ? stock(inst, (unsigned int)a) : 0;
-		got = usage(inst, (unsigned int)a);
-		if (got != below_held + below_stock) {
-			snprintf(why, len,
-				 "level %d: usage %ld != held %ld + stock %ld",
-				 a, got, below_held, below_stock);
-			return -1;
-		}
+	for (node = s->nr_nodes; node-- > 0;) {
+		if (node >= s->nr_anc)
+			below += held[node - s->nr_anc];
+		sub = stock ? stock(inst, node) : 0;
+		got = usage(inst, node);
+		if (node >= s->nr_anc && got == held[node - s->nr_anc] + sub)
+			continue;
+		if (node < s->nr_anc && got == below + sub)
+			continue;
+		snprintf(why, len, "%s %u: usage %ld != held %ld + stock %ld",
+			 node < s->nr_anc ? "level" : "leaf",
+			 node < s->nr_anc ? node : node - s->nr_anc, got,
+			 node < s->nr_anc ? below : held[node - s->nr_anc],
+			 sub);
+		return -1;
 	}
 	return 0;
 }
@@ -538,19 +536,21 @@ const struct strategy strat_ctr_default = CTR_STRATEGY("ctr-default",
  * unless --strategy says otherwise.
  */
 const struct strategy *const bench_strategies[] = {
-	&strat_floor, &strat_mutex, &strat_ctr_none, &strat_ctr_v4,
-	&strat_ctr_default, NULL,
+	&strat_floor, &strat_mutex, &strat_none, &strat_memcg7, &strat_v4,
+	&strat_default, &strat_ctr_none, &strat_ctr_v4, &strat_ctr_default,
+	NULL,
 };
 
 const char *bench_default_strategies(void)
 {
-	return "floor,mutex,ctr-none,ctr-v4,ctr-default";
+	return "floor,mutex,none,memcg7,v4,default";
 }
 
 const char *bench_strategy_note(void)
 {
-	return "none/v4/default are measured through counter.h + stock.h "
-	       "directly (ctr-*): the group API is not available";
+	return "none/memcg7/v4/default go through the group API "
+	       "(hierarchy.h); ctr-* (on request) drive counter.h + stock.h "
+	       "directly";
 }
 
 const struct strategy *bench_strategy(const char *name)
