@@ -631,6 +631,27 @@ static void test_try_charge_fail_at_leaf_touches_nothing_above(void **state)
 	assert_int_equal(pcstock_counter_failcnt(&t.l), 0);
 }
 
+static void test_try_charge_wraps_and_compares_unsigned(void **state)
+{
+	struct pcstock_counter *fail = NULL;
+	struct pcstock_counter c;
+
+	pcstock_counter_init(&c, NULL, true);
+	/* 2^63 pages: negative as a long, but compared as unsigned: > PCM. */
+	assert_false(pcstock_counter_try_charge(&c, 1UL << 63, &fail));
+	assert_ptr_equal(fail, &c);
+	assert_int_equal(pcstock_counter_read(&c), 0);
+	assert_peaks(&c, 0, 0);
+	/* A limit above LONG_MAX is not negative either. */
+	assert_int_equal(pcstock_counter_set_max(&c, ULONG_MAX), 0);
+	assert_true(pcstock_counter_try_charge(&c, 5, &fail));
+	/* ULONG_MAX pages wraps to minus one page, as the kernel's long. */
+	assert_true(pcstock_counter_try_charge(&c, ULONG_MAX, &fail));
+	assert_int_equal(pcstock_counter_read(&c), 4);
+	assert_peaks(&c, 5, 5);
+	assert_int_equal(pcstock_warn_count(), 0);
+}
+
 static void test_failcnt_only_with_leaf_track_flag(void **state)
 {
 	struct chain t;
@@ -964,6 +985,7 @@ int main(void)
 		T(test_no_warning_without_underflow),
 		T(test_try_charge_null_fail),
 		T(test_try_charge_fail_at_leaf_touches_nothing_above),
+		T(test_try_charge_wraps_and_compares_unsigned),
 		T(test_failcnt_only_with_leaf_track_flag),
 		T(test_uncharge_clamps_each_level_alone),
 		T(test_protection_flag_leaf_for_charge_own_for_cancel),
