@@ -152,8 +152,9 @@ static int topology_scan(struct pcstock_domain *d)
 		return -ENOMEM;
 	d->nr_pus = (unsigned int)n;
 	for (i = 0; i < d->nr_pus; i++) {
-		hwloc_obj_t pu = hwloc_get_obj_by_type(d->topo, HWLOC_OBJ_PU, i);
-		hwloc_obj_t core;
+		hwloc_obj_t pu, core;
+
+		pu = hwloc_get_obj_by_type(d->topo, HWLOC_OBJ_PU, i);
 
 		if (!pu)
 			return -ENODEV;
@@ -492,7 +493,7 @@ int pcstock_cpu_set_isolated(struct pcstock_domain *d, unsigned int cpu,
 		return -EINVAL;
 	if (cpu >= d->nr_cpus)
 		return -ERANGE;
-	/* Relaxed: a policy hint; a drain racing with the change may use either. */
+	/* Relaxed: a policy hint; a racing drain may see either state. */
 	pcs_store(&d->isolated[cpu], isolated, PCS_RELAXED);
 	return 0;
 }

@@ -63,12 +63,12 @@ struct pcstock_domain {
 	enum pcstock_cpu_mode mode;
 	unsigned int nr_cpus;
 	uint64_t id;
-	char *base;		/* the arena: CPU c's region at base + c * stride */
+	char *base;		/* arena: CPU c's region at base + c * stride */
 	size_t stride;
 	const int32_t *os_map;	/* RSEQ: OS CPU number -> CPU, or -1 */
 	unsigned int os_map_len;
 	bool use_rseq;		/* RSEQ: glibc registered an rseq area */
-	ptrdiff_t rseq_offset;	/* RSEQ: its offset from the thread pointer */
+	ptrdiff_t rseq_offset;	/* RSEQ: its offset from the thread ptr */
 	_Atomic unsigned int next_thread;	/* THREAD: next CPU to give */
 
 	/* Topology: CPU c runs on pus[c % nr_pus]. */
@@ -92,10 +92,10 @@ struct pcstock_domain {
 	 */
 	pthread_mutex_t arena_lock;
 	size_t chunk;		/* growth step: one page */
-	bool premapped;		/* mapped read-write up front (many CPUs) */
+	bool premapped;		/* mapped read-write at once (many CPUs) */
 	size_t nr_granules;	/* granules in a region */
 	size_t first_free;	/* no free granule below this one */
-	size_t touched;		/* no granule at or above was ever handed out */
+	size_t touched;		/* granules from here on never handed out */
 	unsigned long *used;	/* granule bitmaps */
 	unsigned long *start;
 	_Atomic size_t committed;

@@ -151,12 +151,12 @@ void pcs_arena_fini(struct pcstock_domain *d)
 static void region_bind(struct pcstock_domain *d, unsigned int cpu, void *p,
 			size_t len)
 {
+	unsigned int n = (unsigned int)d->pus[cpu % d->nr_pus].node;
 	hwloc_obj_t node;
 
 	if (!d->bind_memory)
 		return;
-	node = hwloc_get_obj_by_type(d->topo, HWLOC_OBJ_NUMANODE,
-				     (unsigned int)d->pus[cpu % d->nr_pus].node);
+	node = hwloc_get_obj_by_type(d->topo, HWLOC_OBJ_NUMANODE, n);
 	/* A failure only costs locality: the page stays where it lands. */
 	if (node)
 		hwloc_set_area_membind(d->topo, p, len, node->nodeset,

@@ -232,7 +232,7 @@ static void test_destroyed_domain_releases_its_threads(void **state)
 
 		assert_int_equal(pcstock_cpu_enter(d, 1), 0);
 		pcstock_domain_destroy(d);
-		/* Often at the same address: the stale record must not match. */
+		/* Often at the same address: the old record must not match. */
 		e = domain_new(2, modes[i], NULL);
 		assert_int_equal(pcstock_this_cpu(e), -1);
 		assert_int_equal(pcstock_cpu_exit(e), -EINVAL);

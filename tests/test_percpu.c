@@ -351,8 +351,9 @@ static void *conc_thread(void *p)
 		}
 		for (i = 0; i < 8; i++) {
 			for (cpu = 0; cpu < CONC_CPUS; cpu++) {
-				unsigned char *b = pcstock_percpu_ptr(c->d,
-								      h[i], cpu);
+				unsigned char *b;
+
+				b = pcstock_percpu_ptr(c->d, h[i], cpu);
 
 				c->errors += b[0] != c->id || b[4 * i] != c->id;
 			}
