@@ -1,5 +1,409 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-int main(void)
+/*
+ * test_hierarchy_stress.c - group lifecycle under load, every policy, on 64
+ * SIM CPUs (more threads than cores: threads share and change CPUs).
+ *
+ * Chargers look groups up by path, charge and keep pages with a reference,
+ * give some back, and hop between CPUs; meanwhile a manager creates and
+ * destroys groups and rewrites limits from strings, a drainer runs
+ * drain_all on random subtrees, and a hotplug thread takes CPUs offline and
+ * back.  Then, with everything still held, every online group must satisfy
+ *   usage == pages held through its subtree + stock of its subtree
+ *            (+ what offline groups still held in it have in their stock),
+ * and once everything is given back and destroyed, the root must be at 0
+ * and the tree must free every group.  Runs under ASan and TSan in CI.
+ *
+ * Argument: iterations per charger (default 40000).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <urcu-bp.h>
+
+#include <pcstock/hierarchy.h>
+
+#define NR_CPUS 64U
+#define NR_CHARGERS 4
+#define NR_HOLD 24
+#define NR_PATHS 8
+
+static const char *const paths[NR_PATHS] = {
+	"t0", "t1", "t2", "t3", "t0/c", "t1/c", "t2/c", "t3/c",
+};
+
+struct holding {
+	struct pcstock_group *g;
+	unsigned long pages;
+};
+
+struct charger {
+	pthread_t thread;
+	unsigned int id;
+	struct holding hold[NR_HOLD];
+};
+
+static struct {
+	struct pcstock_domain *d;
+	struct pcstock_tree *t;
+	unsigned long iterations;
+	atomic_bool stop;
+	atomic_ulong errors;
+	atomic_ulong charged_ok;
+	struct charger chargers[NR_CHARGERS];
+} st;
+
+static unsigned int rnd(unsigned int *seed)
 {
+	*seed ^= *seed << 13;
+	*seed ^= *seed >> 17;
+	*seed ^= *seed << 5;
+	return *seed;
+}
+
+static void report(const char *what)
+{
+	atomic_fetch_add(&st.errors, 1);
+	fprintf(stderr, "stress: %s\n", what);
+}
+
+static struct pcstock_group *lookup(unsigned int *seed)
+{
+	struct pcstock_group *g = NULL;
+	int err = pcstock_group_lookup(pcstock_tree_root(st.t),
+				       paths[rnd(seed) % NR_PATHS], &g);
+
+	if (err && err != -ENOENT)
+		report("lookup");
+	return err ? NULL : g;
+}
+
+static void give_back(struct holding *h)
+{
+	if (!h->g)
+		return;
+	if (pcstock_group_uncharge(h->g, h->pages))
+		report("uncharge");
+	pcstock_group_put(h->g);
+	h->g = NULL;
+}
+
+static void *charger_fn(void *arg)
+{
+	struct charger *c = arg;
+	unsigned int seed = 0x9e3779b9U * (c->id + 1);
+
+	if (pcstock_cpu_enter(st.d, c->id * (NR_CPUS / NR_CHARGERS)))
+		report("enter");
+	for (unsigned long i = 0; i < st.iterations; i++) {
+		struct holding *h = &c->hold[rnd(&seed) % NR_HOLD];
+		unsigned long pages = 1 + rnd(&seed) % 100;
+		unsigned int flags = rnd(&seed) % 8 ? PCSTOCK_CHARGE_NOWAIT : 0;
+		struct pcstock_group *g;
+		int err;
+
+		if (rnd(&seed) % 64 == 0) {
+			pcstock_cpu_exit(st.d);
+			if (pcstock_cpu_enter(st.d, rnd(&seed) % NR_CPUS))
+				report("re-enter");
+		}
+		give_back(h);
+		g = lookup(&seed);
+		if (!g)
+			continue;
+		err = pcstock_group_charge(g, pages, flags);
+		if (!err) {
+			h->g = g;
+			h->pages = pages;
+			atomic_fetch_add(&st.charged_ok, 1);
+			continue;
+		}
+		if (err != -ENOMEM && err != -ENOENT)
+			report("charge");
+		pcstock_group_put(g);
+		if (rnd(&seed) % 16 == 0)
+			pcstock_handle_over_high();
+	}
+	pcstock_handle_over_high();
+	return NULL;
+}
+
+static void manage(unsigned int *seed)
+{
+	static const char *const limits[] = { "max", "2M", "1M", "600K" };
+	const char *path = paths[rnd(seed) % NR_PATHS];
+	struct pcstock_group *g = NULL, *parent = pcstock_tree_root(st.t);
+	const char *name = path;
+	char dir[4] = "";
+	int err;
+
+	if (strchr(path, '/')) {
+		memcpy(dir, path, 2);
+		name = "c";
+		if (pcstock_group_lookup(parent, dir, &parent))
+			return;
+	} else {
+		pcstock_group_get(parent);
+	}
+	switch (rnd(seed) % 3) {
+	case 0:
+		err = pcstock_group_create(parent, name, &g);
+		if (err && err != -EEXIST && err != -ENOENT)
+			report("create");
+		break;
+	case 1:
+		if (!pcstock_group_lookup(pcstock_tree_root(st.t), path, &g)) {
+			err = pcstock_group_destroy(g);
+			if (err && err != -EBUSY && err != -ENOENT)
+				report("destroy");
+		}
+		break;
+	default:
+		if (!pcstock_group_lookup(pcstock_tree_root(st.t), path, &g) &&
+		    pcstock_group_write_limit(g, rnd(seed) % 2 ?
+							PCSTOCK_LIMIT_MAX :
+							PCSTOCK_LIMIT_HIGH,
+					      limits[rnd(seed) % 4]))
+			report("limit");
+		break;
+	}
+	pcstock_group_put(g);
+	pcstock_group_put(parent);
+}
+
+static void *helper_fn(void *arg)
+{
+	unsigned int seed = (unsigned int)(uintptr_t)arg * 2654435761U + 1;
+	unsigned int role = (unsigned int)(uintptr_t)arg;
+
+	while (!atomic_load(&st.stop)) {
+		struct pcstock_group *g;
+		unsigned int cpu;
+
+		switch (role) {
+		case 0:
+			manage(&seed);
+			break;
+		case 1:
+			g = lookup(&seed);
+			pcstock_group_drain_all(g ? g : pcstock_tree_root(st.t));
+			pcstock_group_put(g);
+			break;
+		default:
+			cpu = rnd(&seed) % NR_CPUS;
+			pcstock_cpu_set_online(st.d, cpu, false);
+			pcstock_cpu_set_online(st.d, cpu, true);
+			break;
+		}
+		sched_yield();
+	}
+	return NULL;
+}
+
+static bool below(struct pcstock_group *g, struct pcstock_group *root)
+{
+	for (; g; g = pcstock_group_parent(g))
+		if (g == root)
+			return true;
+	return false;
+}
+
+/* Offline held groups are out of the walk: add their leftover stock. */
+static unsigned long expected_usage(struct pcstock_group *root)
+{
+	unsigned long sum = pcstock_group_stock_pages(root);
+
+	for (int c = 0; c < NR_CHARGERS; c++) {
+		for (int i = 0; i < NR_HOLD; i++) {
+			struct holding *h = &st.chargers[c].hold[i];
+
+			if (h->g && below(h->g, root))
+				sum += h->pages;
+		}
+	}
+	return sum;
+}
+
+static unsigned long offline_stock(struct pcstock_group *root)
+{
+	struct pcstock_group *seen[NR_CHARGERS * NR_HOLD];
+	unsigned long sum = 0;
+	int n = 0;
+
+	for (int c = 0; c < NR_CHARGERS; c++) {
+		for (int i = 0; i < NR_HOLD; i++) {
+			struct pcstock_group *g = st.chargers[c].hold[i].g;
+			bool dup = false;
+
+			if (!g || pcstock_group_online(g) || !below(g, root))
+				continue;
+			for (int k = 0; k < n; k++)
+				dup |= seen[k] == g;
+			if (dup)
+				continue;
+			seen[n++] = g;
+			sum += pcstock_counter_stock_pages(
+				pcstock_group_memory(g));
+		}
+	}
+	return sum;
+}
+
+struct check {
+	unsigned long bad;
+	unsigned long groups;
+};
+
+static int check_group(struct pcstock_group *g, void *arg)
+{
+	struct check *ck = arg;
+	unsigned long want = expected_usage(g) + offline_stock(g);
+
+	ck->groups++;
+	if (pcstock_group_usage(g) != want) {
+		fprintf(stderr, "group '%s': usage %lu, expected %lu\n",
+			pcstock_group_name(g), pcstock_group_usage(g), want);
+		ck->bad++;
+	}
 	return 0;
+}
+
+static int destroy_leaf(struct pcstock_group *g, void *arg)
+{
+	struct pcstock_group **out = arg;
+
+	if (pcstock_group_parent(g) && pcstock_group_online(g)) {
+		pcstock_group_put(*out);
+		*out = g;
+		pcstock_group_get(g);
+	}
+	return 0;
+}
+
+static void run_policy(enum pcstock_tree_policy policy)
+{
+	struct pcstock_tree_attr attr = { .policy = policy, .memsw = true };
+	pthread_t helpers[3];
+	struct check ck = { 0 };
+	struct pcstock_group *g;
+	struct pcstock_tree_stats ts;
+
+	memset(st.chargers, 0, sizeof(st.chargers));
+	atomic_store(&st.stop, false);
+	assert_int_equal(pcstock_tree_create(st.d, &attr, &st.t), 0);
+	for (int i = 0; i < NR_PATHS; i++) {
+		struct pcstock_group *parent = pcstock_tree_root(st.t);
+
+		if (i >= NR_PATHS / 2)
+			assert_int_equal(pcstock_group_lookup(parent,
+							      paths[i - 4],
+							      &parent),
+					 0);
+		assert_int_equal(pcstock_group_create(parent, i < 4 ? paths[i] :
+								      "c",
+						      &g),
+				 0);
+		if (i >= NR_PATHS / 2)
+			pcstock_group_put(parent);
+		pcstock_group_put(g);
+	}
+	for (unsigned int i = 0; i < 3; i++)
+		assert_int_equal(pthread_create(&helpers[i], NULL, helper_fn,
+						(void *)(uintptr_t)i),
+				 0);
+	for (unsigned int i = 0; i < NR_CHARGERS; i++) {
+		st.chargers[i].id = i;
+		assert_int_equal(pthread_create(&st.chargers[i].thread, NULL,
+						charger_fn, &st.chargers[i]),
+				 0);
+	}
+	for (unsigned int i = 0; i < NR_CHARGERS; i++)
+		pthread_join(st.chargers[i].thread, NULL);
+	atomic_store(&st.stop, true);
+	for (unsigned int i = 0; i < 3; i++)
+		pthread_join(helpers[i], NULL);
+
+	/* quiescent, pages still held: the conservation invariant */
+	pcstock_group_walk(pcstock_tree_root(st.t), check_group, &ck);
+	assert_int_equal(ck.bad, 0);
+	assert_true(ck.groups >= 1);
+
+	/* give everything back, destroy every group, wait for the frees */
+	for (int c = 0; c < NR_CHARGERS; c++)
+		for (int i = 0; i < NR_HOLD; i++)
+			give_back(&st.chargers[c].hold[i]);
+	do {
+		g = NULL;
+		pcstock_group_walk(pcstock_tree_root(st.t), destroy_leaf, &g);
+		if (g) {
+			/* the walk's last online group is a leaf (pre-order) */
+			assert_int_equal(pcstock_group_destroy(g), 0);
+			pcstock_group_put(g);
+		}
+	} while (g);
+	for (int i = 0; i < 64; i++) {
+		pcstock_tree_stats(st.t, &ts);
+		if (ts.nr_groups == 1)
+			break;
+		urcu_bp_barrier();
+	}
+	/* destroyed groups' stock came back up: nothing is left anywhere */
+	assert_int_equal(ts.nr_groups, 1);
+	assert_int_equal(pcstock_group_usage(pcstock_tree_root(st.t)), 0);
+	assert_int_equal(
+		pcstock_counter_read(pcstock_group_memsw(pcstock_tree_root(st.t))),
+		0);
+	assert_int_equal(atomic_load(&st.errors), 0);
+	assert_true(atomic_load(&st.charged_ok) > 0);
+	assert_int_equal(pcstock_tree_destroy(st.t), 0);
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
+		pcstock_cpu_set_online(st.d, cpu, true);
+}
+
+static void test_lifecycle_default(void **state)
+{
+	run_policy(PCSTOCK_TREE_DEFAULT);
+}
+
+static void test_lifecycle_v4(void **state)
+{
+	run_policy(PCSTOCK_TREE_V4);
+}
+
+static void test_lifecycle_memcg7(void **state)
+{
+	run_policy(PCSTOCK_TREE_MEMCG7);
+}
+
+static void test_lifecycle_none(void **state)
+{
+	run_policy(PCSTOCK_TREE_NONE);
+}
+
+int main(int argc, char **argv)
+{
+	struct pcstock_domain_attr attr = { NR_CPUS, PCSTOCK_CPU_SIM, NULL };
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lifecycle_default),
+		cmocka_unit_test(test_lifecycle_v4),
+		cmocka_unit_test(test_lifecycle_memcg7),
+		cmocka_unit_test(test_lifecycle_none),
+	};
+	int ret;
+
+	st.iterations = argc > 1 ? strtoul(argv[1], NULL, 0) : 40000;
+	if (pcstock_domain_create(&attr, &st.d))
+		return 1;
+	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	pcstock_domain_destroy(st.d);
+	return ret;
 }
