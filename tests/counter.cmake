@@ -34,11 +34,11 @@ if(PCSTOCK_CLANG AND PCSTOCK_SANITIZE STREQUAL "" AND
 	execute_process(COMMAND ${PCSTOCK_CLANG} ${_fuzz_flags} ${_probe}
 			-o ${CMAKE_CURRENT_BINARY_DIR}/fuzz/probe
 		RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
+	set(_have OFF)
 	if(_rc EQUAL 0)
-		set(PCSTOCK_HAVE_LIBFUZZER ON CACHE INTERNAL "clang has libFuzzer")
-	else()
-		set(PCSTOCK_HAVE_LIBFUZZER OFF CACHE INTERNAL "clang has libFuzzer")
+		set(_have ON)
 	endif()
+	set(PCSTOCK_HAVE_LIBFUZZER ${_have} CACHE INTERNAL "libFuzzer usable")
 endif()
 
 set(_fuzz_headers
@@ -75,8 +75,9 @@ endfunction()
 function(pcstock_add_fuzz_test name)
 	cmake_parse_arguments(ARG "" "FUZZER;RUNS;EXPECT;CORPUS" "" ${ARGN})
 	set(corpus "")
+	set(seeds ${CMAKE_CURRENT_SOURCE_DIR}/corpus)
 	if(ARG_CORPUS)
-		set(corpus -DCORPUS=${CMAKE_CURRENT_SOURCE_DIR}/corpus/${ARG_CORPUS})
+		set(corpus -DCORPUS=${seeds}/${ARG_CORPUS})
 	endif()
 	add_test(NAME ${name} COMMAND ${CMAKE_COMMAND}
 		-DFUZZER=${CMAKE_CURRENT_BINARY_DIR}/fuzz/${ARG_FUZZER}

@@ -23,7 +23,7 @@
 
 #include "atomic.h"
 
-/* ---- fixtures ----------------------------------------------------------- */
+/* ---- fixtures ---- */
 
 struct warn_log {
 	unsigned int calls;
@@ -91,7 +91,7 @@ static void assert_peaks(const struct pcstock_counter *c, unsigned long global,
 	assert_int_equal(pcstock_counter_local_watermark(c), local);
 }
 
-/* ---- §7 T cases ----------------------------------------------------------- */
+/* ---- §7 T cases ---- */
 
 static void t1_run(struct chain *t, struct pcstock_counter **fail)
 {
@@ -229,7 +229,7 @@ static void test_T6_equality_succeeds(void **state)
 	assert_int_equal(pcstock_counter_read(&c), 10);
 }
 
-/* ---- §7 P cases ----------------------------------------------------------- */
+/* ---- §7 P cases ---- */
 
 static void test_P1_protection_bookkeeping(void **state)
 {
@@ -307,7 +307,7 @@ static void test_P3_no_protection_support_counter(void **state)
 	assert_int_equal(pcstock_counter_children_low_usage(&r), 20);
 }
 
-/* ---- §7 E cases ------------------------------------------------------------ */
+/* ---- §7 E cases ---- */
 
 static void test_E1_effective_protection_overcommit(void **state)
 {
@@ -414,7 +414,7 @@ static void test_E5_recursive_wrap(void **state)
 }
 #endif
 
-/* ---- §5.3 protection numbers ------------------------------------------------ */
+/* ---- §5.3 protection numbers ---- */
 
 /* 4 KiB pages: 1M = 256 pages. */
 #define MB(n) ((unsigned long)(n) * (1UL << 20) / PCSTOCK_PAGE_SIZE)
@@ -506,7 +506,7 @@ static void test_protection_5_3_numbers_recursive(void **state)
 	check_abcdef(true);
 }
 
-/* ---- init, constants, warnings ----------------------------------------------- */
+/* ---- init, constants, warnings ---- */
 
 static void test_init_zeroes_everything(void **state)
 {
@@ -597,7 +597,7 @@ static void test_no_warning_without_underflow(void **state)
 	assert_int_equal(warns.calls, 0);
 }
 
-/* ---- try_charge, failcnt, clamp --------------------------------------------- */
+/* ---- try_charge, failcnt, clamp ---- */
 
 static void test_try_charge_null_fail(void **state)
 {
@@ -717,7 +717,7 @@ static void test_protection_flag_leaf_for_charge_own_for_cancel(void **state)
 	assert_int_equal(pcstock_counter_min_usage(&p), 18);
 }
 
-/* ---- set_max ------------------------------------------------------------------ */
+/* ---- set_max ---- */
 
 /*
  * A hook that charges @c by @nr right after set_max() exchanged the limit,
@@ -817,7 +817,7 @@ static void test_set_max_lower_retries_on_growth(void **state)
 	assert_int_equal(pcstock_counter_read(&c), 9);
 }
 
-/* ---- settings, watermarks, getters -------------------------------------------- */
+/* ---- settings, watermarks, getters ---- */
 
 static void test_set_min_low_propagation_unconditional(void **state)
 {
@@ -922,7 +922,7 @@ static void test_getters(void **state)
 	assert_int_equal(pcstock_counter_low_usage(&c), 20);
 }
 
-/* ---- kernel spellings -------------------------------------------------------- */
+/* ---- kernel spellings ---- */
 
 #include <pcstock/kernel_compat.h>
 

@@ -39,5 +39,6 @@ elseif(EXPECT STREQUAL "divergence")
 	endif()
 	message(STATUS "detected as expected: ${finding}")
 else()
-	message(FATAL_ERROR "run_fuzzer.cmake: EXPECT must be clean or divergence")
+	message(FATAL_ERROR
+		"run_fuzzer.cmake: EXPECT must be clean or divergence")
 endif()
