@@ -36,10 +36,103 @@ function(pcstock_add_explore_test name)
 endfunction()
 
 # Clean scenarios: a fixed budget per scenario and strategy, fixed seeds.
-foreach(scenario counter-tree counter-tight)
+# PCT runs about ten times as many schedules per second (few switches).
+set(EXPLORE_CLEAN counter-tree counter-tight stock-charge-default
+	stock-charge-v4 stock-drain-default stock-drain-v4
+	stock-lifecycle-default stock-lifecycle-v4 stock-limit-default
+	stock-limit-v4)
+foreach(scenario ${EXPLORE_CLEAN})
 	pcstock_add_explore_test(explore_${scenario}_random
-		ARGS --scenario ${scenario} --schedules 3000 --seed 1)
+		ARGS --scenario ${scenario} --schedules 2000 --seed 1)
 	pcstock_add_explore_test(explore_${scenario}_pct
 		ARGS --scenario ${scenario} --strategy pct --depth 3
-		--schedules 3000 --seed 1)
+		--schedules 10000 --seed 1)
 endforeach()
+
+# Detection power: each planted bug, and V4's missing cap, must be found
+# within the budget by both strategies (fixed seeds: deterministic).
+function(pcstock_add_detection_test name binary scenario)
+	foreach(strategy random pct)
+		pcstock_add_explore_test(explore_detect_${name}_${strategy}
+			BINARY ${binary} ARGS --scenario ${scenario}
+			--strategy ${strategy} --schedules 2000 --seed 1
+			--expect-violation)
+	endforeach()
+endfunction()
+pcstock_add_detection_test(v4_cap pcstock-explore stock-cap-v4)
+
+# A violation's printed seed replays to the identical interleaving.
+foreach(strategy random pct)
+	add_test(NAME explore_replay_${strategy}
+		COMMAND ${EXPLORE_DIR}/replay-check.sh
+		$<TARGET_FILE:pcstock-explore>
+		--scenario stock-cap-v4 --strategy ${strategy}
+		--schedules 2000 --seed 7)
+	set_tests_properties(explore_replay_${strategy} PROPERTIES
+		LABELS explore TIMEOUT 120)
+endforeach()
+
+# Spin models of the slot protocol: the correct ones verify, the buggy
+# ones must fail with an assertion violation.  Skipped without spin.
+set(MODEL_DIR ${CMAKE_CURRENT_SOURCE_DIR}/model)
+function(pcstock_add_model_test name expect)
+	add_test(NAME model_${name}
+		COMMAND ${MODEL_DIR}/run-spin.sh ${MODEL_DIR}/slot.pml ${expect}
+		${ARGN})
+	set_tests_properties(model_${name} PROPERTIES LABELS explore
+		TIMEOUT 120 SKIP_RETURN_CODE 77
+		ENVIRONMENT CC=${CMAKE_C_COMPILER})
+endfunction()
+pcstock_add_model_test(slot_default verify -DCHECK_CAP)
+pcstock_add_model_test(slot_v4 verify -DV4)
+pcstock_add_model_test(slot_v4_cap violate -DV4 -DCHECK_CAP)
+pcstock_add_model_test(slot_plain_refill violate -DPLAIN_REFILL)
+pcstock_add_model_test(slot_read_zero_drain violate -DREAD_ZERO_DRAIN)
+
+# libFuzzer drives the scheduling decisions (tests/explore/fuzz_explore.c).
+# As the counter fuzzers (tests/counter.cmake, which finds clang and probes
+# libFuzzer), it is compiled by clang directly from the library's sources,
+# with PCSTOCK_EXPLORE_SCENARIO choosing the scenario at run time.
+if(PCSTOCK_HAVE_LIBFUZZER AND PCSTOCK_SANITIZE STREQUAL "")
+	# fuzz_explore_<name> [DEFINES d...]: one fuzzer over one flavour.
+	function(pcstock_add_explore_fuzzer name)
+		cmake_parse_arguments(ARG "" "" "DEFINES" ${ARGN})
+		set(out ${CMAKE_CURRENT_BINARY_DIR}/fuzz/fuzz_explore_${name})
+		list(TRANSFORM ARG_DEFINES PREPEND -D)
+		set(sources ${PCSTOCK_SOURCES} ${EXPLORE_SOURCES}
+			${EXPLORE_DIR}/fuzz_explore.c)
+		add_custom_command(OUTPUT ${out}
+			COMMAND ${PCSTOCK_CLANG} -std=gnu11 -g -O1
+				-fsanitize=fuzzer,address,undefined
+				-fno-sanitize-recover=undefined
+				-DPCSTOCK_EXPLORE -DPCSTOCK_FAULT_INJECT
+				-DPCSTOCK_BUILDING_LIBRARY ${ARG_DEFINES}
+				-I${PROJECT_SOURCE_DIR}/include
+				-I${PROJECT_BINARY_DIR}/include
+				-I${PROJECT_SOURCE_DIR}/src -I${EXPLORE_DIR}
+				${URCU_CFLAGS} ${HWLOC_CFLAGS} ${sources}
+				${URCU_LDFLAGS} ${HWLOC_LDFLAGS} -lpthread
+				-o ${out}
+			DEPENDS ${sources} ${EXPLORE_DIR}/explore.h
+			COMMENT "Building libFuzzer target fuzz_explore_${name}"
+			VERBATIM)
+		add_custom_target(fuzz_explore_${name} ALL DEPENDS ${out})
+	endfunction()
+	pcstock_add_explore_fuzzer(clean)
+
+	# fuzz tests: bounded, seeded runs through the counter fuzzers' driver.
+	function(pcstock_add_explore_fuzz_test name fuzzer scenario expect)
+		add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -E env
+			PCSTOCK_EXPLORE_SCENARIO=${scenario} ${CMAKE_COMMAND}
+			-DFUZZER=${CMAKE_CURRENT_BINARY_DIR}/fuzz/${fuzzer}
+			-DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/fuzz/run-${name}
+			-DRUNS=20000 -DSEED=1 -DEXPECT=${expect}
+			-P ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/run_fuzzer.cmake)
+		set_tests_properties(${name} PROPERTIES LABELS "explore;fuzz"
+			TIMEOUT 120)
+	endfunction()
+	pcstock_add_explore_fuzz_test(explore_fuzz_stock fuzz_explore_clean
+		stock-drain-default clean)
+	pcstock_add_explore_fuzz_test(explore_fuzz_finds_v4_cap
+		fuzz_explore_clean stock-cap-v4 divergence)
+endif()

@@ -76,6 +76,7 @@ static struct {
 	unsigned long pct_steps;
 	unsigned long step;
 	unsigned long max_steps;
+	bool calibrating;
 
 	struct step *trace;
 	size_t trace_len;
@@ -245,6 +246,10 @@ static void print_header(const char *what)
 	if (X.strategy == EXPLORE_PCT)
 		printf("  depth: %u  steps: %lu", X.opt->depth, X.pct_steps);
 	printf("  seed: %" PRIu64 "  schedule: %lu\n", X.seed, X.index + 1);
+	if (X.strategy == EXPLORE_BYTES) {
+		printf("replay: run the fuzzer on the input it saved\n");
+		return;
+	}
 	printf("replay: pcstock-explore --scenario %s --strategy %s",
 	       X.s->name, strategy_name(X.strategy));
 	if (X.strategy == EXPLORE_PCT)
@@ -261,13 +266,18 @@ static void fail(const char *msg)
 {
 	char what[256];
 
+	if (X.calibrating)
+		return;
 	snprintf(what, sizeof(what), "VIOLATION: %s", msg);
 	print_header(what);
 	if (!X.opt->quiet)
 		print_trace();
 	fflush(stdout);
-	if (X.opt->abort_on_fail)
+	if (X.opt->abort_on_fail) {
+		/* The line tests/fuzz/run_fuzzer.cmake looks for. */
+		fprintf(stderr, "pcstock-fuzz: divergence: %s\n", msg);
 		abort();
+	}
 	exit(X.opt->fail_status);
 }
 
@@ -323,6 +333,42 @@ static void pct_init(void)
 		X.nr_change = MAX_DEPTH;
 	for (i = 0; i < X.nr_change; i++)
 		X.change[i] = 1 + X.src->pick(X.src, X.pct_steps);
+}
+
+/* ---- scenarios ---------------------------------------------------------- */
+
+static const struct explore_scenario *const *const lists[] = {
+	explore_counter_scenarios,
+	explore_stock_scenarios,
+};
+
+/* Print the list (name == NULL) or find one scenario by name. */
+static const struct explore_scenario *walk(const char *name)
+{
+	const struct explore_scenario *const *s;
+	size_t i;
+
+	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		for (s = lists[i]; *s; s++) {
+			if (!name)
+				printf("%-28s %s%s\n", (*s)->name, (*s)->help,
+				       (*s)->expect ? " [expect violation]"
+						    : "");
+			else if (!strcmp((*s)->name, name))
+				return *s;
+		}
+	}
+	return NULL;
+}
+
+const struct explore_scenario *explore_find(const char *name)
+{
+	return name ? walk(name) : NULL;
+}
+
+void explore_list(void)
+{
+	walk(NULL);
 }
 
 /* ---- the baton --------------------------------------------------------- */
@@ -515,11 +561,16 @@ void explore_run(const struct explore_options *opt,
 	memset(res, 0, sizeof(*res));
 	X.pct_steps = opt->steps;
 	if (opt->strategy == EXPLORE_PCT && !X.pct_steps) {
-		/* Calibrate on one fixed random walk: deterministic too. */
-		X.strategy = EXPLORE_RANDOM;
-		X.seed = 0;
-		explore_source_seed(&src, 0);
+		/*
+		 * Calibrate on the sequential schedule (an empty byte source
+		 * always picks the first live thread), its violations
+		 * ignored: deterministic, and independent of the seeds.
+		 */
+		X.strategy = EXPLORE_BYTES;
+		X.calibrating = true;
+		explore_source_bytes(&src, NULL, 0);
 		run_one(&src);
+		X.calibrating = false;
 		X.pct_steps = X.step ? X.step : 1;
 		res->steps += X.step;
 	}

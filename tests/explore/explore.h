@@ -84,6 +84,11 @@ struct explore_scenario {
 extern const struct explore_scenario *const explore_counter_scenarios[];
 extern const struct explore_scenario *const explore_stock_scenarios[];
 
+/* explore_find() - the scenario called @name, or NULL */
+const struct explore_scenario *explore_find(const char *name);
+/* explore_list() - print every scenario's name and help to stdout */
+void explore_list(void);
+
 /* ---- labels: stable names for the objects of an interleaving ---------- */
 
 /* One named field of a registered object. */

@@ -1,11 +1,366 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * explore_stock.c - schedule-explorer scenarios for the stock layer.
+ *
+ * A stocked counter c (batch 4) under an unstocked parent p, on a domain
+ * of two simulated CPUs.  Each explored thread runs a small script of
+ * stocked charges, stocked uncharges, drains of either CPU, and (thread 2
+ * only) disable and CPU offline.  Two threads may share a CPU: that models
+ * preemption, which is what lets two refills of one slot race.
+ *
+ * Blocking: cpu_set_online() holds the domain's hotplug mutex while it
+ * drains (scheduling points inside), and alloc/free take the hotplug and
+ * arena mutexes.  Only thread 2 ever goes offline; allocation and
+ * free_stock() (whose contract excludes concurrent stocked calls anyway)
+ * run in setup and in the final check, unscheduled, so no explored thread
+ * can block on a mutex a descheduled thread holds.
+ *
+ * The books: pages held per thread (a stocked charge returned true, no
+ * uncharge of them started) and a bound on the pages each thread has in
+ * flight (its own pages plus what it may have taken out of a slot).
+ * Pages move between usage, the slots and the callers one atomic at a
+ * time, and usage is always the first to gain and the last to lose: a
+ * charge adds to usage before its pages reach a slot or the caller; a
+ * drain, an uncharge or a trim empties the slot or the caller before it
+ * subtracts from usage.  So usage never lags behind the other two.
+ * Invariants:
+ *  - every step: 0 <= usage(c) - held - sum(slots) <= in flight, no slot
+ *    negative, no underflow warning, held + sum(slots) <= max(p);
+ *  - every step (DEFAULT, and the V4 cap scenario): every slot <= batch;
+ *  - at the end: usage(c) == usage(p) == held + sum(slots); after draining
+ *    every CPU all slots are 0 and usage == held; after free_stock() and
+ *    giving back what is held, usage is 0 at both levels.
  */
-#include <stddef.h>
+#include <stdio.h>
+
+#include <pcstock/cpu.h>
+#include <pcstock/percpu.h>
+#include <pcstock/stock.h>
 
 #include "explore.h"
 
+#define NR_CPUS 2
+#define NR_THREADS 3
+#define BATCH 4
+#define MAX_OPS 8
+/*
+ * More than any slot holds in these scripts, V4's racing refills included:
+ * the bound on pages an operation can have taken out of a slot (a drain,
+ * or a refill that empties the slot and sends its pages up with its own)
+ * and not yet uncharged.
+ */
+#define SLOT_MAX (4 * BATCH)
+
+enum stock_op {
+	OP_END = 0,
+	OP_CHARGE,	/* try_charge_stock(n) */
+	OP_UNCHARGE,	/* uncharge_stock(n) of pages this thread holds */
+	OP_DRAIN,	/* drain_stock(cpu n) */
+	OP_OFFLINE,	/* cpu_set_online(n, false); thread 2 only */
+	OP_DISABLE,	/* disable_stock() */
+};
+
+struct stock_step {
+	enum stock_op op;
+	unsigned long n;
+};
+
+struct stock_params {
+	enum pcstock_stock_policy policy;
+	bool check_cap;
+	unsigned long parent_max;
+	int cpu[NR_THREADS];		/* -1: not a CPU of the domain */
+	struct stock_step ops[NR_THREADS][MAX_OPS];
+};
+
+static struct {
+	struct pcstock_domain *d;
+	struct pcstock_counter p, c;
+	unsigned long held[NR_THREADS];
+	unsigned long inflight[NR_THREADS];
+	char msg[160];
+} S;
+
+static int stock_init(const struct explore_scenario *s)
+{
+	struct pcstock_domain_attr attr = {
+		.nr_cpus = NR_CPUS,
+		.mode = PCSTOCK_CPU_SIM,
+	};
+
+	(void)s;
+	return pcstock_domain_create(&attr, &S.d);
+}
+
+static void stock_thread_init(const struct explore_scenario *s, unsigned int t)
+{
+	const struct stock_params *p = s->arg;
+
+	if (p->cpu[t] >= 0)
+		pcstock_cpu_enter(S.d, (unsigned int)p->cpu[t]);
+}
+
+static atomic_int *slot(unsigned int cpu)
+{
+	return pcstock_percpu_ptr(S.d, S.c.stock_slots, cpu);
+}
+
+static void stock_setup(const struct explore_scenario *s)
+{
+	const struct stock_params *p = s->arg;
+	char name[32];
+	unsigned int cpu;
+	int t;
+
+	pcstock_counter_init(&S.p, NULL, false);
+	pcstock_counter_init(&S.c, &S.p, false);
+	pcstock_counter_set_max(&S.p, p->parent_max);
+	pcstock_counter_alloc_stock(&S.c, S.d, BATCH, p->policy);
+	explore_label(&S.p, sizeof(S.p), "p", explore_counter_fields);
+	explore_label(&S.c, sizeof(S.c), "c", explore_counter_fields);
+	for (cpu = 0; cpu < NR_CPUS; cpu++) {
+		snprintf(name, sizeof(name), "c.slot[cpu%u]", cpu);
+		explore_label(slot(cpu), sizeof(atomic_int), name, NULL);
+		snprintf(name, sizeof(name), "c.stats[cpu%u]", cpu);
+		explore_label(pcstock_percpu_ptr(S.d, S.c.stock_stats, cpu),
+			      6 * sizeof(unsigned long), name, NULL);
+	}
+	for (t = 0; t < NR_THREADS; t++)
+		S.held[t] = S.inflight[t] = 0;
+	pcstock_warn_reset();
+}
+
+static unsigned long sum(const unsigned long *v)
+{
+	unsigned long total = 0;
+	int t;
+
+	for (t = 0; t < NR_THREADS; t++)
+		total += v[t];
+	return total;
+}
+
+/* Reads the slots directly: valid while the stock is allocated. */
+static const char *stock_check_step(const struct explore_scenario *s)
+{
+	const struct stock_params *p = s->arg;
+	long usage = (long)pcstock_counter_read(&S.c), slots = 0, gap;
+	long held = (long)sum(S.held);
+	unsigned int cpu;
+
+	if (pcstock_warn_count())
+		return "usage underflow (warn_count != 0)";
+	for (cpu = 0; cpu < NR_CPUS; cpu++) {
+		int v = atomic_load(slot(cpu));
+
+		if (v < 0 || (p->check_cap && v > BATCH)) {
+			snprintf(S.msg, sizeof(S.msg),
+				 "slot of cpu%u holds %d pages (batch %d)",
+				 cpu, v, BATCH);
+			return S.msg;
+		}
+		slots += v;
+	}
+	gap = usage - held - slots;
+	if (gap < 0 || gap > (long)sum(S.inflight)) {
+		snprintf(S.msg, sizeof(S.msg),
+			 "usage %ld - held %ld - stock %ld = %ld, outside "
+			 "[0, %lu in flight]", usage, held, slots, gap,
+			 sum(S.inflight));
+		return S.msg;
+	}
+	if ((unsigned long)(held + slots) > p->parent_max) {
+		snprintf(S.msg, sizeof(S.msg),
+			 "held %ld + stock %ld above the parent's max %lu",
+			 held, slots, p->parent_max);
+		return S.msg;
+	}
+	return NULL;
+}
+
+static void stock_run(const struct explore_scenario *s, unsigned int t)
+{
+	const struct stock_params *p = s->arg;
+	const struct stock_step *st;
+
+	for (st = p->ops[t]; st < p->ops[t] + MAX_OPS && st->op; st++) {
+		switch (st->op) {
+		case OP_CHARGE:
+			S.inflight[t] = (st->n > BATCH ? st->n : BATCH) +
+					SLOT_MAX;
+			if (pcstock_counter_try_charge_stock(&S.c, st->n, NULL,
+							     NULL))
+				S.held[t] += st->n;
+			break;
+		case OP_UNCHARGE:
+			if (S.held[t] < st->n)
+				break;
+			S.held[t] -= st->n;
+			S.inflight[t] = st->n + SLOT_MAX;
+			pcstock_counter_uncharge_stock(&S.c, st->n);
+			break;
+		case OP_DRAIN:
+		case OP_OFFLINE:
+			S.inflight[t] = SLOT_MAX;
+			if (st->op == OP_DRAIN)
+				pcstock_counter_drain_stock(&S.c,
+							    (unsigned int)st->n);
+			else
+				pcstock_cpu_set_online(S.d, (unsigned int)st->n,
+						       false);
+			break;
+		case OP_DISABLE:
+			pcstock_counter_disable_stock(&S.c);
+			break;
+		case OP_END:
+			break;
+		}
+		S.inflight[t] = 0;
+	}
+}
+
+static const char *stock_check_end(const struct explore_scenario *s)
+{
+	unsigned long held = sum(S.held), usage;
+	const char *msg = stock_check_step(s);
+	unsigned int cpu;
+
+	if (msg)
+		return msg;
+	usage = pcstock_counter_read(&S.c);
+	if (usage != held + pcstock_counter_stock_pages(&S.c))
+		return "at rest: usage != held + stock";
+	if (pcstock_counter_read(&S.p) != usage)
+		return "at rest: parent usage != child usage";
+	for (cpu = 0; cpu < NR_CPUS; cpu++)
+		pcstock_counter_drain_stock(&S.c, cpu);
+	if (pcstock_counter_stock_pages(&S.c) ||
+	    pcstock_counter_read(&S.c) != held)
+		return "after a full drain: stock != 0 or usage != held";
+	pcstock_counter_free_stock(&S.c);
+	if (pcstock_counter_read(&S.c) != held)
+		return "after free_stock: usage != held";
+	pcstock_counter_uncharge(&S.c, held);
+	if (pcstock_counter_read(&S.c) || pcstock_counter_read(&S.p))
+		return "after giving everything back: usage != 0";
+	if (pcstock_warn_count())
+		return "usage underflow at the end";
+	return NULL;
+}
+
+static void stock_teardown(const struct explore_scenario *s)
+{
+	unsigned int cpu;
+
+	(void)s;
+	pcstock_counter_free_stock(&S.c);
+	for (cpu = 0; cpu < NR_CPUS; cpu++)
+		pcstock_cpu_set_online(S.d, cpu, true);
+}
+
+#define C(n) { OP_CHARGE, n }
+#define U(n) { OP_UNCHARGE, n }
+#define D(n) { OP_DRAIN, n }
+#define OFF(n) { OP_OFFLINE, n }
+#define DIS { OP_DISABLE, 0 }
+
+/* Two threads on CPU0 (preemption), one on CPU1 draining CPU0 remotely. */
+#define CHARGE_PARAMS(pol, cap)                                             \
+	{                                                                   \
+		.policy = pol, .check_cap = cap, .parent_max = 1000,        \
+		.cpu = { 0, 0, 1 },                                         \
+		.ops = { { C(1), C(1), U(1), C(2), U(2), C(1) },            \
+			 { C(1), C(3), U(1), C(5), U(3), U(5) },            \
+			 { C(1), D(0), C(2), D(0), U(1), D(1) } },          \
+	}
+
+/* Owners on both CPUs, a thread outside the domain draining both. */
+#define DRAIN_PARAMS(pol)                                                   \
+	{                                                                   \
+		.policy = pol, .check_cap = pol == PCSTOCK_STOCK_DEFAULT,   \
+		.parent_max = 1000, .cpu = { 0, 1, -1 },                    \
+		.ops = { { C(1), C(1), C(1), U(2), C(2), U(1) },            \
+			 { C(2), U(1), C(1), C(3) },                        \
+			 { D(0), D(1), C(2), D(0), D(1), U(2), D(0) } },    \
+	}
+
+/* Offline of CPU0 while its owner runs, then disable. */
+#define LIFECYCLE_PARAMS(pol)                                               \
+	{                                                                   \
+		.policy = pol, .check_cap = pol == PCSTOCK_STOCK_DEFAULT,   \
+		.parent_max = 1000, .cpu = { 0, 1, 1 },                     \
+		.ops = { { C(1), C(2), U(1), C(1), C(1), U(2) },            \
+			 { C(1), U(1), C(2), C(1) },                        \
+			 { D(0), OFF(0), C(1), DIS, D(1), U(1), C(1) } },   \
+	}
+
+/* A parent limit of 6 with batch 4: greedy charges fail, exact ones. */
+#define LIMIT_PARAMS(pol)                                                   \
+	{                                                                   \
+		.policy = pol, .check_cap = pol == PCSTOCK_STOCK_DEFAULT,   \
+		.parent_max = 6, .cpu = { 0, 1, 0 },                        \
+		.ops = { { C(1), C(2), U(1), C(2) },                        \
+			 { C(2), C(1), U(2), C(1) },                        \
+			 { C(1), D(1), U(1), D(0), C(3) } },                \
+	}
+
+static const struct stock_params charge_default =
+	CHARGE_PARAMS(PCSTOCK_STOCK_DEFAULT, true);
+static const struct stock_params charge_v4 =
+	CHARGE_PARAMS(PCSTOCK_STOCK_V4, false);
+static const struct stock_params cap_v4 = CHARGE_PARAMS(PCSTOCK_STOCK_V4, true);
+static const struct stock_params drain_default =
+	DRAIN_PARAMS(PCSTOCK_STOCK_DEFAULT);
+static const struct stock_params drain_v4 = DRAIN_PARAMS(PCSTOCK_STOCK_V4);
+static const struct stock_params lifecycle_default =
+	LIFECYCLE_PARAMS(PCSTOCK_STOCK_DEFAULT);
+static const struct stock_params lifecycle_v4 =
+	LIFECYCLE_PARAMS(PCSTOCK_STOCK_V4);
+static const struct stock_params limit_default =
+	LIMIT_PARAMS(PCSTOCK_STOCK_DEFAULT);
+static const struct stock_params limit_v4 = LIMIT_PARAMS(PCSTOCK_STOCK_V4);
+
+#define STOCK_SCENARIO(id, nm, hlp, exp)                                    \
+	static const struct explore_scenario id##_scenario = {              \
+		.name = nm, .help = hlp, .nr_threads = NR_THREADS,          \
+		.expect = exp, .init = stock_init,                          \
+		.thread_init = stock_thread_init, .setup = stock_setup,     \
+		.run = stock_run, .check_step = stock_check_step,           \
+		.check_end = stock_check_end, .teardown = stock_teardown,   \
+		.arg = &id,                                                 \
+	}
+
+STOCK_SCENARIO(charge_default, "stock-charge-default",
+	       "charges/uncharges, two threads share cpu0, remote drains",
+	       NULL);
+STOCK_SCENARIO(charge_v4, "stock-charge-v4",
+	       "as stock-charge-default under V4 (no cap check)", NULL);
+STOCK_SCENARIO(cap_v4, "stock-cap-v4",
+	       "V4 with the DEFAULT cap asserted (slot <= batch)",
+	       "V4 refills race past batch");
+STOCK_SCENARIO(drain_default, "stock-drain-default",
+	       "owners on both CPUs, an outside thread draining both", NULL);
+STOCK_SCENARIO(drain_v4, "stock-drain-v4", "as stock-drain-default, V4",
+	       NULL);
+STOCK_SCENARIO(lifecycle_default, "stock-lifecycle-default",
+	       "CPU offline and disable_stock while owners charge", NULL);
+STOCK_SCENARIO(lifecycle_v4, "stock-lifecycle-v4",
+	       "as stock-lifecycle-default, V4", NULL);
+STOCK_SCENARIO(limit_default, "stock-limit-default",
+	       "parent max 6 with batch 4: greedy and exact charges fail",
+	       NULL);
+STOCK_SCENARIO(limit_v4, "stock-limit-v4", "as stock-limit-default, V4",
+	       NULL);
+
 const struct explore_scenario *const explore_stock_scenarios[] = {
+	&charge_default_scenario,
+	&charge_v4_scenario,
+	&cap_v4_scenario,
+	&drain_default_scenario,
+	&drain_v4_scenario,
+	&lifecycle_default_scenario,
+	&lifecycle_v4_scenario,
+	&limit_default_scenario,
+	&limit_v4_scenario,
 	NULL,
 };

@@ -16,11 +16,6 @@
 
 #include "explore.h"
 
-static const struct explore_scenario *const *const lists[] = {
-	explore_counter_scenarios,
-	explore_stock_scenarios,
-};
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -36,25 +31,6 @@ static void usage(FILE *f)
 		"  --expect-violation     succeed only if a violation is found\n"
 		"  --verbose              print every interleaving\n"
 		"  --quiet                no interleaving in reports\n");
-}
-
-static const struct explore_scenario *find(const char *name, bool print)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
-		const struct explore_scenario *const *s;
-
-		for (s = lists[i]; *s; s++) {
-			if (print)
-				printf("%-28s %s%s\n", (*s)->name, (*s)->help,
-				       (*s)->expect ? " [expect violation]"
-						    : "");
-			else if (!strcmp((*s)->name, name))
-				return *s;
-		}
-	}
-	return NULL;
 }
 
 static unsigned long long number(const char *arg)
@@ -107,10 +83,10 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
-			find(NULL, true);
+			explore_list();
 			return 0;
 		case 'S':
-			s = find(optarg, false);
+			s = explore_find(optarg);
 			if (!s) {
 				fprintf(stderr, "pcstock-explore: no scenario "
 					"'%s' (see --list)\n", optarg);
