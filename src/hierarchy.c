@@ -151,13 +151,17 @@ static void group_free_rcu(struct rcu_head *head)
 {
 	struct pcstock_group *g =
 		(void *)((char *)head - offsetof(struct pcstock_group, rcu));
-	struct pcstock_group *parent = g->parent;
-	struct pcstock_tree *t = g->tree;
+	struct pcstock_group *parent;
+	struct pcstock_tree *t;
 
 	rcu_hb_acquire();
+	parent = g->parent;
+	t = g->tree;
 	group_free(g);
-	pcs_fetch_sub(&t->nr_groups, 1, PCS_RELEASE); /* tree_destroy() */
 	pcstock_group_put(parent);
+	/* Release pairs with the acquire in wait_rcu_frees() (and TSan's). */
+	rcu_hb_release();
+	pcs_fetch_sub(&t->nr_groups, 1, PCS_RELEASE);
 }
 
 static bool group_is_root(const struct pcstock_group *g)
@@ -474,6 +478,7 @@ static void wait_rcu_frees(struct pcstock_tree *t)
 	do {
 		before = pcs_load(&t->nr_groups, PCS_ACQUIRE);
 		urcu_bp_barrier();
+		rcu_hb_acquire();	/* the callbacks' ends, for TSan */
 	} while (pcs_load(&t->nr_groups, PCS_ACQUIRE) < before);
 }
 

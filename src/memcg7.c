@@ -280,7 +280,8 @@ void memcg7_refill(struct memcg7 *m, void *key, unsigned long nr_pages)
 		stat_add(p, ST_EVICTIONS, 1);
 	}
 	m->ops->get(key);
-	pcs_store(&p->cached[empty], key, PCS_RELAXED);
+	/* Release: remote readers dereference the key (drain_needed()). */
+	pcs_store(&p->cached[empty], key, PCS_RELEASE);
 	pcs_store(&p->nr_pages[empty], (unsigned int)nr_pages, PCS_RELAXED);
 	stat_add(p, ST_REFILLS, 1);
 out:
@@ -292,7 +293,8 @@ static bool drain_needed(const struct memcg7 *m, struct memcg7_pcp *p,
 			 void *root)
 {
 	for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++) {
-		void *key = pcs_load(&p->cached[i], PCS_RELAXED);
+		/* Acquire pairs with the release install in memcg7_refill(). */
+		void *key = pcs_load(&p->cached[i], PCS_ACQUIRE);
 
 		if (key && pcs_load(&p->nr_pages[i], PCS_RELAXED) &&
 		    m->ops->in_subtree(key, root))
@@ -389,7 +391,8 @@ unsigned long memcg7_pages(struct memcg7 *m, void *root)
 		struct memcg7_pcp *p = pcp_of(m, cpu);
 
 		for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++) {
-			void *key = pcs_load(&p->cached[i], PCS_RELAXED);
+			/* Acquire: as in drain_needed(). */
+			void *key = pcs_load(&p->cached[i], PCS_ACQUIRE);
 
 			if (key && m->ops->in_subtree(key, root))
 				sum += pcs_load(&p->nr_pages[i], PCS_RELAXED);

@@ -10,3 +10,10 @@ pcstock_add_test(test_memcg7 SOURCES test_memcg7.c
 	LABELS unit conformance TIMEOUT 60)
 pcstock_add_test(test_hierarchy_stress SOURCES test_hierarchy_stress.c
 	LABELS stress TIMEOUT 300)
+
+# liburcu-bp is not instrumented: see tsan.supp.
+if(PCSTOCK_SANITIZE STREQUAL "thread")
+	set_tests_properties(test_hierarchy test_memcg7 test_hierarchy_stress
+		PROPERTIES ENVIRONMENT
+		"TSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/tsan.supp")
+endif()
