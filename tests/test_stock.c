@@ -647,6 +647,49 @@ static void test_drain_of_empty_slot(void **state)
 }
 
 /*
+ * Migration inside a miss: the thread changes CPU (or stops being one)
+ * between the greedy charge and the surplus add.  The surplus goes to the
+ * CPU it is on afterwards (v4 re-reads it), or up the hierarchy.
+ */
+static int migrate_to;
+static bool migrate_done;
+
+static void migrate_hook(enum pcs_atomic_op op, const void *obj)
+{
+	if (migrate_done || obj != &fx.leaf.usage || op != PCS_OP_ADD)
+		return;
+	migrate_done = true;
+	pcstock_cpu_exit(fx.d);
+	if (migrate_to >= 0)
+		pcstock_cpu_enter(fx.d, (unsigned int)migrate_to);
+}
+
+static void test_surplus_goes_to_the_cpu_after_the_charge(void **state)
+{
+	(void)state;
+	migrate_to = 3;
+	migrate_done = false;
+	pcstock_explore_hook = migrate_hook;
+	charge_ok(1, BATCH);
+	pcstock_explore_hook = NULL;
+	assert_int_equal(pcstock_this_cpu(fx.d), 3);
+	assert_int_equal(slot(0), 0);
+	assert_int_equal(slot(3), BATCH - 1);
+
+	/* No CPU any more: the surplus is uncharged, the charge stands. */
+	move_to(1);
+	migrate_to = -1;
+	migrate_done = false;
+	pcstock_explore_hook = migrate_hook;
+	charge_ok(2, BATCH);
+	pcstock_explore_hook = NULL;
+	assert_int_equal(pcstock_this_cpu(fx.d), -1);
+	assert_int_equal(pcstock_counter_stock_pages(&fx.leaf), BATCH - 1);
+	assert_usage(BATCH + 2, BATCH + 2, BATCH + 2);
+	assert_int_equal(pcstock_cpu_enter(fx.d, 0), 0);
+}
+
+/*
  * The racing refill (Sashiko, v4 review): thread A misses, charges a batch
  * and is preempted just before it adds its surplus; thread B, on the same
  * CPU, misses, charges a batch and adds its surplus; then A adds.  v4's
@@ -753,6 +796,7 @@ int main(void)
 		BOTH(test_small_uncharge_refills_default_only),
 		BOTH(test_over_batch_uncharge_bypasses),
 		BOTH(test_drain_of_empty_slot),
+		BOTH(test_surplus_goes_to_the_cpu_after_the_charge),
 		BOTH(test_racing_refill_exceeds_batch_only_in_v4),
 	};
 
