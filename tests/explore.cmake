@@ -5,7 +5,7 @@
 
 set(EXPLORE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/explore)
 set(EXPLORE_SOURCES ${EXPLORE_DIR}/explore.c ${EXPLORE_DIR}/explore_counter.c
-	${EXPLORE_DIR}/explore_stock.c)
+	${EXPLORE_DIR}/explore_stock.c ${EXPLORE_DIR}/explore_group.c)
 
 # pcstock_add_explorer(<binary> <library>): the driver over one library
 # flavour (the test library, or a variant with a planted bug).
@@ -47,6 +47,17 @@ foreach(scenario ${EXPLORE_CLEAN})
 	pcstock_add_explore_test(explore_${scenario}_pct
 		ARGS --scenario ${scenario} --strategy pct --depth 3
 		--schedules 10000 --seed 1)
+endforeach()
+
+# Groups: each schedule builds and destroys a tree, whose RCU grace
+# periods (the call_rcu thread polls) make these about 30 schedules per
+# second on an idle machine, far fewer on a loaded one: a small budget.
+foreach(scenario group-default group-v4)
+	foreach(strategy random pct)
+		pcstock_add_explore_test(explore_${scenario}_${strategy}
+			ARGS --scenario ${scenario} --strategy ${strategy}
+			--schedules 60 --seed 1)
+	endforeach()
 endforeach()
 
 # Detection power: each planted bug, and V4's missing cap, must be found

@@ -340,6 +340,7 @@ static void pct_init(void)
 static const struct explore_scenario *const *const lists[] = {
 	explore_counter_scenarios,
 	explore_stock_scenarios,
+	explore_group_scenarios,
 };
 
 /* Print the list (name == NULL) or find one scenario by name. */

@@ -83,6 +83,7 @@ struct explore_scenario {
 /* NULL-terminated lists of scenarios, one per source file. */
 extern const struct explore_scenario *const explore_counter_scenarios[];
 extern const struct explore_scenario *const explore_stock_scenarios[];
+extern const struct explore_scenario *const explore_group_scenarios[];
 
 /* explore_find() - the scenario called @name, or NULL */
 const struct explore_scenario *explore_find(const char *name);

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * explore_group.c - schedule-explorer scenarios for groups (hierarchy).
+ *
+ * Per schedule a fresh tree (DEFAULT or V4 stock, batch 4) on a domain of
+ * two simulated CPUs:  root <- a (max 8) <- a1,  root <- b.  Threads 0 and
+ * 1 share CPU 0 and charge and uncharge a1 and b; thread 2 (CPU 1) charges
+ * a, drains a's subtree, takes CPU 0 offline, destroys b and drains
+ * everything.
+ *
+ * Blocking: destroy and CPU offline take the tree's and the domain's
+ * mutexes, so only thread 2 calls them; drain_all only try-locks.  Each
+ * worker registers with urcu-bp in thread_init (its first read-side
+ * section takes the registry mutex, which a grace period holds while it
+ * waits for readers, possibly parked explored threads).  The scenario holds
+ * a reference on every group until teardown, so no group is freed by the
+ * call_rcu thread (which is not scheduled) while threads run; teardown
+ * destroys the tree, which waits for those frees: the next schedule starts
+ * from the same state.  memcg7 (per-CPU locks) is left out.
+ *
+ * Invariants, per group g and with "subtree" meaning g and its
+ * descendants, online or not:
+ *  - every step: 0 <= usage(g) - held(subtree) - stock(subtree) <= pages
+ *    in flight, no underflow warning, (DEFAULT) every slot <= batch,
+ *    held(a's subtree) <= 8;
+ *  - at the end: usage(g) == held(subtree) + stock(subtree); after
+ *    drain_all(root) the online groups' stock is 0.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pcstock/cpu.h>
+#include <pcstock/hierarchy.h>
+#include <pcstock/percpu.h>
+
+#include "explore.h"
+
+#define NR_CPUS 2
+#define NR_THREADS 3
+#define BATCH 4
+#define A_MAX 8
+#define MAX_OPS 8
+/* Pages an operation may have taken out of one slot (as explore_stock.c). */
+#define SLOT_MAX (4 * BATCH)
+
+enum { G_A, G_A1, G_B, NR_GROUPS };
+
+enum group_op {
+	OP_END = 0,
+	OP_CHARGE,	/* group_charge(g, n, 0) */
+	OP_UNCHARGE,	/* group_uncharge(g, n) of pages this thread holds */
+	OP_DRAIN_ALL,	/* group_drain_all(g); G_B means the root here */
+	OP_OFFLINE,	/* cpu_set_online(n, false) */
+	OP_DESTROY,	/* group_destroy(g) */
+};
+
+struct group_step {
+	enum group_op op;
+	int g;
+	unsigned long n;
+};
+
+static const char *const names[NR_GROUPS] = { "a", "a1", "b" };
+/* Is group @g in the subtree of @of? */
+static bool in_subtree(int g, int of)
+{
+	return g == of || (of == G_A && g == G_A1);
+}
+
+static const struct group_step script[NR_THREADS][MAX_OPS] = {
+	{ { OP_CHARGE, G_A1, 1 }, { OP_CHARGE, G_A1, 2 },
+	  { OP_UNCHARGE, G_A1, 1 }, { OP_CHARGE, G_A1, 3 },
+	  { OP_UNCHARGE, G_A1, 2 } },
+	{ { OP_CHARGE, G_B, 2 }, { OP_CHARGE, G_A1, 1 },
+	  { OP_UNCHARGE, G_B, 2 }, { OP_CHARGE, G_B, 1 } },
+	{ { OP_CHARGE, G_A, 2 }, { OP_DRAIN_ALL, G_A, 0 },
+	  { OP_OFFLINE, 0, 0 }, { OP_DESTROY, G_B, 0 },
+	  { OP_UNCHARGE, G_A, 2 }, { OP_DRAIN_ALL, -1, 0 } },
+};
+static const int cpu_of[NR_THREADS] = { 0, 0, 1 };
+
+static struct {
+	struct pcstock_domain *d;
+	struct pcstock_tree *reg_tree;	/* for urcu-bp registration only */
+	struct pcstock_tree *t;
+	struct pcstock_group *g[NR_GROUPS];
+	unsigned long held[NR_THREADS][NR_GROUPS];
+	unsigned long inflight[NR_THREADS];
+	char msg[160];
+} S;
+
+static int group_init(const struct explore_scenario *s)
+{
+	struct pcstock_domain_attr attr = {
+		.nr_cpus = NR_CPUS,
+		.mode = PCSTOCK_CPU_SIM,
+	};
+	int err;
+
+	(void)s;
+	err = pcstock_domain_create(&attr, &S.d);
+	if (err)
+		return err;
+	return pcstock_tree_create(S.d, NULL, &S.reg_tree);
+}
+
+static void group_thread_init(const struct explore_scenario *s,
+			      unsigned int t)
+{
+	struct pcstock_group *root;
+
+	(void)s;
+	pcstock_cpu_enter(S.d, (unsigned int)cpu_of[t]);
+	/* A read-side section registers this thread with urcu-bp. */
+	if (!pcstock_group_lookup(pcstock_tree_root(S.reg_tree), "", &root))
+		pcstock_group_put(root);
+}
+
+static const struct pcstock_counter *mem(int g)
+{
+	return pcstock_group_memory(S.g[g]);
+}
+
+static void group_setup(const struct explore_scenario *s)
+{
+	const enum pcstock_tree_policy *policy = s->arg;
+	struct pcstock_tree_attr attr = { .policy = *policy, .batch = BATCH };
+	struct pcstock_group *root;
+	char name[32];
+	unsigned int cpu;
+	int g;
+
+	if (pcstock_tree_create(S.d, &attr, &S.t))
+		abort();
+	root = pcstock_tree_root(S.t);
+	if (pcstock_group_create(root, "a", &S.g[G_A]) ||
+	    pcstock_group_create(S.g[G_A], "a1", &S.g[G_A1]) ||
+	    pcstock_group_create(root, "b", &S.g[G_B]) ||
+	    pcstock_group_set_max(S.g[G_A], A_MAX))
+		abort();
+	for (g = 0; g < NR_GROUPS; g++) {
+		const struct pcstock_counter *c = mem(g);
+
+		snprintf(name, sizeof(name), "%s.mem", names[g]);
+		explore_label(c, sizeof(*c), name, explore_counter_fields);
+		for (cpu = 0; cpu < NR_CPUS && c->stock_slots; cpu++) {
+			snprintf(name, sizeof(name), "%s.slot[cpu%u]",
+				 names[g], cpu);
+			explore_label(pcstock_percpu_ptr(S.d, c->stock_slots,
+							 cpu),
+				      sizeof(atomic_int), name, NULL);
+		}
+	}
+	memset(S.held, 0, sizeof(S.held));
+	memset(S.inflight, 0, sizeof(S.inflight));
+	pcstock_warn_reset();
+}
+
+static unsigned long held_in(int of)
+{
+	unsigned long sum = 0;
+	int t, g;
+
+	for (t = 0; t < NR_THREADS; t++)
+		for (g = 0; g < NR_GROUPS; g++)
+			if (in_subtree(g, of))
+				sum += S.held[t][g];
+	return sum;
+}
+
+static unsigned long stock_in(int of)
+{
+	unsigned long sum = 0;
+	int g;
+
+	for (g = 0; g < NR_GROUPS; g++)
+		if (in_subtree(g, of))
+			sum += pcstock_counter_stock_pages(mem(g));
+	return sum;
+}
+
+/* Any slot of any group above batch? (DEFAULT promises none.) */
+static const char *check_cap(void)
+{
+	unsigned int cpu;
+	int g;
+
+	for (g = 0; g < NR_GROUPS; g++) {
+		const struct pcstock_counter *c = mem(g);
+
+		for (cpu = 0; cpu < NR_CPUS && c->stock_slots; cpu++) {
+			atomic_int *v = pcstock_percpu_ptr(S.d, c->stock_slots,
+							   cpu);
+
+			if (atomic_load(v) > BATCH) {
+				snprintf(S.msg, sizeof(S.msg),
+					 "%s: slot of cpu%u above batch",
+					 names[g], cpu);
+				return S.msg;
+			}
+		}
+	}
+	return NULL;
+}
+
+static const char *group_check_step(const struct explore_scenario *s)
+{
+	const enum pcstock_tree_policy *policy = s->arg;
+	unsigned long inflight = 0;
+	int t, g;
+
+	if (pcstock_warn_count())
+		return "usage underflow (warn_count != 0)";
+	if (*policy == PCSTOCK_TREE_DEFAULT && check_cap())
+		return S.msg;
+	if (held_in(G_A) > A_MAX)
+		return "a: pages held above its max";
+	for (t = 0; t < NR_THREADS; t++)
+		inflight += S.inflight[t];
+	for (g = 0; g < NR_GROUPS; g++) {
+		long gap = (long)pcstock_counter_read(mem(g)) -
+			   (long)held_in(g) - (long)stock_in(g);
+
+		if (gap < 0 || gap > (long)inflight) {
+			snprintf(S.msg, sizeof(S.msg),
+				 "%s: usage - held - stock = %ld, outside "
+				 "[0, %lu in flight]", names[g], gap, inflight);
+			return S.msg;
+		}
+	}
+	return NULL;
+}
+
+static void group_run(const struct explore_scenario *s, unsigned int t)
+{
+	const struct group_step *st;
+
+	(void)s;
+	for (st = script[t]; st < script[t] + MAX_OPS && st->op; st++) {
+		struct pcstock_group *g = st->g >= 0 ? S.g[st->g] :
+				pcstock_tree_root(S.t);
+
+		switch (st->op) {
+		case OP_CHARGE:
+			S.inflight[t] = st->n + BATCH + SLOT_MAX;
+			if (!pcstock_group_charge(g, st->n, 0))
+				S.held[t][st->g] += st->n;
+			break;
+		case OP_UNCHARGE:
+			if (S.held[t][st->g] < st->n)
+				break;
+			S.held[t][st->g] -= st->n;
+			S.inflight[t] = st->n + SLOT_MAX;
+			pcstock_group_uncharge(g, st->n);
+			break;
+		case OP_DRAIN_ALL:
+			S.inflight[t] = SLOT_MAX;
+			pcstock_group_drain_all(g);
+			break;
+		case OP_OFFLINE:
+			S.inflight[t] = SLOT_MAX;
+			pcstock_cpu_set_online(S.d, (unsigned int)st->n, false);
+			break;
+		case OP_DESTROY:
+			S.inflight[t] = SLOT_MAX;
+			pcstock_group_destroy(g);
+			break;
+		case OP_END:
+			break;
+		}
+		S.inflight[t] = 0;
+	}
+}
+
+static const char *group_check_end(const struct explore_scenario *s)
+{
+	const char *msg = group_check_step(s);
+	int g;
+
+	if (msg)
+		return msg;
+	for (g = 0; g < NR_GROUPS; g++)
+		if (pcstock_counter_read(mem(g)) != held_in(g) + stock_in(g))
+			return "at rest: usage != held + stock";
+	pcstock_group_drain_all(pcstock_tree_root(S.t));
+	for (g = 0; g < NR_GROUPS; g++) {
+		if (!pcstock_group_online(S.g[g]))
+			continue;
+		if (pcstock_counter_stock_pages(mem(g)))
+			return "after drain_all(root): an online group's "
+			       "stock is not empty";
+	}
+	return NULL;
+}
+
+static void group_teardown(const struct explore_scenario *s)
+{
+	unsigned int cpu;
+	int t, g;
+
+	(void)s;
+	for (t = 0; t < NR_THREADS; t++)
+		for (g = 0; g < NR_GROUPS; g++)
+			pcstock_group_uncharge(S.g[g], S.held[t][g]);
+	for (g = NR_GROUPS - 1; g >= 0; g--) {
+		pcstock_group_destroy(S.g[g]);
+		pcstock_group_put(S.g[g]);
+	}
+	if (pcstock_tree_destroy(S.t))
+		abort();
+	for (cpu = 0; cpu < NR_CPUS; cpu++)
+		pcstock_cpu_set_online(S.d, cpu, true);
+}
+
+static const enum pcstock_tree_policy policy_default = PCSTOCK_TREE_DEFAULT;
+static const enum pcstock_tree_policy policy_v4 = PCSTOCK_TREE_V4;
+
+#define GROUP_SCENARIO(id, nm, hlp, pol)                                    \
+	static const struct explore_scenario id = {                         \
+		.name = nm, .help = hlp, .nr_threads = NR_THREADS,          \
+		.init = group_init, .thread_init = group_thread_init,        \
+		.setup = group_setup, .run = group_run,                     \
+		.check_step = group_check_step,                             \
+		.check_end = group_check_end, .teardown = group_teardown,   \
+		.arg = &pol,                                                \
+	}
+
+GROUP_SCENARIO(group_default, "group-default",
+	       "groups: charge/uncharge, drain_all, offline, destroy",
+	       policy_default);
+GROUP_SCENARIO(group_v4, "group-v4", "as group-default, V4 stock",
+	       policy_v4);
+
+const struct explore_scenario *const explore_group_scenarios[] = {
+	&group_default,
+	&group_v4,
+	NULL,
+};
