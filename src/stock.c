@@ -26,9 +26,9 @@
  * before the charge in usage's modification order, usage would go
  * transiently negative, be clamped to 0 by pcstock_counter_cancel() and the
  * charge would be lost for good.  So every addition to a slot is a release
- * and every removal (the consume CAS, the drain exchange) an acquire: the
- * charge then happens before the uncharge, and coherence orders the two
- * RMWs on usage the same way.
+ * and every removal (the consume CAS, the drain exchange, the flush of an
+ * overflowing slot) an acquire: the charge then happens before the
+ * uncharge, and coherence orders the two RMWs on usage the same way.
  *
  * The slot of a CPU is only ever changed by atomic read-modify-writes, so a
  * thread that migrates between reading its CPU and touching the slot (or
@@ -73,8 +73,8 @@ struct stock_cpu_stats {
 	atomic_ulong trims;
 };
 
-static_assert(PCSTOCK_STOCK_MAX_BATCH <= INT_MAX,
-	      "a full slot must fit in an int");
+static_assert(PCSTOCK_STOCK_MAX_BATCH <= INT_MAX / 2,
+	      "a full slot plus a batch must fit in an int");
 
 /* ---- per-CPU access ------------------------------------------------------- */
 
@@ -112,12 +112,15 @@ static inline void stat_add(atomic_ulong *v, unsigned long n)
 
 /* ---- slot operations ------------------------------------------------------ */
 
-/* Pages that had to leave a slot to keep it at most batch: back up. */
+/*
+ * Pages that could not stay in a slot (the flushed slot's and the ones
+ * being added) go back up.  The flushing CAS in refill_capped() acquired
+ * the slot's pages, so their charges happen before this uncharge.
+ */
 static __attribute__((noinline)) void trim(struct pcstock_counter *c,
 					   struct stock_cpu_stats *st,
 					   unsigned long nr)
 {
-	/* Our own pages (charged by us or held by our caller). */
 	pcstock_counter_uncharge(c, nr);
 	stat_add(&st->trims, nr);
 }
@@ -131,36 +134,42 @@ static __attribute__((noinline)) void trim(struct pcstock_counter *c,
  * were kept full and only the excess sent up.
  */
 static inline void refill_capped(struct pcstock_counter *c, unsigned int cpu,
-				 unsigned int batch, unsigned long nr)
+				 int batch, int nr)
 {
 	struct pcstock_domain *d = c->stock_domain;
 	atomic_int *slot = pcs_percpu_ptr(d, c->stock_slots, cpu);
 	struct stock_cpu_stats *st = pcs_percpu_ptr(d, c->stock_stats, cpu);
 	int old = pcs_load(slot, PCS_RELAXED);
-	long want, new;
+	int want, new;
 
+	/* No overflow: old and nr are at most batch <= INT_MAX / 2. */
 	do {
-		want = (long)old + (long)nr;
-		new = want > (long)batch ? 0 : want;
+		want = old + nr;
+		new = want > batch ? 0 : want;
 		/*
-		 * release: pairs with the acquire CAS in
-		 * pcstock_counter_try_charge_stock() and the acquire exchange
-		 * in pcstock_counter_drain_stock(): the charge of these pages
-		 * happens before their uncharge.
+		 * release: pairs with the acquire CAS in charge_on(), the
+		 * acquire exchange in pcstock_counter_drain_stock() and the
+		 * acquire of a later flush here: the charge of the pages we
+		 * add happens before their uncharge.  acquire: a flush takes
+		 * the slot's pages out as a drain does, so it pairs with the
+		 * release that put them there before trim() uncharges them.
 		 */
-	} while (!pcs_cas(slot, &old, (int)new, PCS_RELEASE, PCS_RELAXED));
+	} while (!pcs_cas(slot, &old, new, PCS_ACQ_REL, PCS_RELAXED));
 
-	if (new > old)
+	if (new != want)
+		trim(c, st, (unsigned long)want);
+	else if (new > old)
 		stat_add(&st->refills, 1);
-	if (want > new)
-		trim(c, st, (unsigned long)(want - new));
 }
 
 /* V4: atomic_add of the surplus, no cap. */
 static void refill_v4(struct pcstock_counter *c, unsigned int cpu,
 		      unsigned long nr)
 {
-	/* release: pairs as in refill_capped(). */
+	/*
+	 * release: pairs with the acquire CAS in charge_on() and the acquire
+	 * exchange in pcstock_counter_drain_stock().
+	 */
 	pcs_fetch_add(slot_of(c, cpu), (int)nr, PCS_RELEASE);
 	stat_add(&stats_of(c, cpu)->refills, 1);
 }
@@ -299,10 +308,14 @@ unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 	return (unsigned long)nr;
 }
 
-/* The plain call: unstocked counter, no CPU, large or disabled refill. */
-static bool charge_exact(struct pcstock_counter *c, unsigned long nr_pages,
-			 struct pcstock_counter **fail,
-			 unsigned long *nr_charged)
+/*
+ * The plain call: unstocked counter, no CPU, large or disabled refill.
+ * Out of line, as every call the hit paths make: a call left inline would
+ * make them save registers on entry, hit or not.
+ */
+static __attribute__((noinline)) bool
+charge_exact(struct pcstock_counter *c, unsigned long nr_pages,
+	     struct pcstock_counter **fail, unsigned long *nr_charged)
 {
 	if (!pcstock_counter_try_charge(c, nr_pages, fail))
 		return false;
@@ -313,14 +326,14 @@ static bool charge_exact(struct pcstock_counter *c, unsigned long nr_pages,
 
 /*
  * The slot of @cpu could not serve @nr_pages: charge max(batch, n) and
- * keep the surplus, else exactly n.  Out of line so that the hit path in
- * the caller needs no stack frame.
+ * keep the surplus, else exactly n.
  */
 static __attribute__((noinline)) bool
-charge_miss(struct pcstock_counter *c, unsigned char state, unsigned int cpu,
+charge_miss(struct pcstock_counter *c, unsigned int cpu,
 	    unsigned long nr_pages, struct pcstock_counter **fail,
 	    unsigned long *nr_charged)
 {
+	unsigned char state = pcs_load(&c->stock_state, PCS_RELAXED);
 	unsigned int batch = pcs_load(&c->stock_batch, PCS_RELAXED);
 	int now;
 
@@ -337,32 +350,32 @@ charge_miss(struct pcstock_counter *c, unsigned char state, unsigned int cpu,
 	else if (c->stock_policy == PCSTOCK_STOCK_V4)
 		refill_v4(c, (unsigned int)now, batch - nr_pages);
 	else
-		refill_capped(c, (unsigned int)now, batch, batch - nr_pages);
+		refill_capped(c, (unsigned int)now, (int)batch,
+			      (int)(batch - nr_pages));
 	if (nr_charged)
 		*nr_charged = batch;
 	return true;
 }
 
-bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
-				      unsigned long nr_pages,
-				      struct pcstock_counter **fail,
-				      unsigned long *nr_charged)
+/* Consume from @cpu's slot (-1: no CPU), else go to the hierarchy. */
+static inline bool charge_on(struct pcstock_counter *c, int cpu,
+			     unsigned long nr_pages,
+			     struct pcstock_counter **fail,
+			     unsigned long *nr_charged)
 {
-	unsigned char state = pcs_load(&c->stock_state, PCS_RELAXED);
 	struct pcstock_domain *d = c->stock_domain;
 	struct stock_cpu_stats *st;
 	atomic_int *slot;
-	int cpu, old;
+	int old;
 
-	if (state == STOCK_NONE || (cpu = pcs_this_cpu(d)) < 0)
+	if (cpu < 0)
 		return charge_exact(c, nr_pages, fail, nr_charged);
 	/* Both addresses before the CAS, which the compiler cannot cross. */
 	slot = pcs_percpu_ptr(d, c->stock_slots, (unsigned int)cpu);
 	st = pcs_percpu_ptr(d, c->stock_stats, (unsigned int)cpu);
-	if (!nr_pages)
-		goto hit;
 	old = pcs_load(slot, PCS_RELAXED);
-	while ((unsigned long)old >= nr_pages) {
+	/* A slot is never negative: compare as unsigned, no sign extension. */
+	while ((unsigned int)old >= nr_pages) {
 		/*
 		 * acquire: pairs with the release addition in
 		 * refill_capped() or refill_v4(), so the charge that put
@@ -372,30 +385,79 @@ bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
 		if (pcs_cas(slot, &old, old - (int)nr_pages, PCS_ACQUIRE,
 			    PCS_RELAXED)) {
 			stat_add(&st->hits, 1);
-			goto hit;
+			if (nr_charged)
+				*nr_charged = 0;
+			return true;
 		}
 	}
-	return charge_miss(c, state, (unsigned int)cpu, nr_pages, fail,
-			   nr_charged);
-hit:
-	if (nr_charged)
-		*nr_charged = 0;
-	return true;
+	return charge_miss(c, (unsigned int)cpu, nr_pages, fail, nr_charged);
+}
+
+/*
+ * SIM and PINNED domains keep the caller's CPU in a thread-local that
+ * pcs_this_cpu() reads inline.  The other modes may call out to find it
+ * (sched_getcpu(), first-use assignment), which would cost the hit path a
+ * stack frame, so the stocked calls send them through an out-of-line copy.
+ */
+static inline bool cpu_is_thread_local(const struct pcstock_domain *d)
+{
+	return d->mode == PCSTOCK_CPU_SIM || d->mode == PCSTOCK_CPU_PINNED;
+}
+
+static __attribute__((noinline)) bool
+charge_other_mode(struct pcstock_counter *c, unsigned long nr_pages,
+		  struct pcstock_counter **fail, unsigned long *nr_charged)
+{
+	return charge_on(c, this_cpu(c), nr_pages, fail, nr_charged);
+}
+
+bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
+				      unsigned long nr_pages,
+				      struct pcstock_counter **fail,
+				      unsigned long *nr_charged)
+{
+	/* Set by alloc and cleared by free, never concurrently with us. */
+	struct pcstock_domain *d = c->stock_domain;
+
+	if (!d)
+		return charge_exact(c, nr_pages, fail, nr_charged);
+	if (!cpu_is_thread_local(d))
+		return charge_other_mode(c, nr_pages, fail, nr_charged);
+	return charge_on(c, pcs_this_cpu(d), nr_pages, fail, nr_charged);
+}
+
+/* Refill @cpu's slot (-1: no CPU, straight up) with @nr_pages <= batch. */
+static inline void uncharge_on(struct pcstock_counter *c, int cpu,
+			       unsigned int batch, unsigned long nr_pages)
+{
+	if (cpu < 0)
+		pcstock_counter_uncharge(c, nr_pages);
+	else
+		refill_capped(c, (unsigned int)cpu, (int)batch, (int)nr_pages);
+}
+
+static __attribute__((noinline)) void
+uncharge_other_mode(struct pcstock_counter *c, unsigned int batch,
+		    unsigned long nr_pages)
+{
+	uncharge_on(c, this_cpu(c), batch, nr_pages);
 }
 
 void pcstock_counter_uncharge_stock(struct pcstock_counter *c,
 				    unsigned long nr_pages)
 {
+	struct pcstock_domain *d = c->stock_domain;
 	unsigned int batch = pcs_load(&c->stock_batch, PCS_RELAXED);
-	int cpu;
 
-	if (pcs_load(&c->stock_state, PCS_RELAXED) != STOCK_ENABLED ||
-	    c->stock_policy != PCSTOCK_STOCK_DEFAULT || nr_pages > batch ||
-	    (cpu = pcs_this_cpu(c->stock_domain)) < 0) {
+	/* An unstocked counter has batch 0: only nr_pages 0 gets past it. */
+	if (nr_pages > batch || !d ||
+	    pcs_load(&c->stock_state, PCS_RELAXED) != STOCK_ENABLED ||
+	    c->stock_policy != PCSTOCK_STOCK_DEFAULT)
 		pcstock_counter_uncharge(c, nr_pages);
-		return;
-	}
-	refill_capped(c, (unsigned int)cpu, batch, nr_pages);
+	else if (!cpu_is_thread_local(d))
+		uncharge_other_mode(c, batch, nr_pages);
+	else
+		uncharge_on(c, pcs_this_cpu(d), batch, nr_pages);
 }
 
 /* ---- readers -------------------------------------------------------------- */

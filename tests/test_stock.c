@@ -454,10 +454,11 @@ static void test_stats_count_each_event(void **state)
 	assert_int_equal(st.drains, 2);
 	assert_int_equal(st.drained_pages, 2 * BATCH - 7);
 	assert_int_equal(st.trims, 0);
-	/* A zero-page charge changes nothing, not even the statistics. */
+	/* A zero-page charge is a hit that takes nothing. */
 	charge_ok(0, 0);
 	pcstock_counter_stock_stats(&fx.leaf, &st);
-	assert_int_equal(st.hits, 2);
+	assert_int_equal(st.hits, 3);
+	assert_int_equal(slot(0), 0);
 	pcstock_counter_stock_stats(&fx.leaf, NULL);
 }
 

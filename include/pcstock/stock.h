@@ -127,7 +127,7 @@ PCSTOCK_API unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 /**
  * pcstock_counter_try_charge_stock() - charge through the calling CPU's stock
  * @c: the leaf
- * @nr_pages: pages wanted (0 is a hit that changes nothing)
+ * @nr_pages: pages wanted (0 is a hit that takes nothing)
  * @fail: as pcstock_counter_try_charge(), written by a failed attempt: on
  *        failure it names the level that refused the exact charge; a
  *        failed greedy attempt also writes it even when the exact charge
