@@ -143,6 +143,16 @@ static inline void refill_capped(struct pcstock_counter *c, unsigned int cpu,
 	int want, new;
 
 	/* No overflow: old and nr are at most batch <= INT_MAX / 2. */
+#ifdef PCSTOCK_MUTATE_PLAIN_REFILL
+	/*
+	 * Planted bug, test builds only (tests/explore.cmake): a plain store
+	 * instead of the CAS loses a concurrent drain or consume.  The
+	 * schedule explorer must catch it.
+	 */
+	want = old + nr;
+	new = want > batch ? 0 : want;
+	pcs_store(slot, new, PCS_RELEASE);
+#else
 	do {
 		want = old + nr;
 		new = want > batch ? 0 : want;
@@ -155,6 +165,7 @@ static inline void refill_capped(struct pcstock_counter *c, unsigned int cpu,
 		 * release that put them there before trim() uncharges them.
 		 */
 	} while (!pcs_cas(slot, &old, new, PCS_ACQ_REL, PCS_RELAXED));
+#endif
 
 	if (new != want)
 		trim(c, st, (unsigned long)want);
@@ -294,7 +305,17 @@ unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 	 * refill_v4(), so the charge that created these pages happens
 	 * before the uncharge below.
 	 */
+#ifdef PCSTOCK_MUTATE_READ_ZERO_DRAIN
+	/*
+	 * Planted bug, test builds only (tests/explore.cmake): read, then
+	 * store 0, so what the owner adds or takes in between is lost or
+	 * counted twice.  The schedule explorer must catch it.
+	 */
+	nr = pcs_load(slot, PCS_ACQUIRE);
+	pcs_store(slot, 0, PCS_RELAXED);
+#else
 	nr = pcs_xchg(slot, 0, PCS_ACQUIRE);
+#endif
 	if (nr <= 0)
 		return 0;
 	pcstock_counter_uncharge(c, (unsigned long)nr);
