@@ -35,6 +35,7 @@ struct meta {
 	char kernel[256];
 	char cpu_model[128];
 	char utc[32];
+	double load[3];
 	unsigned int pus, cores, nodes;
 };
 
@@ -139,6 +140,9 @@ static void collect(struct meta *m)
 			 u.release, u.machine);
 	cpu_model(m->cpu_model, sizeof(m->cpu_model));
 	strftime(m->utc, sizeof(m->utc), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	/* Other processes' load, as a warning sign next to the figures. */
+	if (getloadavg(m->load, 3) != 3)
+		m->load[0] = m->load[1] = m->load[2] = -1;
 	topology(m);
 }
 
@@ -163,14 +167,16 @@ static void put_json(FILE *f, const struct meta *mp, const struct opts *o,
 		"\"hwloc\":\"%s\",\"page_size\":%lu,\"batch\":%u,"
 		"\"duration_s\":%g,\"warmup_s\":%g,\"reps\":%u,"
 		"\"seed\":%llu,\"baseline\":\"%s\",\"quick\":%s,"
-		"\"utc\":\"%s\",\"elapsed_s\":%.1f}",
+		"\"utc\":\"%s\",\"elapsed_s\":%.1f,"
+		"\"loadavg\":[%.2f,%.2f,%.2f]}",
 		m.commit, m.compiler, BENCH_C_FLAGS, m.kernel,
 		gnu_get_libc_version(), __rseq_size, m.cpu_model, m.pus,
 		m.cores, m.nodes, o->nr_os_cpus, cpu_mode_name(o->mode),
 		cpu_id_method(o->mode), pcstock_version(), BENCH_URCU_VERSION,
 		BENCH_HWLOC_VERSION, PCSTOCK_PAGE_SIZE, o->batch, o->duration,
 		o->warmup, o->reps, (unsigned long long)o->seed, o->baseline,
-		o->quick ? "true" : "false", m.utc, elapsed);
+		o->quick ? "true" : "false", m.utc, elapsed, m.load[0],
+		m.load[1], m.load[2]);
 }
 
 static void put_text(FILE *f, const struct meta *mp, const struct opts *o,
@@ -184,7 +190,8 @@ static void put_text(FILE *f, const struct meta *mp, const struct opts *o,
 		"hwloc %s.  \n"
 		"Run: cpu-mode %s, batch %u, %g s measured after %g s "
 		"warm-up, %u repetitions, strategies interleaved in a "
-		"shuffled order (seed %llu), %s UTC, %.0f s in all.  \n"
+		"shuffled order (seed %llu), %s UTC, %.0f s in all; load "
+		"average at the end %.2f / %.2f / %.2f (1/5/15 min).  \n"
 		"Cells: median over repetitions, with the coefficient of "
 		"variation when above 2 %%; \"A vs B\": paired speedup of A "
 		"over B (>1: A better), median (min-max).\n",
@@ -193,7 +200,8 @@ static void put_text(FILE *f, const struct meta *mp, const struct opts *o,
 		pcstock_version(), m.commit, m.compiler, BENCH_C_FLAGS,
 		BENCH_URCU_VERSION, BENCH_HWLOC_VERSION,
 		cpu_mode_name(o->mode), o->batch, o->duration, o->warmup,
-		o->reps, (unsigned long long)o->seed, m.utc, elapsed);
+		o->reps, (unsigned long long)o->seed, m.utc, elapsed,
+		m.load[0], m.load[1], m.load[2]);
 }
 
 static char *meta_print(const struct opts *o, double elapsed,

@@ -15,11 +15,17 @@
  *   floor       one relaxed fetch_add on a private atomic
  *   hit         try_charge_stock(1) served from the slot
  *   uncharge    uncharge_stock(1) with room in the slot
- *   trim        uncharge_stock(1) with a full slot (DEFAULT sends it up)
+ *   trim        uncharge_stock(1) into a full slot (DEFAULT sends the
+ *               slot and the page up)
  *   miss        try_charge_stock(1) on an empty slot (batch up 3 levels)
  *   plain       counter try_charge(1) up 3 levels, no stock
  *   unplain     counter uncharge(1) up 3 levels, no stock
- * Prefix v4- to hit, uncharge, trim or miss for the V4 policy.
+ *   g-hit       pcstock_group_charge(1) served from the stock
+ *   g-uncharge  pcstock_group_uncharge(1) with room in the stock
+ *   g-miss      pcstock_group_charge(1) with the stock drained
+ * The g- kinds run on a group tree (root, middle, leaf: the root's counter
+ * is charged too, so 3 counters again).  Prefix v4- for the V4 policy,
+ * and memcg7- or none- (g- kinds only) for those tree policies.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,6 +38,8 @@
 struct prof {
 	struct pcstock_domain *d;
 	struct pcstock_counter c[3];	/* top, middle, leaf */
+	struct pcstock_tree *t;
+	struct pcstock_group *mid, *leaf;
 	atomic_long floor;
 };
 
@@ -57,6 +65,16 @@ MARK static void bench_mark_uncharge_stock(struct prof *p)
 	pcstock_counter_uncharge_stock(&p->c[2], 1);
 }
 
+MARK static int bench_mark_group_charge(struct prof *p)
+{
+	return pcstock_group_charge(p->leaf, 1, 0);
+}
+
+MARK static int bench_mark_group_uncharge(struct prof *p)
+{
+	return pcstock_group_uncharge(p->leaf, 1);
+}
+
 MARK static bool bench_mark_try_charge(struct prof *p)
 {
 	return pcstock_counter_try_charge(&p->c[2], 1, NULL);
@@ -67,9 +85,12 @@ MARK static void bench_mark_uncharge(struct prof *p)
 	pcstock_counter_uncharge(&p->c[2], 1);
 }
 
-static int prof_setup(struct prof *p, enum pcstock_stock_policy policy)
+static int prof_setup(struct prof *p, enum pcstock_tree_policy policy)
 {
 	struct pcstock_domain_attr attr = { .nr_cpus = 1 };
+	struct pcstock_tree_attr tattr = {
+		.policy = policy, .batch = PROF_BATCH,
+	};
 	int ret;
 
 	memset(p, 0, sizeof(*p));
@@ -79,10 +100,68 @@ static int prof_setup(struct prof *p, enum pcstock_stock_policy policy)
 	pcstock_counter_init(&p->c[0], NULL, false);
 	pcstock_counter_init(&p->c[1], &p->c[0], false);
 	pcstock_counter_init(&p->c[2], &p->c[1], false);
-	ret = pcstock_counter_alloc_stock(&p->c[2], p->d, PROF_BATCH, policy);
+	if (policy == PCSTOCK_TREE_DEFAULT || policy == PCSTOCK_TREE_V4)
+		ret = pcstock_counter_alloc_stock(&p->c[2], p->d, PROF_BATCH,
+			policy == PCSTOCK_TREE_V4 ? PCSTOCK_STOCK_V4 :
+			PCSTOCK_STOCK_DEFAULT);
+	if (!ret)
+		ret = pcstock_tree_create(p->d, &tattr, &p->t);
+	if (!ret)
+		ret = pcstock_group_create(pcstock_tree_root(p->t), "mid",
+					   &p->mid);
+	if (!ret)
+		ret = pcstock_group_create(p->mid, "leaf", &p->leaf);
 	if (!ret)
 		ret = pcstock_cpu_enter(p->d, 0);
 	return ret;
+}
+
+static void prof_teardown(struct prof *p)
+{
+	pcstock_cpu_exit(p->d);
+	if (p->leaf) {
+		pcstock_group_destroy(p->leaf);
+		pcstock_group_put(p->leaf);
+	}
+	if (p->mid) {
+		pcstock_group_destroy(p->mid);
+		pcstock_group_put(p->mid);
+	}
+	pcstock_tree_destroy(p->t);
+	pcstock_counter_free_stock(&p->c[2]);
+	pcstock_domain_destroy(p->d);
+}
+
+/* Group kinds: the drains and setup charges happen outside the marks. */
+static int run_group(struct prof *p, const char *what, unsigned long n)
+{
+	struct pcstock_group *root = pcstock_tree_root(p->t);
+	unsigned long i, k;
+
+	for (i = 0; i < n;) {
+		pcstock_group_drain_all(root);
+		if (!strcmp(what, "g-miss")) {
+			bench_mark_group_charge(p);
+			pcstock_group_uncharge(p->leaf, 1);
+			i++;
+		} else if (!strcmp(what, "g-hit")) {
+			/* A miss parks batch - 1 pages: that many hits. */
+			pcstock_group_charge(p->leaf, 1, 0);
+			for (k = 1; k < PROF_BATCH && i < n; k++, i++)
+				bench_mark_group_charge(p);
+			pcstock_group_uncharge(p->leaf, k);
+		} else if (!strcmp(what, "g-uncharge")) {
+			/* Leaves 1 page in the stock: batch - 1 fit. */
+			pcstock_group_charge(p->leaf, PROF_BATCH - 1, 0);
+			for (k = 0; k < PROF_BATCH - 1 && i < n; k++, i++)
+				bench_mark_group_uncharge(p);
+			pcstock_group_uncharge(p->leaf, PROF_BATCH - 1 - k);
+		} else {
+			return -EINVAL;
+		}
+	}
+	pcstock_group_drain_all(root);
+	return pcstock_group_usage(root) ? -EPROTO : 0;
 }
 
 static void empty_slot(struct prof *p)
@@ -135,8 +214,8 @@ static int run(struct prof *p, const char *what, unsigned long n)
 						 PROF_BATCH - 1 - k);
 		}
 	} else if (!strcmp(what, "trim")) {
-		full_slot(p);
 		for (i = 0; i < n; i++) {
+			full_slot(p);
 			pcstock_counter_charge(&p->c[2], 1);
 			bench_mark_uncharge_stock(p);
 		}
@@ -164,27 +243,36 @@ static int run(struct prof *p, const char *what, unsigned long n)
 
 int profile_main(const char *what, unsigned long n)
 {
-	enum pcstock_stock_policy policy = PCSTOCK_STOCK_DEFAULT;
+	static const char *const prefix[] = {
+		[PCSTOCK_TREE_V4] = "v4-", [PCSTOCK_TREE_MEMCG7] = "memcg7-",
+		[PCSTOCK_TREE_NONE] = "none-",
+	};
+	enum pcstock_tree_policy policy = PCSTOCK_TREE_DEFAULT;
+	const char *kind = what;
 	struct prof p;
+	unsigned int i;
 	int ret;
 
-	if (!strncmp(what, "v4-", 3)) {
-		policy = PCSTOCK_STOCK_V4;
-		what += 3;
-	}
+	for (i = 0; i < PCSTOCK_TREE_NR_POLICIES; i++)
+		if (prefix[i] && !strncmp(what, prefix[i], strlen(prefix[i]))) {
+			policy = (enum pcstock_tree_policy)i;
+			kind = what + strlen(prefix[i]);
+		}
 	ret = prof_setup(&p, policy);
-	if (!ret)
-		ret = run(&p, what, n);
+	if (!ret && !strncmp(kind, "g-", 2))
+		ret = run_group(&p, kind, n);
+	else if (!ret && (policy == PCSTOCK_TREE_DEFAULT ||
+			  policy == PCSTOCK_TREE_V4))
+		ret = run(&p, kind, n);
+	else if (!ret)
+		ret = -EINVAL;
 	if (!ret && pcstock_counter_read(&p.c[0]) != 0)
 		ret = -EPROTO;
 	if (ret)
 		fprintf(stderr, "pcstock-bench: --profile %s: %s\n", what,
 			ret == -EINVAL ? "unknown kind" : strerror(-ret));
 	else
-		printf("profiled %s%s x %lu\n",
-		       policy == PCSTOCK_STOCK_V4 ? "v4-" : "", what, n);
-	pcstock_cpu_exit(p.d);
-	pcstock_counter_free_stock(&p.c[2]);
-	pcstock_domain_destroy(p.d);
+		printf("profiled %s x %lu\n", what, n);
+	prof_teardown(&p);
 	return ret;
 }

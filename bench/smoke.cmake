@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The benchmark's smoke test (ctest label bench), run as
+#   cmake -DBENCH=<pcstock-bench> -DOUT=<dir> [-DARGS="<extra args>"]
+#         [-DWORKLOADS=<w,...>] -P smoke.cmake
+# Runs pcstock-bench --quick and checks what it wrote, not how fast it was:
+# exit status 0 (so conservation held in every run), every JSON Lines
+# record parses, every rep record says cons_ok, every workload has a
+# summary for every strategy that takes part in it, the CSV has its
+# columns, meta.json names the machine, and the table, the gnuplot script
+# and (when gnuplot exists) the plots are there.
+
+cmake_minimum_required(VERSION 3.20)
+
+if(NOT BENCH OR NOT OUT)
+	message(FATAL_ERROR "usage: cmake -DBENCH=... -DOUT=... -P smoke.cmake")
+endif()
+if(NOT WORKLOADS)
+	set(WORKLOADS fault,tenants,sock,scale,depth,drain,tight,strand)
+endif()
+set(wl_arg "${WORKLOADS}")
+string(REPLACE "," ";" WORKLOADS "${WORKLOADS}")
+separate_arguments(ARGS UNIX_COMMAND "${ARGS}")
+
+file(REMOVE_RECURSE "${OUT}")
+execute_process(COMMAND "${BENCH}" --quick --reps 2 --workload ${wl_arg}
+		--out "${OUT}" ${ARGS}
+	RESULT_VARIABLE rc OUTPUT_VARIABLE table ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+	message(FATAL_ERROR "pcstock-bench exited with ${rc}:\n${err}")
+endif()
+if(NOT table MATCHES "### Key figures")
+	message(FATAL_ERROR "no table on stdout:\n${table}")
+endif()
+
+# Which strategies take part in which workload (the bench's `needs`).
+set(all floor mutex none memcg7 v4 default)
+set(want_fault ${all})
+set(want_tenants ${all})
+set(want_sock ${all})
+set(want_scale ${all})
+set(want_depth ${all})
+set(want_tight mutex none memcg7 v4 default)
+set(want_drain memcg7 v4 default)
+set(want_strand memcg7 v4 default)
+
+file(STRINGS "${OUT}/bench.jsonl" lines)
+list(LENGTH lines nr)
+if(nr LESS 2)
+	message(FATAL_ERROR "bench.jsonl has ${nr} lines")
+endif()
+set(n 0)
+set(seen "")
+foreach(line IN LISTS lines)
+	math(EXPR n "${n} + 1")
+	string(JSON kind ERROR_VARIABLE jerr GET "${line}" kind)
+	if(jerr)
+		message(FATAL_ERROR "bench.jsonl:${n} does not parse: ${jerr}")
+	endif()
+	if(n EQUAL 1 AND NOT kind STREQUAL "meta")
+		message(FATAL_ERROR "bench.jsonl:1 is not the meta record")
+	endif()
+	if(kind STREQUAL "rep")
+		string(JSON ok GET "${line}" cons_ok)
+		string(JSON value GET "${line}" value)
+		if(NOT ok)
+			message(FATAL_ERROR "bench.jsonl:${n}: cons_ok false")
+		endif()
+	elseif(kind STREQUAL "summary")
+		string(JSON w GET "${line}" workload)
+		string(JSON s GET "${line}" strategy)
+		list(APPEND seen "${w}/${s}")
+	endif()
+endforeach()
+foreach(w IN LISTS WORKLOADS)
+	foreach(s IN LISTS want_${w})
+		if(NOT "${w}/${s}" IN_LIST seen)
+			message(FATAL_ERROR "no summary for ${s} on ${w}")
+		endif()
+	endforeach()
+endforeach()
+
+file(STRINGS "${OUT}/bench.csv" csv LIMIT_COUNT 1)
+foreach(col kind workload config strategy rep value median min max cov
+	    ratio_vs_baseline baseline cons_ok)
+	if(NOT ",${csv}," MATCHES ",${col},")
+		message(FATAL_ERROR "bench.csv lacks column ${col}: ${csv}")
+	endif()
+endforeach()
+file(STRINGS "${OUT}/bench.csv" csv_rows)
+list(LENGTH csv_rows nr_csv)
+if(nr_csv LESS 2)
+	message(FATAL_ERROR "bench.csv has no rows")
+endif()
+
+file(READ "${OUT}/meta.json" meta)
+foreach(key commit compiler kernel glibc cpu_model pus cores numa_nodes
+	    cpu_mode pcstock liburcu hwloc)
+	string(JSON v ERROR_VARIABLE jerr GET "${meta}" ${key})
+	if(jerr)
+		message(FATAL_ERROR "meta.json lacks ${key}: ${jerr}")
+	endif()
+endforeach()
+
+foreach(f table.md plots.gp)
+	if(NOT EXISTS "${OUT}/${f}")
+		message(FATAL_ERROR "${OUT}/${f} is missing")
+	endif()
+endforeach()
+find_program(GNUPLOT gnuplot)
+file(GLOB pngs "${OUT}/*.png")
+if(GNUPLOT AND NOT pngs)
+	message(FATAL_ERROR "gnuplot is installed but no plot was drawn")
+endif()
+message(STATUS "pcstock-bench smoke: ${nr} JSON records, ${nr_csv} CSV rows")
