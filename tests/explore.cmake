@@ -35,6 +35,17 @@ function(pcstock_add_explore_test name)
 		TIMEOUT ${ARG_TIMEOUT})
 endfunction()
 
+# Library variants with a planted bug each (the #ifdef blocks in
+# src/stock.c), and an explorer over each.
+foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN)
+	string(TOLOWER ${mutation} lower)
+	string(REPLACE _ - dashed ${lower})
+	pcstock_add_library(pcstock_mut_${lower} STATIC
+		DEFINES PCSTOCK_EXPLORE PCSTOCK_FAULT_INJECT
+		PCSTOCK_MUTATE_${mutation})
+	pcstock_add_explorer(pcstock-explore-${dashed} pcstock_mut_${lower})
+endforeach()
+
 # Clean scenarios: a fixed budget per scenario and strategy, fixed seeds.
 # PCT runs about ten times as many schedules per second (few switches).
 set(EXPLORE_CLEAN counter-tree counter-tight stock-charge-default
@@ -71,16 +82,26 @@ function(pcstock_add_detection_test name binary scenario)
 	endforeach()
 endfunction()
 pcstock_add_detection_test(v4_cap pcstock-explore stock-cap-v4)
+pcstock_add_detection_test(plain_refill pcstock-explore-plain-refill
+	stock-charge-default)
+pcstock_add_detection_test(read_zero_drain pcstock-explore-read-zero-drain
+	stock-drain-default)
 
-# A violation's printed seed replays to the identical interleaving.
+# A violation's printed seed replays to the identical interleaving: V4's
+# real cap violation and a planted bug, with both strategies.
 foreach(strategy random pct)
-	add_test(NAME explore_replay_${strategy}
-		COMMAND ${EXPLORE_DIR}/replay-check.sh
-		$<TARGET_FILE:pcstock-explore>
-		--scenario stock-cap-v4 --strategy ${strategy}
-		--schedules 2000 --seed 7)
-	set_tests_properties(explore_replay_${strategy} PROPERTIES
-		LABELS explore TIMEOUT 120)
+	foreach(case "v4_cap;pcstock-explore;stock-cap-v4"
+		"read_zero_drain;pcstock-explore-read-zero-drain;stock-charge-default")
+		list(GET case 0 name)
+		list(GET case 1 binary)
+		list(GET case 2 scenario)
+		add_test(NAME explore_replay_${name}_${strategy}
+			COMMAND ${EXPLORE_DIR}/replay-check.sh
+			$<TARGET_FILE:${binary}> --scenario ${scenario}
+			--strategy ${strategy} --schedules 2000 --seed 7)
+		set_tests_properties(explore_replay_${name}_${strategy}
+			PROPERTIES LABELS explore TIMEOUT 120)
+	endforeach()
 endforeach()
 
 # Spin models of the slot protocol: the correct ones verify, the buggy
@@ -130,6 +151,8 @@ if(PCSTOCK_HAVE_LIBFUZZER AND PCSTOCK_SANITIZE STREQUAL "")
 		add_custom_target(fuzz_explore_${name} ALL DEPENDS ${out})
 	endfunction()
 	pcstock_add_explore_fuzzer(clean)
+	pcstock_add_explore_fuzzer(read_zero_drain
+		DEFINES PCSTOCK_MUTATE_READ_ZERO_DRAIN)
 
 	# fuzz tests: bounded, seeded runs through the counter fuzzers' driver.
 	function(pcstock_add_explore_fuzz_test name fuzzer scenario expect)
@@ -137,7 +160,7 @@ if(PCSTOCK_HAVE_LIBFUZZER AND PCSTOCK_SANITIZE STREQUAL "")
 			PCSTOCK_EXPLORE_SCENARIO=${scenario} ${CMAKE_COMMAND}
 			-DFUZZER=${CMAKE_CURRENT_BINARY_DIR}/fuzz/${fuzzer}
 			-DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/fuzz/run-${name}
-			-DRUNS=20000 -DSEED=1 -DEXPECT=${expect}
+			-DRUNS=10000 -DSEED=1 -DEXPECT=${expect}
 			-P ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/run_fuzzer.cmake)
 		set_tests_properties(${name} PROPERTIES LABELS "explore;fuzz"
 			TIMEOUT 120)
@@ -146,4 +169,6 @@ if(PCSTOCK_HAVE_LIBFUZZER AND PCSTOCK_SANITIZE STREQUAL "")
 		stock-drain-default clean)
 	pcstock_add_explore_fuzz_test(explore_fuzz_finds_v4_cap
 		fuzz_explore_clean stock-cap-v4 divergence)
+	pcstock_add_explore_fuzz_test(explore_fuzz_finds_read_zero_drain
+		fuzz_explore_read_zero_drain stock-drain-default divergence)
 endif()
