@@ -6,6 +6,9 @@
  *   micro_stock            the two comparisons below, side by side
  *   micro_stock --hits N   N hit charge + stock uncharge pairs only, for
  *                          valgrind --tool=callgrind (instructions per call)
+ *   micro_stock --pingpong default|v4
+ *                          one ping-pong run of one policy, for callgrind
+ *                          (instructions per charge and uncharge)
  *
  * 1. Hit pair: a 1-page stock-hit charge then a 1-page stock uncharge on
  *    one CPU (DEFAULT; the slot stays between batch - 1 and batch), against
@@ -336,8 +339,16 @@ int main(int argc, char **argv)
 		hit_teardown(d, &t);
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "--pingpong")) {
+		d = domain_new(PCSTOCK_CPU_SIM, 2);
+		pingpong_run(d, strcmp(argv[2], "v4") ? PCSTOCK_STOCK_DEFAULT :
+							PCSTOCK_STOCK_V4);
+		pcstock_domain_destroy(d);
+		return 0;
+	}
 	if (argc != 1) {
-		fprintf(stderr, "usage: %s [--hits N]\n", argv[0]);
+		fprintf(stderr, "usage: %s [--hits N | --pingpong default|v4]\n",
+			argv[0]);
 		return 2;
 	}
 	measure_hits();
