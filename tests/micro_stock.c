@@ -13,8 +13,10 @@
  * 1. Hit pair: a 1-page stock-hit charge then a 1-page stock uncharge on
  *    one CPU (DEFAULT; the slot stays between batch - 1 and batch), against
  *    the floor, a fetch_add + fetch_sub pair on a thread-local
- *    cache-aligned atomic_int.  Both are timed in alternating repetitions
- *    and the medians compared.
+ *    cache-aligned atomic_int, and against the primitives the slot
+ *    protocol needs (a load + CAS to take, a load + CAS to add), called
+ *    out of line on the same kind of atomic_int.  All are timed in
+ *    alternating repetitions and the medians compared.
  * 2. Cross-CPU ping-pong (the netperf pattern): a producer on CPU 0 charges
  *    1-4 pages on the leaf of a 3-level tree and passes them through a
  *    single-producer ring to a consumer on CPU 1 that uncharges them;
@@ -128,6 +130,41 @@ static double time_hits(struct tree *t, unsigned long n)
 	return (now_ns() - t0) / (double)n;
 }
 
+/* The slot protocol's primitives alone: take 1 and give 1 back by CAS. */
+static __attribute__((noinline)) void cas_take(atomic_int *v)
+{
+	int old = atomic_load_explicit(v, memory_order_relaxed);
+
+	while (old >= 1 &&
+	       !atomic_compare_exchange_strong_explicit(v, &old, old - 1,
+							memory_order_acquire,
+							memory_order_relaxed))
+		;
+}
+
+static __attribute__((noinline)) void cas_give(atomic_int *v)
+{
+	int old = atomic_load_explicit(v, memory_order_relaxed);
+
+	while (!atomic_compare_exchange_strong_explicit(v, &old,
+			old + 1 > (int)BATCH ? 0 : old + 1,
+			memory_order_acq_rel, memory_order_relaxed))
+		;
+}
+
+static double time_cas(unsigned long n)
+{
+	double t0 = now_ns();
+	unsigned long i;
+
+	atomic_store(&bare, (int)BATCH - 1);
+	for (i = 0; i < n; i++) {
+		cas_take(&bare);
+		cas_give(&bare);
+	}
+	return (now_ns() - t0) / (double)n;
+}
+
 static double time_bare(unsigned long n)
 {
 	double t0 = now_ns();
@@ -160,7 +197,7 @@ static void hit_teardown(struct pcstock_domain *d, struct tree *t)
 
 static void measure_hits(void)
 {
-	double hit[REPS], floor[REPS], h, f;
+	double hit[REPS], floor[REPS], cas[REPS], h, f, k;
 	struct pcstock_domain *d;
 	struct pcstock_stock_stats st;
 	struct tree t;
@@ -170,14 +207,18 @@ static void measure_hits(void)
 	for (r = 0; r < REPS; r++) {
 		hit[r] = time_hits(&t, HIT_PAIRS);
 		floor[r] = time_bare(HIT_PAIRS);
+		cas[r] = time_cas(HIT_PAIRS);
 	}
 	pcstock_counter_stock_stats(&t.leaf, &st);
 	h = median(hit, REPS);
 	f = median(floor, REPS);
+	k = median(cas, REPS);
 	printf("hit pair (charge 1 + uncharge 1, DEFAULT): %6.2f ns\n", h);
 	printf("bare fetch_add + fetch_sub pair:           %6.2f ns\n", f);
-	printf("ratio hit / bare: %.2fx (goal <= 1.5x); misses %lu, trims %lu\n",
-	       h / f, st.misses, st.trims);
+	printf("bare load+CAS take + load+CAS give pair:   %6.2f ns\n", k);
+	printf("ratio hit / bare: %.2fx (goal <= 1.5x); hit / CAS pair: %.2fx; "
+	       "CAS pair / bare: %.2fx; misses %lu, trims %lu\n",
+	       h / f, h / k, k / f, st.misses, st.trims);
 	hit_teardown(d, &t);
 }
 
