@@ -97,39 +97,52 @@ static void *charger_main(void *arg)
 	return NULL;
 }
 
+/*
+ * 10 and 1000 groups x 1, 16, 256 CPUs (--full: also 10k and 100k groups,
+ * whose trees take long to build: per-CPU allocation is a first-fit scan),
+ * for 99 %-empty and full slots, and 99 %-empty with a charger running
+ * (the read-before-exchange case with an active owner).
+ */
+#define DRAIN_MAX_SLOTS 2000000UL
+
 static unsigned int drain_expand(const struct opts *o, struct config *cfg,
 				 unsigned int room)
 {
-	static const unsigned int groups[] = { 10, 1000, 100000 };
+	static const unsigned int groups[] = { 10, 1000, 10000, 100000 };
 	static const unsigned int cpus[] = { 1, 16, 256 };
-	unsigned int n = 0, i, j, fill, chargers;
-	unsigned long max_slots = o->full ? ~0UL : o->quick ? 20000 : 2000000;
+	static const struct {
+		unsigned int fill, chargers;
+		const char *name;
+	} series[] = {
+		{ FILL_SPARSE, 0, "99%-empty" },
+		{ FILL_FULL, 0, "full" },
+		{ FILL_SPARSE, 1, "99%-empty+charger" },
+	};
+	unsigned int n = 0, i, j, k, nr_groups = o->full ? 4 : 2;
+	unsigned long max_slots = o->full ? ~0UL : o->quick ? 20000 :
+				  DRAIN_MAX_SLOTS;
 	struct config *c;
 
-	for (chargers = 0; chargers < 2; chargers++)
-		for (fill = 0; fill < 2; fill++)
-			for (i = 0; i < 3; i++)
-				for (j = 0; j < 3; j++) {
-					if ((unsigned long)groups[i] * cpus[j] >
-					    max_slots)
-						continue;
-					c = config_add(cfg, &n, room, o,
-						       groups[i], cpus[j]);
-					if (!c)
-						return n;
-					c->arg[0] = fill;
-					c->arg[1] = chargers;
-					c->x = (double)groups[i] * cpus[j];
-					c->series = fill == FILL_FULL ?
-						    (chargers ? "full+charger" :
-						     "full") :
-						    (chargers ?
-						     "99%-empty+charger" :
-						     "99%-empty");
-					snprintf(c->label, sizeof(c->label),
-						 "M=%u C=%u %s", groups[i],
-						 cpus[j], c->series);
-				}
+	/* Series innermost: consecutive configurations share their trees. */
+	for (i = 0; i < nr_groups; i++)
+		for (j = 0; j < sizeof(cpus) / sizeof(cpus[0]); j++)
+			for (k = 0; k < sizeof(series) / sizeof(series[0]);
+			     k++) {
+				if ((unsigned long)groups[i] * cpus[j] >
+				    max_slots)
+					continue;
+				c = config_add(cfg, &n, room, o, groups[i],
+					       cpus[j]);
+				if (!c)
+					return n;
+				c->arg[0] = series[k].fill;
+				c->arg[1] = series[k].chargers;
+				c->x = (double)groups[i] * cpus[j];
+				c->series = series[k].name;
+				snprintf(c->label, sizeof(c->label),
+					 "M=%u C=%u %s", groups[i], cpus[j],
+					 c->series);
+			}
 	return n;
 }
 

@@ -32,15 +32,15 @@ static const char usage_text[] =
 "                     memcg7, else none)\n"
 "  --threads LIST     worker counts for tenants, scale, depth and tight\n"
 "                     (default: one per allowed CPU; scale sweeps 1..CPUs\n"
-"                     and 2x, 4x oversubscribed)\n"
+"                     and 2x oversubscribed)\n"
 "  --duration S       seconds measured per run (default 0.1)\n"
-"  --warmup S         seconds before measuring (default duration / 3)\n"
+"  --warmup S         seconds before measuring (default duration / 5)\n"
 "  --reps N           repetitions, at least 1 (default 5)\n"
 "  --batch N          stock batch in pages (default 64)\n"
 "  --cpu-mode MODE    sim | pinned | rseq | thread (default sim); drain and\n"
 "                     strand always use simulated CPUs\n"
 "  --seed N           shuffling and size seed (default 1)\n"
-"  --full             also the largest drain configuration (100k x 256)\n"
+"  --full             drain also over 100k groups and every groups x CPUs\n"
 "  --quick            tiny durations and matrix, 3 repetitions (smoke)\n"
 "  --json             JSON Lines on stdout instead of the table\n"
 "  --out DIR          results directory (default: results)\n"
@@ -187,20 +187,24 @@ static void shuffle(unsigned int *v, unsigned int n, uint64_t *rng)
 }
 
 /*
- * Build every strategy's tree for @c, run the repetitions, free the trees.
- * Returns the number of conservation violations, or -errno.
+ * Build every strategy's tree for @c, unless @prev (the previous
+ * configuration) had the same workload and tree: runs end with everything
+ * returned and drained, so its trees are reused.
  */
-static int run_config(const struct opts *o, const struct config *c,
-		      unsigned int ci, const struct strategy *const *st,
-		      unsigned int nr_st, struct result *res, struct prog *p)
+static int build(const struct config *c, const struct config *prev,
+		 const struct strategy *const *st, unsigned int nr_st,
+		 void **inst)
 {
-	void *inst[BENCH_MAX_STRATEGIES] = { NULL };
-	unsigned int order[BENCH_MAX_STRATEGIES], n = 0, rep, i, k;
-	uint64_t rng = o->seed * 0xD1B54A32D192ED03ULL + ci + 1;
-	struct sample smp;
-	int ret, bad = 0, err = 0;
+	unsigned int i;
+	int ret, err = 0;
 
+	if (prev && prev->wl == c->wl &&
+	    !memcmp(&prev->tree, &c->tree, sizeof(c->tree)))
+		return 0;
 	for (i = 0; i < nr_st; i++) {
+		if (inst[i])
+			st[i]->destroy(inst[i]);
+		inst[i] = NULL;
 		if ((st[i]->flags & c->wl->needs) != c->wl->needs)
 			continue;
 		ret = st[i]->create(&c->tree, &inst[i]);
@@ -208,11 +212,30 @@ static int run_config(const struct opts *o, const struct config *c,
 			fprintf(stderr, "\n%s %s: %s: cannot build the tree: "
 				"%s\n", c->wl->name, c->label, st[i]->name,
 				strerror(-ret));
+			inst[i] = NULL;
 			err = ret;
-			continue;
 		}
-		order[n++] = i;
 	}
+	return err;
+}
+
+/*
+ * Run the repetitions of @c on the trees in @inst.  Returns the number of
+ * conservation violations, or -errno.
+ */
+static int run_config(const struct opts *o, const struct config *c,
+		      unsigned int ci, const struct strategy *const *st,
+		      unsigned int nr_st, void **inst, struct result *res,
+		      struct prog *p)
+{
+	unsigned int order[BENCH_MAX_STRATEGIES], n = 0, rep, i, k;
+	uint64_t rng = o->seed * 0xD1B54A32D192ED03ULL + ci + 1;
+	struct sample smp;
+	int ret, bad = 0, err = 0;
+
+	for (i = 0; i < nr_st; i++)
+		if (inst[i])
+			order[n++] = i;
 	for (rep = 0; rep < o->reps; rep++) {
 		shuffle(order, n, &rng);
 		for (k = 0; k < n; k++) {
@@ -232,9 +255,6 @@ static int run_config(const struct opts *o, const struct config *c,
 			result_put(res, ci, i, rep, &smp);
 		}
 	}
-	for (i = 0; i < nr_st; i++)
-		if (inst[i])
-			st[i]->destroy(inst[i]);
 	p->done++;
 	return err ? err : bad;
 }
@@ -306,6 +326,7 @@ int main(int argc, char **argv)
 	};
 	static struct config cfg[BENCH_MAX_CONFIGS];
 	const struct strategy *st[BENCH_MAX_STRATEGIES];
+	void *inst[BENCH_MAX_STRATEGIES] = { NULL };
 	unsigned int nr_st, nr_cfg, c, ops = 100000;
 	const char *profile = NULL;
 	bool reps_set = false, dur_set = false;
@@ -396,7 +417,7 @@ int main(int argc, char **argv)
 		o.reps = reps_set ? o.reps : 3;
 	}
 	if (o.warmup < 0)
-		o.warmup = o.duration / 3;
+		o.warmup = o.duration / 5;
 	ret = allowed_cpus(&o);
 	if (!ret)
 		ret = pick(&o, st, &nr_st, cfg, &nr_cfg);
@@ -411,12 +432,18 @@ int main(int argc, char **argv)
 	prog.total = nr_cfg;
 	prog.start = now_s();
 	for (c = 0; c < nr_cfg; c++) {
-		ret = run_config(&o, &cfg[c], c, st, nr_st, res, &prog);
+		ret = build(&cfg[c], c ? &cfg[c - 1] : NULL, st, nr_st, inst);
+		if (ret < 0)
+			err = ret;
+		ret = run_config(&o, &cfg[c], c, st, nr_st, inst, res, &prog);
 		if (ret < 0)
 			err = ret;
 		else
 			bad += ret;
 	}
+	for (c = 0; c < nr_st; c++)
+		if (inst[c])
+			st[c]->destroy(inst[c]);
 	fprintf(stderr, "%sdone in %.0f s\n", prog.tty ? "\n" : "",
 		now_s() - prog.start);
 	mj = meta_json(&o, now_s() - prog.start);

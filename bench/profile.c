@@ -23,6 +23,8 @@
  *   g-hit       pcstock_group_charge(1) served from the stock
  *   g-uncharge  pcstock_group_uncharge(1) with room in the stock
  *   g-miss      pcstock_group_charge(1) with the stock drained
+ *   g-drain     pcstock_group_drain_all() of the root over 66 groups x 16
+ *               CPUs, every slot empty (divide by 1056 for a slot)
  * The g- kinds run on a group tree (root, middle, leaf: the root's counter
  * is charged too, so 3 counters again).  Prefix v4- for the V4 policy,
  * and memcg7- or none- (g- kinds only) for those tree policies.
@@ -34,6 +36,8 @@
 #include "bench.h"
 
 #define PROF_BATCH 64U
+#define PROF_CPUS 16U		/* the operations run on CPU 0 */
+#define PROF_GROUPS 64U		/* extra empty groups for g-drain */
 
 struct prof {
 	struct pcstock_domain *d;
@@ -75,6 +79,11 @@ MARK static int bench_mark_group_uncharge(struct prof *p)
 	return pcstock_group_uncharge(p->leaf, 1);
 }
 
+MARK static void bench_mark_drain_all(struct prof *p)
+{
+	pcstock_group_drain_all(pcstock_tree_root(p->t));
+}
+
 MARK static bool bench_mark_try_charge(struct prof *p)
 {
 	return pcstock_counter_try_charge(&p->c[2], 1, NULL);
@@ -87,7 +96,7 @@ MARK static void bench_mark_uncharge(struct prof *p)
 
 static int prof_setup(struct prof *p, enum pcstock_tree_policy policy)
 {
-	struct pcstock_domain_attr attr = { .nr_cpus = 1 };
+	struct pcstock_domain_attr attr = { .nr_cpus = PROF_CPUS };
 	struct pcstock_tree_attr tattr = {
 		.policy = policy, .batch = PROF_BATCH,
 	};
@@ -132,12 +141,37 @@ static void prof_teardown(struct prof *p)
 	pcstock_domain_destroy(p->d);
 }
 
+/* drain_all over empty slots: 64 more groups under mid, then drains. */
+static int run_drain(struct prof *p, unsigned long n)
+{
+	struct pcstock_group *g[PROF_GROUPS];
+	unsigned int i, made = 0;
+	char name[16];
+	int ret = 0;
+
+	for (i = 0; i < PROF_GROUPS && !ret; i++) {
+		snprintf(name, sizeof(name), "e%u", i);
+		ret = pcstock_group_create(p->mid, name, &g[i]);
+		made += !ret;
+	}
+	pcstock_group_drain_all(pcstock_tree_root(p->t));
+	while (!ret && n--)
+		bench_mark_drain_all(p);
+	for (i = 0; i < made; i++) {
+		pcstock_group_destroy(g[i]);
+		pcstock_group_put(g[i]);
+	}
+	return ret;
+}
+
 /* Group kinds: the drains and setup charges happen outside the marks. */
 static int run_group(struct prof *p, const char *what, unsigned long n)
 {
 	struct pcstock_group *root = pcstock_tree_root(p->t);
 	unsigned long i, k;
 
+	if (!strcmp(what, "g-drain"))
+		return run_drain(p, n);
 	for (i = 0; i < n;) {
 		pcstock_group_drain_all(root);
 		if (!strcmp(what, "g-miss")) {

@@ -124,6 +124,19 @@ static struct stats value_stats(const struct result *r, unsigned int c,
 	return summarise(v, n);
 }
 
+/* Median of a workload-specific figure. */
+static struct stats aux_stats(const struct result *r, unsigned int c,
+			      unsigned int s, unsigned int i)
+{
+	double v[BENCH_MAX_REPS];
+	unsigned int n = 0, rep;
+
+	for (rep = 0; rep < r->reps; rep++)
+		if (r->have[at(r, c, s, rep)])
+			v[n++] = r->smp[at(r, c, s, rep)].aux[i];
+	return summarise(v, n);
+}
+
 static double speedup(const struct workload *wl, double a, double b)
 {
 	if (a <= 0 || b <= 0)
@@ -247,8 +260,7 @@ static void table_workload(const struct ctx *x, const struct workload *wl)
 		put_table(x, " %s vs %s |", x->st[ref]->name,
 			  x->st[vs[i]]->name);
 	for (i = 0; i < 2 && wl->aux_name[i]; i++)
-		put_table(x, " %s (%s) |", wl->aux_name[i],
-			  ref >= 0 ? x->st[ref]->name : "-");
+		put_table(x, " %s |", wl->aux_name[i]);
 	put_table(x, "\n|---|");
 	for (s = 0; s < r->nr_strat; s++)
 		if (takes_part(wl, x->st[s]))
@@ -285,16 +297,14 @@ static void table_workload(const struct ctx *x, const struct workload *wl)
 					  st.min, st.max);
 		}
 		for (i = 0; i < 2 && wl->aux_name[i]; i++) {
-			double v[BENCH_MAX_REPS];
-			unsigned int n = 0, rep;
-
-			for (rep = 0; ref >= 0 && rep < r->reps; rep++)
-				if (r->have[at(r, c, (unsigned)ref, rep)])
-					v[n++] = r->smp[at(r, c, (unsigned)ref,
-							   rep)].aux[i];
-			st = summarise(v, n);
-			put_table(x, " %s |", n ? num(b, sizeof(b), st.median) :
-				  "-");
+			put_table(x, " ");
+			for (s = 0; s < r->nr_strat; s++) {
+				st = aux_stats(r, c, s, i);
+				if (st.n && takes_part(wl, x->st[s]))
+					put_table(x, "%s=%s ", x->st[s]->name,
+						  num(b, sizeof(b), st.median));
+			}
+			put_table(x, "|");
 		}
 		put_table(x, "\n");
 	}
@@ -304,7 +314,7 @@ static void table_workload(const struct ctx *x, const struct workload *wl)
 
 struct key {
 	const char *workload;
-	const char *label;	/* prefix of config labels */
+	const char *label;	/* substring of config labels */
 	const char *a, *b;
 	const char *what;
 	bool cost;		/* print b/a cost instead of a/b speedup */
@@ -320,10 +330,21 @@ static const struct key keys[] = {
 	  "G=32 ahead)", false },
 	{ "scale", "T=1 own", "default", "floor",
 	  "stock-hit pair: default cost / floor cost (goal <= 1.5x)", true },
-	{ "drain", "", "default", "v4",
+	{ "drain", "99%-empty", "default", "v4",
 	  "drain: read-before-xchg (default) vs xchg (v4) speedup "
 	  "(goal >= 2x on 99%-empty)", false },
 };
+
+static bool key_matches(const struct ctx *x, const struct key *k)
+{
+	unsigned int c;
+
+	for (c = 0; c < x->res->nr_cfg; c++)
+		if (!strcmp(x->cfg[c].wl->name, k->workload) &&
+		    strstr(x->cfg[c].label, k->label))
+			return true;
+	return false;
+}
 
 static void key_figures(const struct ctx *x)
 {
@@ -337,13 +358,12 @@ static void key_figures(const struct ctx *x)
 	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
 		a = strat_index(x, keys[k].a);
 		b = strat_index(x, keys[k].b);
-		if (a < 0 || b < 0)
+		if (a < 0 || b < 0 || !key_matches(x, &keys[k]))
 			continue;
 		put_table(x, "* %s:", keys[k].what);
 		for (c = 0; c < r->nr_cfg; c++) {
 			if (strcmp(x->cfg[c].wl->name, keys[k].workload) ||
-			    strncmp(x->cfg[c].label, keys[k].label,
-				    strlen(keys[k].label)))
+			    !strstr(x->cfg[c].label, keys[k].label))
 				continue;
 			st = ratio_stats(r, x->cfg, c, (unsigned)a,
 					 (unsigned)b);
