@@ -24,6 +24,7 @@
 #include <pcstock/hierarchy.h>
 
 #include "hierarchy_helpers.h"
+#include "atomic.h"
 #include "internal.h"
 
 #define NR_CPUS 4U
@@ -759,6 +760,56 @@ static void test_stats_snapshot(void **state)
 	rmgroup(a);
 }
 
+/*
+ * drain_all is serialised the kernel's way: a caller that finds another
+ * drain running skips instead of waiting.  Force the overlap
+ * deterministically: the explore hook fires inside the first drain (at its
+ * first exchange, which every policy does under the drain lock) and starts
+ * a second drain from there.
+ */
+static struct pcstock_group *nested_group;
+static struct pcstock_tree_stats nested_stats;
+static bool nested_armed;
+
+static void nested_drain_hook(enum pcs_atomic_op op, const void *obj)
+{
+	(void)obj;
+	if (!nested_armed || op != PCS_OP_XCHG)
+		return;
+	nested_armed = false;
+	pcstock_group_drain_all(nested_group);
+	pcstock_tree_stats(fx.t, &nested_stats);
+}
+
+static void test_concurrent_drain_all_is_skipped(void **state)
+{
+	struct pcstock_group *a = mkgroup(fx.root, "a");
+	struct pcstock_tree_stats st;
+
+	on_cpu(1);
+	assert_int_equal(pcstock_group_charge(a, 1, 0), 0);
+	on_cpu(0);
+	assert_int_equal(pcstock_group_stock_pages(a), BATCH - 1);
+	pcstock_tree_stats(fx.t, &st);
+	nested_group = a;
+	nested_armed = true;
+	pcstock_explore_hook = nested_drain_hook;
+	pcstock_group_drain_all(a);
+	pcstock_explore_hook = NULL;
+	assert_false(nested_armed);
+	/* the nested drain was skipped, and drained nothing ... */
+	assert_int_equal(nested_stats.drain_all_busy, st.drain_all_busy + 1);
+	assert_int_equal(nested_stats.drain_all, st.drain_all);
+	/* ... while the outer one completed */
+	pcstock_tree_stats(fx.t, &st);
+	assert_int_equal(st.drain_all, nested_stats.drain_all + 1);
+	assert_int_equal(pcstock_group_stock_pages(a), 0);
+	assert_int_equal(pcstock_group_usage(a), 1);
+	pcstock_group_uncharge(a, 1);
+	pcstock_group_drain_all(a);
+	rmgroup(a);
+}
+
 /* ---- allocation failures ------------------------------------------------- */
 
 static int fail_at, alloc_calls;
@@ -812,6 +863,14 @@ static void test_enomem_leaves_nothing(void **state)
 						 &policies[2]),             \
 	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
 						 &policies[3])
+/* The three policies with a stock. */
+#define STOCKED(fn)                                                         \
+	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
+						 &policies[0]),             \
+	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
+						 &policies[1]),             \
+	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
+						 &policies[2])
 #define ONCE(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -828,6 +887,7 @@ int main(void)
 		ONCE(test_charge_bad_input),
 		PER_POLICY(test_stock_hit_returns_at_once),
 		PER_POLICY(test_tight_limit_spread_stock),
+		STOCKED(test_concurrent_drain_all_is_skipped),
 		PER_POLICY(test_memsw_rollback),
 		PER_POLICY(test_nowait_never_calls_callbacks),
 		ONCE(test_nofail_charges_over_limit),
