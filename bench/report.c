@@ -591,6 +591,25 @@ static bool series_seen(const struct ctx *x, unsigned int upto,
 	return false;
 }
 
+static const char *x_label(const struct workload *wl)
+{
+	static const char *const labels[][2] = {
+		{ "fault", "groups, all on one CPU (G)" },
+		{ "tenants", "groups round-robin per worker (N)" },
+		{ "sock", "producer/consumer pairs (P)" },
+		{ "scale", "threads (T)" },
+		{ "depth", "tree depth (D)" },
+		{ "drain", "groups x CPUs" },
+		{ "tight", "limit in pages" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+		if (!strcmp(wl->name, labels[i][0]))
+			return labels[i][1];
+	return "x";
+}
+
 /* One data file and one PNG per (workload, series); x is the abscissa. */
 static void plot_series(const struct ctx *x, FILE *gp, const char *dir,
 			unsigned int first)
@@ -637,7 +656,7 @@ static void plot_series(const struct ctx *x, FILE *gp, const char *dir,
 		c0->series ? " " : "", c0->series ? c0->series : "",
 		wl->metric);
 	fprintf(gp, "set ylabel '%s'\nset xlabel '%s'\n", wl->metric,
-		!strcmp(wl->name, "drain") ? "groups x CPUs" : "x");
+		x_label(wl));
 	fprintf(gp, "%s\n%s\n", logx ? "set logscale x" : "unset logscale x",
 		!strcmp(wl->name, "drain") ? "set logscale y" :
 		"unset logscale y");
