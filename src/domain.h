@@ -95,6 +95,7 @@ struct pcstock_domain {
 	bool premapped;		/* mapped read-write at once (many CPUs) */
 	size_t nr_granules;	/* granules in a region */
 	size_t first_free;	/* no free granule below this one */
+	size_t fit_hint;	/* where multi-granule/aligned searches start */
 	size_t touched;		/* granules from here on never handed out */
 	unsigned long *used;	/* granule bitmaps */
 	unsigned long *start;

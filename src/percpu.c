@@ -80,19 +80,63 @@ static size_t round_up(size_t x, size_t to)
 	return (x + to - 1) / to * to;
 }
 
-/* First fit: @n free granules at a multiple of @align, or nr_granules. */
-static size_t find_free(const struct pcstock_domain *d, size_t n,
+/* The first clear bit in [from, to), or @to. */
+static size_t next_clear_bit(const unsigned long *map, size_t from, size_t to)
+{
+	size_t i = from;
+
+	while (i < to) {
+		unsigned long w = ~map[i / LONG_BITS] >> (i % LONG_BITS);
+
+		if (w)
+			return PCS_MIN(i + (size_t)__builtin_ctzl(w), to);
+		i = (i / LONG_BITS + 1) * LONG_BITS;
+	}
+	return to;
+}
+
+/*
+ * First fit from @from: @n free granules at a multiple of @align, or
+ * nr_granules.  A busy granule sends the search past the whole busy run,
+ * a word of the bitmap at a time.
+ */
+static size_t find_free(const struct pcstock_domain *d, size_t from, size_t n,
 			size_t align)
 {
-	size_t i = round_up(d->first_free, align), busy;
+	size_t i = round_up(from, align), busy;
 
 	while (i + n <= d->nr_granules) {
 		busy = next_set_bit(d->used, i, i + n);
 		if (busy == i + n)
 			return i;
-		i = round_up(busy + 1, align);
+		i = round_up(next_clear_bit(d->used, busy, d->nr_granules),
+			     align);
 	}
 	return d->nr_granules;
+}
+
+/*
+ * Single granules start at first_free, the lowest free granule.  Larger or
+ * aligned requests start at fit_hint instead: a one-granule hole left by
+ * alignment would otherwise pin first_free and make every such request
+ * rescan all the space above it (quadratic when a tree of 100k groups is
+ * built).  fit_hint only ever moves to where such a request found room and
+ * back down on a free, and a search from it that fails is retried from
+ * first_free, so no request fails while room exists.
+ */
+static size_t find_first_fit(struct pcstock_domain *d, size_t n,
+			     size_t align)
+{
+	size_t first;
+
+	if (n == 1 && align == 1)
+		return find_free(d, d->first_free, n, align);
+	first = find_free(d, PCS_MAX(d->first_free, d->fit_hint), n, align);
+	if (first == d->nr_granules && d->fit_hint > d->first_free)
+		first = find_free(d, d->first_free, n, align);
+	if (first != d->nr_granules)
+		d->fit_hint = first;
+	return first;
 }
 
 /*
@@ -208,7 +252,7 @@ int pcstock_percpu_alloc(struct pcstock_domain *d, size_t size, size_t align,
 			;
 	n = round_up(size, GRANULE) / GRANULE;
 	pthread_mutex_lock(&d->arena_lock);
-	first = find_free(d, n, PCS_MAX(align / GRANULE, 1));
+	first = find_first_fit(d, n, PCS_MAX(align / GRANULE, 1));
 	if (first == d->nr_granules)
 		err = -ENOMEM;
 	else if ((first + n) * GRANULE > pcs_load(&d->committed, PCS_RELAXED))
@@ -256,6 +300,7 @@ void pcstock_percpu_free(struct pcstock_domain *d, size_t handle)
 	while (i < d->nr_granules && test_bit(d->used, i) &&
 	       !test_bit(d->start, i));
 	d->first_free = PCS_MIN(d->first_free, first);
+	d->fit_hint = PCS_MIN(d->fit_hint, first);
 	/* Relaxed: a statistic (pairs with nothing). */
 	pcs_store(&d->in_use,
 		  pcs_load(&d->in_use, PCS_RELAXED) - (i - first) * GRANULE,
