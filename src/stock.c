@@ -41,9 +41,11 @@
  * stocked call is the plain call; ENABLED; DISABLED stops additions to the
  * slots (charges exact, uncharges straight up) while consumption of what is
  * left and drains go on.  alloc and free are not concurrent with stocked
- * calls (documented contract); disable is, and is a relaxed flag: a charger
- * that read ENABLED just before may still refill once, which is why
- * free_stock() drains after the last in-flight call, not disable.
+ * calls (documented contract); disable is.  A call that read ENABLED just
+ * before a disable may still refill once; it then re-reads the state and
+ * drains its own refill if it lost the race (refill_recheck()), so a disable
+ * followed by a drain of every CPU leaves no page behind once the racing
+ * calls have returned.
  */
 #include <assert.h>
 #include <errno.h>
@@ -126,6 +128,37 @@ static __attribute__((noinline)) void trim(struct pcstock_counter *c,
 }
 
 /*
+ * The disable/refill handshake, a store-buffering pattern:
+ * pcstock_counter_disable_stock() stores DISABLED and its caller then
+ * drains (reading each slot); a refill adds to a slot and then reads the
+ * state.  All four accesses are seq_cst, so either the drain sees the
+ * pages or the refiller sees DISABLED and drains them itself: once a
+ * disable + drain and every call racing with it have returned, no slot
+ * holds pages (a destroyed group's stock is back with its ancestors).
+ */
+static __attribute__((noinline, unused)) void refill_raced_disable(
+	struct pcstock_counter *c, unsigned int cpu)
+{
+	pcstock_counter_drain_stock(c, cpu);
+}
+
+static inline void refill_recheck(struct pcstock_counter *c, unsigned int cpu)
+{
+#ifdef PCSTOCK_MUTATE_NO_DISABLE_RECHECK
+	/*
+	 * Planted bug, test builds only (tests/explore.cmake): a refill that
+	 * raced a disable leaves its pages in a destroyed group's slot.  The
+	 * schedule explorer's group scenarios must catch it.
+	 */
+	(void)c;
+	(void)cpu;
+#else
+	if (pcs_load(&c->stock_state, PCS_SEQ_CST) != STOCK_ENABLED)
+		refill_raced_disable(c, cpu);
+#endif
+}
+
+/*
  * DEFAULT: put @nr pages in @cpu's slot without ever taking it above
  * @batch.  If they do not fit, the whole slot goes back up the hierarchy
  * with them (mainline's refill_stock()): a CPU that only ever receives
@@ -163,14 +196,18 @@ static inline void refill_capped(struct pcstock_counter *c, unsigned int cpu,
 		 * add happens before their uncharge.  acquire: a flush takes
 		 * the slot's pages out as a drain does, so it pairs with the
 		 * release that put them there before trim() uncharges them.
+		 * seq_cst: the refill half of the disable handshake (see
+		 * refill_recheck()); the same locked instruction on x86.
 		 */
-	} while (!pcs_cas(slot, &old, new, PCS_ACQ_REL, PCS_RELAXED));
+	} while (!pcs_cas(slot, &old, new, PCS_SEQ_CST, PCS_RELAXED));
 #endif
 
-	if (new != want)
+	if (new != want) {
 		trim(c, st, (unsigned long)want);
-	else if (new > old)
+	} else if (new > old) {
 		stat_add(&st->refills, 1);
+		refill_recheck(c, cpu);
+	}
 }
 
 /* V4: atomic_add of the surplus, no cap. */
@@ -179,10 +216,13 @@ static void refill_v4(struct pcstock_counter *c, unsigned int cpu,
 {
 	/*
 	 * release: pairs with the acquire CAS in charge_on() and the acquire
-	 * exchange in pcstock_counter_drain_stock().
+	 * exchange in pcstock_counter_drain_stock().  seq_cst: the refill
+	 * half of the disable handshake (refill_recheck(); the series has no
+	 * disable, ours covers both policies).
 	 */
-	pcs_fetch_add(slot_of(c, cpu), (int)nr, PCS_RELEASE);
+	pcs_fetch_add(slot_of(c, cpu), (int)nr, PCS_SEQ_CST);
 	stat_add(&stats_of(c, cpu)->refills, 1);
+	refill_recheck(c, cpu);
 }
 
 /* ---- lifecycle ------------------------------------------------------------ */
@@ -259,8 +299,11 @@ void pcstock_counter_disable_stock(struct pcstock_counter *c)
 
 	if (!c)
 		return;
-	/* A relaxed flag: see the file comment. */
-	pcs_cas(&c->stock_state, &expected, STOCK_DISABLED, PCS_RELAXED,
+	/*
+	 * seq_cst: the disable half of the handshake with refills (see
+	 * refill_recheck()); the caller's drain comes next.
+	 */
+	pcs_cas(&c->stock_state, &expected, STOCK_DISABLED, PCS_SEQ_CST,
 		PCS_RELAXED);
 }
 
@@ -298,12 +341,13 @@ unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 	 * as it may right after an exchange.
 	 */
 	if (c->stock_policy == PCSTOCK_STOCK_DEFAULT &&
-	    !pcs_load(slot, PCS_RELAXED))
+	    !pcs_load(slot, PCS_SEQ_CST))
 		return 0;
 	/*
 	 * acquire: pairs with the release addition in refill_capped() or
 	 * refill_v4(), so the charge that created these pages happens
-	 * before the uncharge below.
+	 * before the uncharge below.  seq_cst (as the read above): the drain
+	 * half of the disable handshake (refill_recheck()).
 	 */
 #ifdef PCSTOCK_MUTATE_READ_ZERO_DRAIN
 	/*
@@ -314,7 +358,7 @@ unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 	nr = pcs_load(slot, PCS_ACQUIRE);
 	pcs_store(slot, 0, PCS_RELAXED);
 #else
-	nr = pcs_xchg(slot, 0, PCS_ACQUIRE);
+	nr = pcs_xchg(slot, 0, PCS_SEQ_CST);
 #endif
 	if (nr <= 0)
 		return 0;

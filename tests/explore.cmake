@@ -37,7 +37,7 @@ endfunction()
 
 # Library variants with a planted bug each (the #ifdef blocks in
 # src/stock.c), and an explorer over each.
-foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN)
+foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_RECHECK)
 	string(TOLOWER ${mutation} lower)
 	string(REPLACE _ - dashed ${lower})
 	pcstock_add_library(pcstock_mut_${lower} STATIC
@@ -86,6 +86,14 @@ pcstock_add_detection_test(plain_refill pcstock-explore-plain-refill
 	stock-charge-default)
 pcstock_add_detection_test(read_zero_drain pcstock-explore-read-zero-drain
 	stock-drain-default)
+# A refill racing a group's destroy must not strand pages in the offline
+# group's slot; group schedules are slow (RCU), so a smaller budget.
+foreach(strategy random pct)
+	pcstock_add_explore_test(explore_detect_no_disable_recheck_${strategy}
+		BINARY pcstock-explore-no-disable-recheck
+		ARGS --scenario group-default --strategy ${strategy}
+		--schedules 200 --seed 1 --expect-violation)
+endforeach()
 
 # A violation's printed seed replays to the identical interleaving: V4's
 # real cap violation and a planted bug, with both strategies.

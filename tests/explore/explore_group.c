@@ -283,6 +283,16 @@ static const char *group_check_end(const struct explore_scenario *s)
 	for (g = 0; g < NR_GROUPS; g++)
 		if (pcstock_counter_read(mem(g)) != held_in(g) + stock_in(g))
 			return "at rest: usage != held + stock";
+	/*
+	 * Every worker has returned: a destroyed group's stock must already
+	 * be empty (its destroy disabled and drained it, and a refill that
+	 * raced the disable drains itself), whatever drain_all does next.
+	 */
+	for (g = 0; g < NR_GROUPS; g++)
+		if (!pcstock_group_online(S.g[g]) &&
+		    pcstock_counter_stock_pages(mem(g)))
+			return "a destroyed group's stock is not empty "
+			       "(a refill raced its destroy)";
 	pcstock_group_drain_all(pcstock_tree_root(S.t));
 	for (g = 0; g < NR_GROUPS; g++) {
 		if (!pcstock_group_online(S.g[g]))
