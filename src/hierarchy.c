@@ -877,23 +877,39 @@ static bool oom_allowed(unsigned long nr_pages)
 	return nr_pages <= COSTLY_PAGES;
 }
 
-static int try_charge_group(struct pcstock_group *g, unsigned long nr_pages,
-			    unsigned int flags)
+/*
+ * @first_over: NULL, or the over-limit group of a first attempt (steps 1-4)
+ * the caller already made without memsw (through the per-counter stock,
+ * which then failed with its exact fallback, or exactly for the none
+ * policy): the flow goes on at step 5, as the kernel's does after its own
+ * first attempt.  With memcg7 the caller has made the first cache lookup.
+ */
+static __attribute__((noinline)) int
+try_charge_group(struct pcstock_group *g, unsigned long nr_pages,
+		 unsigned int flags, struct pcstock_group *first_over)
 {
 	struct pcstock_tree *t = g->tree;
 	unsigned long batch = nr_pages;
 	int nr_retries = PCSTOCK_MAX_RECLAIM_RETRIES;
 	unsigned int progress_rounds = 0;
-	bool drained = false, raised_max_event = false;
+	bool drained = false, raised_max_event = false, looked_up = false;
 	struct pcstock_group *over = g;
 	unsigned long charged, reclaimed;
 
+	if (first_over) {
+		over = first_over;
+		goto failed;
+	}
 	if (t->m7)
 		batch = PCS_MAX((unsigned long)t->attr.batch, nr_pages);
 retry:
-	/* Step 1: a hit returns at once, no counter, no high check. */
-	if (t->m7 && memcg7_consume(t->m7, g, nr_pages))
+	/*
+	 * Step 1: a hit returns at once, no counter, no high check.  (The
+	 * caller made the first memcg7 lookup.)
+	 */
+	if (t->m7 && looked_up && memcg7_consume(t->m7, g, nr_pages))
 		return 0;
+	looked_up = true;
 	if (charge_counters(g, batch, &over, &charged))
 		goto done;
 	/* Step 4: never reclaim for the optional surplus. */
@@ -901,6 +917,7 @@ retry:
 		batch = nr_pages;
 		goto retry;
 	}
+failed:
 	/* Step 5: reclaim's own charges are forced (PF_MEMALLOC). */
 	if (in_callback)
 		goto force;
@@ -962,6 +979,7 @@ int pcstock_group_charge(struct pcstock_group *g, unsigned long nr_pages,
 	const unsigned int known = PCSTOCK_CHARGE_NOWAIT |
 				   PCSTOCK_CHARGE_NOFAIL |
 				   PCSTOCK_CHARGE_NORETRY;
+	struct pcstock_tree *t;
 
 	if (check_pages(g, nr_pages) || (flags & ~known))
 		return -EINVAL;
@@ -970,7 +988,32 @@ int pcstock_group_charge(struct pcstock_group *g, unsigned long nr_pages,
 		return -ENOENT;
 	if (!nr_pages || group_is_root(g))
 		return 0;
-	return try_charge_group(g, nr_pages, flags);
+	t = g->tree;
+	/*
+	 * The first attempt (steps 1-4) for the configurations without memsw
+	 * is kept out of the slow path's frame.  Per-counter stock: one
+	 * stocked attempt (hit, else batch, else exact); memcg7: the cache
+	 * lookup; none: one exact attempt.
+	 */
+	if (t->m7)
+		return memcg7_consume(t->m7, g, nr_pages) ?
+			       0 : try_charge_group(g, nr_pages, flags, NULL);
+	if (!t->attr.memsw) {
+		struct pcstock_counter *fail = NULL;
+		unsigned long charged = nr_pages;
+		bool ok = t->stocked ?
+			pcstock_counter_try_charge_stock(&g->memory, nr_pages,
+							 &fail, &charged) :
+			pcstock_counter_try_charge(&g->memory, nr_pages, &fail);
+
+		if (!ok)
+			return try_charge_group(g, nr_pages, flags,
+						memory_owner(fail));
+		if (charged)	/* the series: a stock hit skips the high check */
+			check_high(g, charged);
+		return 0;
+	}
+	return try_charge_group(g, nr_pages, flags, NULL);
 }
 
 int pcstock_group_uncharge(struct pcstock_group *g, unsigned long nr_pages)
