@@ -31,6 +31,16 @@ if(PCSTOCK_SANITIZE)
 	endif()
 endif()
 
+# Calls between the library's own exported functions bind locally (and can
+# be inlined) instead of going through the PLT: nothing may interpose on
+# pcstock's symbols, which is what -fno-semantic-interposition promises.
+check_c_compiler_flag(-fno-semantic-interposition
+	PCSTOCK_HAVE_NO_SEMANTIC_INTERPOSITION)
+set(PCSTOCK_LIBRARY_FLAGS "")
+if(PCSTOCK_HAVE_NO_SEMANTIC_INTERPOSITION)
+	list(APPEND PCSTOCK_LIBRARY_FLAGS -fno-semantic-interposition)
+endif()
+
 # pcstock_target_flags(<target>): warnings, sanitizers, hidden visibility.
 function(pcstock_target_flags target)
 	target_compile_options(${target} PRIVATE ${PCSTOCK_WARNINGS}
