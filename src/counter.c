@@ -122,7 +122,12 @@ static void propagate_one(atomic_ulong *setting, atomic_long *published,
 	old = (unsigned long)pcs_load(published, PCS_RELAXED);
 	if (protected == old)
 		return;
-	/* Fully ordered in the kernel (atomic_long_xchg). */
+	/*
+	 * Fully ordered in the kernel (atomic_long_xchg), so seq_cst here.
+	 * What matters is the atomicity, against the other publishers'
+	 * exchanges of this field; no load in the library relies on its
+	 * ordering.
+	 */
 	old = (unsigned long)pcs_xchg(published, (long)protected, PCS_SEQ_CST);
 	delta = (long)(protected - old);
 	if (delta)
@@ -195,7 +200,12 @@ unsigned long pcstock_counter_read(const struct pcstock_counter *c)
 
 void pcstock_counter_cancel(struct pcstock_counter *c, unsigned long nr_pages)
 {
-	/* Fully ordered in the kernel (atomic_long_sub_return). */
+	/*
+	 * Fully ordered in the kernel (atomic_long_sub_return), so seq_cst
+	 * here.  Its partner: the seq_cst usage loads of
+	 * pcstock_counter_set_max(), which then see usage only after the
+	 * decrement (a stale, larger value can only make set_max refuse).
+	 */
 	long new = sub_return(&c->usage, nr_pages, PCS_SEQ_CST);
 
 	if (new < 0) {
@@ -222,7 +232,12 @@ void pcstock_counter_charge(struct pcstock_counter *c, unsigned long nr_pages)
 	struct pcstock_counter *p;
 
 	for (p = c; p; p = p->parent) {
-		/* Fully ordered in the kernel (atomic_long_add_return). */
+		/*
+		 * Fully ordered in the kernel (atomic_long_add_return), so
+		 * seq_cst here.  Partner: the seq_cst usage loads of
+		 * pcstock_counter_set_max(); a forced charge is outside the
+		 * set_max guarantee, but the setter still sees it in order.
+		 */
 		long new = add_return(&p->usage, nr_pages, PCS_SEQ_CST);
 
 		if (protection)
