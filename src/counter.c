@@ -372,6 +372,30 @@ void pcstock_counter_reset_watermark(struct pcstock_counter *c)
 	pcs_store(&c->watermark, usage, PCS_RELAXED);
 }
 
+unsigned long pcstock_counter_xchg_max(struct pcstock_counter *c,
+				       unsigned long nr_pages)
+{
+	/*
+	 * Fully ordered, as the kernel's xchg on the field: pairs with
+	 * try_charge()'s add to usage followed by its read of max (the
+	 * store-buffering handshake of pcstock_counter_set_max()), so a
+	 * caller that reads usage after this sees every charge that missed
+	 * the new limit.
+	 */
+	return pcs_xchg(&c->max, nr_pages, PCS_SEQ_CST);
+}
+
+void pcstock_counter_reset_local_watermark(struct pcstock_counter *c)
+{
+	pcs_store(&c->local_watermark, pcstock_counter_read(c), PCS_RELAXED);
+}
+
+void pcstock_counter_reset_failcnt(struct pcstock_counter *c)
+{
+	/* Lossy against a racing failure, as the kernel's plain store. */
+	pcs_store(&c->failcnt, 0, PCS_RELAXED);
+}
+
 /* ---- memparse ------------------------------------------------------------------ */
 
 static int digit_value(char ch)

@@ -1160,12 +1160,11 @@ int pcstock_group_set_max(struct pcstock_group *g, unsigned long nr_pages)
 	if (check_limit(g, nr_pages))
 		return -EINVAL;
 	/*
-	 * memory_max_write(): an unconditional xchg, as the kernel does on
-	 * the field itself.  Seq_cst, like the kernel's fully ordered xchg,
-	 * pairs with try_charge's add-then-read of usage: either the charge
-	 * sees the new limit or the read below sees the charge.
+	 * memory_max_write(): an unconditional xchg.  Fully ordered (see the
+	 * counter), so either a racing charge sees the new limit or the
+	 * usage read below sees the charge.
 	 */
-	pcs_xchg(&g->memory.max, nr_pages, PCS_SEQ_CST);
+	pcstock_counter_xchg_max(&g->memory, nr_pages);
 	while ((excess = excess_after_drain(g, nr_pages, &drained))) {
 		if (nr_reclaims) {
 			if (!call_reclaim(g, excess))

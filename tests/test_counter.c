@@ -847,12 +847,14 @@ static void test_set_min_low_propagation_unconditional(void **state)
 	assert_int_equal(pcstock_counter_children_low_usage(&p), 5);
 }
 
+/* Objects of the first operations of kind record_op, in order. */
+static enum pcs_atomic_op record_op = PCS_OP_STORE;
 static const void *store_order[4];
 static unsigned int nr_stores;
 
 static void record_stores(enum pcs_atomic_op op, const void *obj)
 {
-	if (op == PCS_OP_STORE && nr_stores < 4)
+	if (op == record_op && nr_stores < 4)
 		store_order[nr_stores++] = obj;
 }
 
@@ -893,6 +895,93 @@ static void test_local_watermark_below_global(void **state)
 	assert_peaks(&c, 6, 6);
 	pcstock_counter_charge(&c, 6);
 	assert_peaks(&c, 12, 12);
+}
+
+/* memory.peak: only the local peak restarts; global and parents keep. */
+static void test_reset_local_watermark(void **state)
+{
+	struct pcstock_counter p, c;
+
+	pcstock_counter_init(&p, NULL, true);
+	pcstock_counter_init(&c, &p, true);
+	pcstock_counter_charge(&c, 10);
+	pcstock_counter_uncharge(&c, 7);
+
+	nr_stores = 0;
+	pcstock_explore_hook = record_stores;
+	pcstock_counter_reset_local_watermark(&c);
+	pcstock_explore_hook = NULL;
+	assert_int_equal(nr_stores, 1);
+	assert_ptr_equal(store_order[0], &c.local_watermark);
+	assert_peaks(&c, 10, 3);
+	assert_peaks(&p, 10, 10);
+
+	/* Charges raise the local peak; the global one only above 10. */
+	pcstock_counter_charge(&c, 4);
+	assert_peaks(&c, 10, 7);
+	pcstock_counter_charge(&c, 5);
+	assert_peaks(&c, 12, 12);
+}
+
+/* v1 failcnt write: zero, then counting resumes; other levels untouched. */
+static void test_reset_failcnt(void **state)
+{
+	struct pcstock_counter p, c;
+
+	pcstock_counter_init(&p, NULL, false);
+	pcstock_counter_init(&c, &p, false);
+	pcstock_counter_set_track_failcnt(&c, true);
+	assert_int_equal(pcstock_counter_set_max(&c, 2), 0);
+	assert_int_equal(pcstock_counter_set_max(&p, 2), 0);
+	assert_false(pcstock_counter_try_charge(&c, 3, NULL));
+	assert_false(pcstock_counter_try_charge(&c, 3, NULL));
+	assert_int_equal(pcstock_counter_failcnt(&c), 2);
+	/* A level-p failure needs c to fit: c's max 2, p's max 1. */
+	assert_int_equal(pcstock_counter_set_max(&p, 1), 0);
+	assert_false(pcstock_counter_try_charge(&c, 2, NULL));
+	assert_int_equal(pcstock_counter_failcnt(&p), 1);
+
+	pcstock_counter_reset_failcnt(&c);
+	assert_int_equal(pcstock_counter_failcnt(&c), 0);
+	assert_int_equal(pcstock_counter_failcnt(&p), 1);
+	assert_false(pcstock_counter_try_charge(&c, 3, NULL));
+	assert_int_equal(pcstock_counter_failcnt(&c), 1);
+	assert_int_equal(pcstock_counter_read(&c), 0);
+}
+
+/*
+ * The v2 memory.max write: below usage is accepted (set_max says -EBUSY),
+ * one exchange of the field; the old value comes back.
+ */
+static void test_xchg_max_unconditional(void **state)
+{
+	struct pcstock_counter p, c;
+
+	pcstock_counter_init(&p, NULL, false);
+	pcstock_counter_init(&c, &p, false);
+	pcstock_counter_charge(&c, 10);
+	assert_int_equal(pcstock_counter_set_max(&c, 5), -EBUSY);
+
+	nr_stores = 0;
+	record_op = PCS_OP_XCHG;
+	pcstock_explore_hook = record_stores;
+	assert_int_equal(pcstock_counter_xchg_max(&c, 5), PCSTOCK_COUNTER_MAX);
+	pcstock_explore_hook = NULL;
+	record_op = PCS_OP_STORE;
+	assert_int_equal(nr_stores, 1);
+	assert_ptr_equal(store_order[0], &c.max);
+
+	assert_int_equal(pcstock_counter_max(&c), 5);
+	assert_int_equal(pcstock_counter_read(&c), 10);
+	/* Over the limit: even a zero-page try fails (§7 T2). */
+	assert_false(pcstock_counter_try_charge(&c, 0, NULL));
+	pcstock_counter_uncharge(&c, 5);
+	assert_true(pcstock_counter_try_charge(&c, 0, NULL));
+	assert_false(pcstock_counter_try_charge(&c, 1, NULL));
+	/* Values above the maximum are stored as given, like set_max. */
+	assert_int_equal(pcstock_counter_xchg_max(&c, ULONG_MAX), 5);
+	assert_int_equal(pcstock_counter_max(&c), ULONG_MAX);
+	assert_int_equal(pcstock_counter_max(&p), PCSTOCK_COUNTER_MAX);
 }
 
 static void test_getters(void **state)
@@ -954,6 +1043,12 @@ static void test_kernel_compat_spellings(void **state)
 	assert_int_equal(page_counter_memparse("max", "max", &pages), 0);
 	assert_int_equal(pages, PAGE_COUNTER_MAX);
 	assert_int_equal(pcstock_counter_high(&child), PAGE_COUNTER_MAX);
+	assert_int_equal(page_counter_xchg_max(&child, 4), PAGE_COUNTER_MAX);
+	assert_int_equal(pcstock_counter_max(&child), 4);
+	page_counter_reset_local_watermark(&child);
+	assert_int_equal(pcstock_counter_local_watermark(&child), 5);
+	page_counter_reset_failcnt(&root);
+	assert_int_equal(pcstock_counter_failcnt(&root), 0);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -995,6 +1090,9 @@ int main(void)
 		T(test_set_min_low_propagation_unconditional),
 		T(test_reset_watermark),
 		T(test_local_watermark_below_global),
+		T(test_reset_local_watermark),
+		T(test_reset_failcnt),
+		T(test_xchg_max_unconditional),
 		T(test_getters),
 		T(test_kernel_compat_spellings),
 	};

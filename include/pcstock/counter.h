@@ -262,6 +262,48 @@ PCSTOCK_API void pcstock_counter_set_high(struct pcstock_counter *c,
 PCSTOCK_API void pcstock_counter_reset_watermark(struct pcstock_counter *c);
 
 /**
+ * pcstock_counter_xchg_max() - set the hard limit unconditionally
+ * @c: the counter (one level)
+ * @nr_pages: the new limit, even below the current usage
+ *
+ * The kernel has no function for this: cgroup v2's memory.max write
+ * exchanges the field directly and then reclaims until usage fits.  The
+ * exchange is fully ordered, so it keeps pcstock_counter_set_max()'s
+ * handshake with try_charge(): a charge either sees the new limit or is
+ * seen by a usage read made after this call.
+ *
+ * Context: any thread; concurrent chargers are fine.
+ *
+ * Return: the previous limit.
+ */
+PCSTOCK_API unsigned long pcstock_counter_xchg_max(struct pcstock_counter *c,
+						   unsigned long nr_pages);
+
+/**
+ * pcstock_counter_reset_local_watermark() - restart the local peak only
+ * @c: the counter
+ *
+ * Stores the current usage to the local watermark and leaves the global
+ * one alone: the counter half of a cgroup v2 memory.peak write (the
+ * kernel's per-open-file bookkeeping is the caller's business).
+ *
+ * Context: any thread; racing charges may be lost from the new peak.
+ */
+PCSTOCK_API void
+pcstock_counter_reset_local_watermark(struct pcstock_counter *c);
+
+/**
+ * pcstock_counter_reset_failcnt() - zero the failure count
+ * @c: the counter
+ *
+ * A cgroup v1 *.failcnt (or hugetlb v1) write, which the kernel does with a
+ * plain store to the field: a failure counted concurrently may be lost.
+ *
+ * Context: any thread.
+ */
+PCSTOCK_API void pcstock_counter_reset_failcnt(struct pcstock_counter *c);
+
+/**
  * pcstock_counter_memparse() - parse a limit string as the kernel does
  * @buf: NUL-terminated input, e.g. "100M", "0x1000", "max"
  * @max_keyword: the string meaning "no limit" ("max" for cgroup v2, "-1"

@@ -26,6 +26,11 @@
 #define page_counter_set_high pcstock_counter_set_high
 #define page_counter_reset_watermark pcstock_counter_reset_watermark
 #define page_counter_memparse pcstock_counter_memparse
+/* Field writes the kernel does in place, as functions (not kernel names). */
+#define page_counter_xchg_max pcstock_counter_xchg_max
+#define page_counter_reset_local_watermark \
+	pcstock_counter_reset_local_watermark
+#define page_counter_reset_failcnt pcstock_counter_reset_failcnt
 #define page_counter_calculate_protection pcstock_counter_calculate_protection
 /* The stock API of the 2026 series (v4 names). */
 #define page_counter_alloc_stock(c, batch, d)                                 \
