@@ -183,8 +183,13 @@ void memcg7_destroy(struct memcg7 *m)
 
 /*
  * The current CPU's cache, locked, or NULL when the thread is no CPU of the
- * domain or the trylock fails (the kernel's local_trylock on the charge
- * path: a busy cache is bypassed, never waited for).
+ * domain, the trylock fails (the kernel's local_trylock on the charge
+ * path: a busy cache is bypassed, never waited for) or the CPU is offline.
+ * A dead CPU runs nothing in the kernel, so its cache is never refilled
+ * after memcg_hotplug_cpu_dead() drained it; a thread still entered on an
+ * offline CPU bypasses the cache instead.  The flag is tested under the
+ * lock, which the offline hook takes after clearing it: a refill either
+ * precedes the hook's drain or sees the CPU offline.
  */
 static struct memcg7_pcp *this_pcp_trylock(const struct memcg7 *m)
 {
@@ -194,7 +199,12 @@ static struct memcg7_pcp *this_pcp_trylock(const struct memcg7 *m)
 	if (cpu < 0)
 		return NULL;
 	p = pcp_of(m, (unsigned int)cpu);
-	return pcp_trylock(p) ? p : NULL;
+	if (!pcp_trylock(p))
+		return NULL;
+	if (pcstock_cpu_online(m->d, (unsigned int)cpu))
+		return p;
+	pcp_unlock(p);
+	return NULL;
 }
 
 bool memcg7_consume(struct memcg7 *m, void *key, unsigned long nr_pages)

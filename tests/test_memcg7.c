@@ -344,6 +344,67 @@ static void test_isolated_cpu_flag_fix(void **state)
 	isolated_case(true);
 }
 
+/*
+ * Pages cached on a CPU after it went offline used to be unreachable:
+ * drain_all skips offline CPUs and nothing else drained them.  Mainline
+ * drains a dead CPU once and never refills it; a thread still entered on
+ * an offline CPU now bypasses the cache.  Limit 100, one page charged on
+ * offline CPU 1 (its batch surplus of 63 would be cached there), then 99
+ * pages on CPU 0 must fit, under memcg7 as under DEFAULT.
+ */
+static void offline_cpu_case(enum pcstock_tree_policy policy)
+{
+	struct pcstock_tree_attr attr = { .policy = policy };
+	struct pcstock_tree *t = NULL;
+	struct pcstock_group *a;
+
+	assert_int_equal(pcstock_tree_create(dom, &attr, &t), 0);
+	a = mkgroup(pcstock_tree_root(t), "a");
+	assert_int_equal(pcstock_group_set_max(a, 100), 0);
+	assert_int_equal(pcstock_cpu_set_online(dom, 1, false), 0);
+	on_cpu(1);
+	assert_int_equal(pcstock_group_charge(a, 1, 0), 0);
+	assert_int_equal(pcstock_group_uncharge(a, 0), 0);
+	on_cpu(0);
+	assert_int_equal(pcstock_group_charge(a, 99, 0), 0);
+	assert_int_equal(pcstock_group_usage_exact(a), 100);
+	assert_int_equal(pcstock_group_uncharge(a, 100), 0);
+	pcstock_group_drain_all(a);
+	assert_int_equal(pcstock_group_usage(a), 0);
+	assert_int_equal(pcstock_cpu_set_online(dom, 1, true), 0);
+	rmgroup(a);
+	assert_int_equal(pcstock_tree_destroy(t), 0);
+}
+
+static void test_offline_cpu_not_refilled(void **state)
+{
+	offline_cpu_case(PCSTOCK_TREE_MEMCG7);
+	offline_cpu_case(PCSTOCK_TREE_DEFAULT);
+}
+
+/* The cache alone: an offline CPU's refill goes to the counters. */
+static void test_offline_cpu_bypasses_cache(void **state)
+{
+	struct fake f = { 0 };
+	struct memcg7 *m;
+
+	assert_int_equal(memcg7_create(dom, BATCH, false, &fake_ops, &m), 0);
+	on_cpu(1);
+	memcg7_refill(m, &f, 5);
+	assert_slot(m, 1, 0, &f, 5);
+	assert_int_equal(pcstock_cpu_set_online(dom, 1, false), 0);
+	assert_slot(m, 1, 0, NULL, 0);		/* the dead CPU's drain */
+	assert_int_equal(f.uncharged, 5);
+	memcg7_refill(m, &f, 3);
+	assert_slot(m, 1, 0, NULL, 0);
+	assert_int_equal(f.uncharged, 8);
+	assert_false(memcg7_consume(m, &f, 1));
+	assert_int_equal(pcstock_cpu_set_online(dom, 1, true), 0);
+	on_cpu(0);
+	memcg7_destroy(m);
+	assert_int_equal(f.refs, 0);
+}
+
 /* Pins the per-CPU flag itself on the cache. */
 static void test_flushing_flag_on_cache(void **state)
 {
@@ -382,6 +443,8 @@ int main(void)
 		cmocka_unit_test(test_isolated_cpu_flag_stays_set),
 		cmocka_unit_test(test_isolated_cpu_flag_fix),
 		cmocka_unit_test(test_flushing_flag_on_cache),
+		cmocka_unit_test(test_offline_cpu_not_refilled),
+		cmocka_unit_test(test_offline_cpu_bypasses_cache),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
