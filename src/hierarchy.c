@@ -375,7 +375,7 @@ static void group_init(struct pcstock_group *g, struct pcstock_tree *t,
 	pcstock_counter_init(&g->memsw, parent ? &parent->memsw : NULL,
 			     false);
 	pcstock_counter_set_high(&g->memsw, PCSTOCK_COUNTER_MAX);
-	pcstock_counter_set_track_failcnt(&g->memsw, t->attr.track_failcnt);
+	/* Mainline counts failures of memory only (track_failcnt, v6.15). */
 	pcs_store(&g->refs, 1, PCS_RELAXED);
 	pcs_store(&g->online, true, PCS_RELAXED);
 }
@@ -1034,6 +1034,16 @@ int pcstock_group_uncharge(struct pcstock_group *g, unsigned long nr_pages)
 	} else {
 		group_uncharge_counters(g, nr_pages);
 	}
+	return 0;
+}
+
+int pcstock_group_uncharge_batch(struct pcstock_group *g,
+				 unsigned long nr_pages)
+{
+	if (check_pages(g, nr_pages))
+		return -EINVAL;
+	if (nr_pages && !group_is_root(g))
+		group_uncharge_counters(g, nr_pages);
 	return 0;
 }
 

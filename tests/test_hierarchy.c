@@ -293,6 +293,52 @@ static void test_stock_hit_returns_at_once(void **state)
 }
 
 /*
+ * The two uncharge kinds (mainline): a folio batch goes straight to the
+ * counters under every policy, memory and memsw, leaving the stock alone;
+ * a kmem/socket uncharge refills the stock under memcg7 (refill_stock())
+ * and DEFAULT, and uncharges the counters under V4 (as posted) and none.
+ */
+static void test_uncharge_kinds(void **state)
+{
+	bool refills = fx.policy == PCSTOCK_TREE_MEMCG7 ||
+		       fx.policy == PCSTOCK_TREE_DEFAULT;
+	struct pcstock_group *a;
+	unsigned long usage, stock;
+
+	assert_int_equal(tree_open(fx.policy, true, false), 0);
+	a = mkgroup(fx.root, "a");
+	assert_int_equal(pcstock_group_charge(a, 4, 0), 0);
+	usage = pcstock_group_usage(a);
+	stock = pcstock_group_stock_pages(a);
+	assert_int_equal(usage, has_stock() ? BATCH : 4);
+
+	assert_int_equal(pcstock_group_uncharge_batch(a, 2), 0);
+	assert_int_equal(pcstock_group_usage(a), usage - 2);
+	assert_int_equal(pcstock_group_memsw_usage(a), usage - 2);
+	assert_int_equal(pcstock_group_stock_pages(a), stock);
+	assert_int_equal(pcstock_group_usage_exact(a), 2);
+
+	assert_int_equal(pcstock_group_uncharge(a, 1), 0);
+	assert_int_equal(pcstock_group_usage(a), refills ? usage - 2 :
+							  usage - 3);
+	assert_int_equal(pcstock_group_stock_pages(a), refills ? stock + 1 :
+								stock);
+	assert_int_equal(pcstock_group_usage_exact(a), 1);
+
+	assert_int_equal(pcstock_group_uncharge_batch(NULL, 1), -EINVAL);
+	assert_int_equal(pcstock_group_uncharge_batch(a,
+				PCSTOCK_COUNTER_MAX + 1), -EINVAL);
+	assert_int_equal(pcstock_group_uncharge_batch(a, 0), 0);
+	assert_int_equal(pcstock_group_uncharge_batch(fx.root, 5), 0);
+	assert_int_equal(pcstock_group_uncharge_batch(a, 1), 0);
+	pcstock_group_drain_all(a);
+	assert_int_equal(pcstock_group_usage(a), 0);
+	assert_int_equal(pcstock_group_memsw_usage(a), 0);
+	assert_int_equal(pcstock_group_usage(fx.root), 0);
+	rmgroup(a);
+}
+
+/*
  * Acceptance 1: max = batch + 1, a small charge on CPU 0 parks batch - 1
  * pages there; a batch-sized charge on CPU 1 only fits after the drain.
  */
@@ -354,6 +400,8 @@ static void assert_conserved(struct pcstock_group *g, unsigned long held)
  */
 static void test_memsw_rollback(void **state)
 {
+	struct pcstock_group_stats st;
+	unsigned long failcnt;
 	struct pcstock_group *a;
 
 	assert_int_equal(tree_open(fx.policy, true, false), 0);
@@ -381,6 +429,15 @@ static void test_memsw_rollback(void **state)
 	assert_int_equal(pcstock_group_charge(a, 1, PCSTOCK_CHARGE_NOWAIT),
 			 -ENOMEM);
 	assert_conserved(a, 1);
+	/* (c) memsw fails: as mainline, no counter counts it (failcnt) */
+	pcstock_group_stats(a, &st);
+	failcnt = st.failcnt;
+	assert_int_equal(pcstock_group_set_memsw_max(a, 1), 0);
+	assert_int_equal(pcstock_group_charge(a, 1, PCSTOCK_CHARGE_NOWAIT),
+			 -ENOMEM);
+	pcstock_group_stats(a, &st);
+	assert_int_equal(st.failcnt, failcnt);
+	assert_int_equal(st.memsw_failcnt, 0);
 	assert_int_equal(pcstock_group_uncharge(a, 1), 0);
 	pcstock_group_drain_all(a);
 	assert_int_equal(pcstock_group_usage(a), 0);
@@ -887,6 +944,7 @@ int main(void)
 		ONCE(test_charge_bad_input),
 		PER_POLICY(test_stock_hit_returns_at_once),
 		PER_POLICY(test_tight_limit_spread_stock),
+		PER_POLICY(test_uncharge_kinds),
 		STOCKED(test_concurrent_drain_all_is_skipped),
 		PER_POLICY(test_memsw_rollback),
 		PER_POLICY(test_nowait_never_calls_callbacks),

@@ -38,7 +38,12 @@
  *    per tree; slot counts are unsigned ints, so any batch works; a refill
  *    for an offline group bypasses the cache (checked under the CPU lock,
  *    so destroy never leaves a slot behind) and destroy drains the group's
- *    slots on every CPU, isolated ones included.
+ *    slots on every CPU, isolated ones included.  A thread entered on an
+ *    offline CPU bypasses memcg7's cache (a dead CPU runs nothing in the
+ *    kernel, so its drained cache is never refilled).
+ *  - V4 disables and drains a destroyed group's stock at once, as DEFAULT
+ *    does (the review's fix); the series as posted only stops the stock
+ *    at offline and drains it when the memcg is freed.
  *  - memory.high: over-high pages are recorded per thread and reclaimed by
  *    pcstock_handle_over_high(), which returns the kernel's throttling delay
  *    instead of sleeping; it is never called synchronously from a charge.
@@ -48,8 +53,15 @@
  *    (PCSTOCK_MAX_PROGRESS_ROUNDS), so a lying callback cannot hang a
  *    charge.
  *  - there are no tasks: no PF_MEMALLOC, "task is dying" or "already in
- *    OOM" states.  Charges made by a thread from inside a callback of the
- *    same tree are forced, as the kernel forces charges made from reclaim.
+ *    OOM" states.  Charges a thread makes while inside a callback are
+ *    forced, in any tree (the mark is per thread, as PF_MEMALLOC is), as
+ *    the kernel forces charges made from reclaim.
+ *  - the OOM callback is called without mainline's re-check, under the
+ *    OOM lock, of the margin (mem_cgroup_out_of_memory() succeeds without
+ *    a kill when a racing uncharge made room): the callback may see a
+ *    group that is no longer over its limit.
+ *  - the reclaim callback is not told whether it may swap (mainline
+ *    reclaims without swap when memsw, not memory, was over its limit).
  *  - charging an offline group fails with -ENOENT (the kernel cannot name
  *    an offline memcg in a new charge).
  */
@@ -100,7 +112,7 @@ enum pcstock_tree_policy {
  * Called from a charging (or limit-writing) thread, with a reference on @g
  * held for the call, outside every lock and RCU section of the library.
  * Free pages by uncharging them (pcstock_group_uncharge()).  Charges this
- * thread makes in the same tree during the call are forced.
+ * thread makes during the call, in any tree, are forced.
  *
  * Return: pages freed; values below 0 or above @nr_pages are clamped.
  */
@@ -127,7 +139,8 @@ typedef bool (*pcstock_oom_fn)(struct pcstock_group *g, void *arg);
  * @memsw: cgroup v1 memory+swap accounting (a second counter per group,
  *	charged first)
  * @recursive_protection: cgroup2's memory_recursiveprot for emin/elow
- * @track_failcnt: count failed charges per counter (cgroup v1's failcnt)
+ * @track_failcnt: count failed charges of the memory counters (cgroup v1's
+ *	failcnt; as mainline, memsw failures are not counted)
  * @memcg7_isolated_fix: memcg7 only: clear the per-CPU flushing flag when
  *	drain_all skips an isolated CPU (the proposed 2026 fix); false keeps
  *	the kernel's behaviour, where the flag stays set and later drains skip
@@ -241,7 +254,8 @@ struct pcstock_tree_stats {
  * @emin: @elow: effective protection from the last
  *	pcstock_group_calculate_protection() over an ancestor
  * @watermark: peak memory usage
- * @failcnt: @memsw_failcnt: failed charges (with track_failcnt)
+ * @failcnt: failed charges (with track_failcnt)
+ * @memsw_failcnt: always 0: mainline does not count memsw failures
  * @events: hierarchical events (this group and its descendants), as
  *	memory.events
  * @events_local: events raised on this group itself
@@ -462,8 +476,8 @@ pcstock_group_memsw(const struct pcstock_group *g);
  * @flags: PCSTOCK_CHARGE_* or 0
  *
  * The kernel's flow, in order: a stock hit returns at once; memsw then
- * memory are charged (memcg7 and none: max(batch, nr_pages) then exactly
- * nr_pages; DEFAULT and V4: through the counters' stocks) and memsw is
+ * memory are charged (memcg7: max(batch, nr_pages) then exactly nr_pages;
+ * none: exactly nr_pages; DEFAULT and V4: through the counters' stocks) and memsw is
  * rolled back if memory fails; on failure a MAX event is raised on the
  * over-limit group, the reclaim callback asked for @nr_pages, the charge
  * retried if the margin now fits, then once after a synchronous drain_all
@@ -483,14 +497,29 @@ pcstock_group_memsw(const struct pcstock_group *g);
 PCSTOCK_API int pcstock_group_charge(struct pcstock_group *g,
 				     unsigned long nr_pages, unsigned int flags);
 
+/*
+ * Uncharge kinds.  Mainline returns pages in two ways, and so do we:
+ *  - folios (anonymous and file pages: munmap, MADV_DONTNEED, truncation)
+ *    are gathered and given back by uncharge_batch() with one
+ *    page_counter_uncharge() of memory (and memsw) per group, never
+ *    through the per-CPU stock: pcstock_group_uncharge_batch();
+ *  - kernel memory and socket buffers are given back through the stock:
+ *    refill_stock() before the series (memcg7), the counters' stock with
+ *    it (DEFAULT refills the slot; V4, as posted, uncharges the counters):
+ *    pcstock_group_uncharge().
+ * The none policy uncharges the counters either way.
+ */
+
 /**
- * pcstock_group_uncharge() - give pages back
+ * pcstock_group_uncharge() - give kmem/socket pages back, through the stock
  * @g: the group they were charged to (also if it is offline)
  * @nr_pages: pages, 0 (a no-op) .. PCSTOCK_COUNTER_MAX
  *
- * Through the stock: DEFAULT refills this CPU's slot up to the batch, V4
- * and none uncharge the counters, memcg7 refills its cache (kernel
- * refill_stock(): oversize goes straight up, a slot over batch is drained).
+ * The kmem and socket uncharge (mem_cgroup_sk_uncharge(),
+ * obj_cgroup_uncharge_pages()): DEFAULT refills this CPU's slot up to the
+ * batch, V4 and none uncharge the counters, memcg7 refills its cache
+ * (kernel refill_stock(): oversize goes straight up, a slot over batch is
+ * drained).
  *
  * Context: any thread, never blocks (memcg7 spins briefly at most).
  *
@@ -498,6 +527,22 @@ PCSTOCK_API int pcstock_group_charge(struct pcstock_group *g,
  */
 PCSTOCK_API int pcstock_group_uncharge(struct pcstock_group *g,
 				       unsigned long nr_pages);
+
+/**
+ * pcstock_group_uncharge_batch() - give folio pages back (uncharge_batch)
+ * @g: the group they were charged to (also if it is offline)
+ * @nr_pages: pages, 0 (a no-op) .. PCSTOCK_COUNTER_MAX
+ *
+ * Mainline's uncharge_batch(): memory (and memsw) are uncharged straight
+ * to the counters under every policy; the per-CPU stock is not touched.
+ * Gather the pages a batch of folios frees and call this once.
+ *
+ * Context: any thread, never blocks.
+ *
+ * Return: 0; -EINVAL (NULL, too many pages).
+ */
+PCSTOCK_API int pcstock_group_uncharge_batch(struct pcstock_group *g,
+					     unsigned long nr_pages);
 
 /**
  * pcstock_group_drain_all() - return the stock of a whole subtree
