@@ -28,6 +28,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
+#include <time.h>
 
 #include <urcu-bp.h>
 
@@ -64,6 +65,7 @@ static char rcu_hb_token;
 #define MAX_HIGH_DELAY (2 * HZ)
 #define HIGH_RECLAIM_RETRY_PAGES 32UL	/* SWAP_CLUSTER_MAX */
 #define NAME_MAX_LEN 255
+#define NR_MUTEXES 4		/* struct pcstock_tree's locks */
 
 struct pcstock_group {
 	struct pcstock_counter memory;
@@ -89,6 +91,7 @@ struct pcstock_tree {
 	pthread_mutex_t lock;		/* topology writers */
 	pthread_mutex_t limit_lock;	/* the kernel's memcg_max_mutex */
 	pthread_mutex_t drain_lock;	/* percpu_charge_mutex (per-counter) */
+	pthread_mutex_t oom_lock;	/* the kernel's oom_lock, per tree */
 	atomic_long nr_groups;
 	atomic_ulong drain_all;
 	atomic_ulong drain_all_busy;
@@ -227,23 +230,6 @@ static unsigned long call_reclaim(struct pcstock_group *g,
 		return (unsigned long)freed;
 	pcs_fetch_add(&t->callback_clamped, 1, PCS_RELAXED);
 	return freed < 0 ? 0 : nr_pages;
-}
-
-/* mem_cgroup_out_of_memory(): OOM event, then the callback. */
-static bool call_oom(struct pcstock_group *g)
-{
-	struct pcstock_tree *t = g->tree;
-	bool progress = false;
-
-	group_event(g, PCSTOCK_EVENT_OOM);
-	if (t->attr.oom) {
-		in_callback++;
-		progress = t->attr.oom(g, t->attr.cb_arg);
-		in_callback--;
-	}
-	if (progress)
-		group_event(g, PCSTOCK_EVENT_OOM_KILL);
-	return progress;
 }
 
 /* ---- drain --------------------------------------------------------------- */
@@ -401,7 +387,8 @@ static struct pcstock_group *group_alloc(const char *name)
 
 static void mutexes_destroy(struct pcstock_tree *t, int n)
 {
-	pthread_mutex_t *m[] = { &t->lock, &t->limit_lock, &t->drain_lock };
+	pthread_mutex_t *m[] = { &t->lock, &t->limit_lock, &t->drain_lock,
+				 &t->oom_lock };
 
 	while (n-- > 0)
 		pthread_mutex_destroy(m[n]);
@@ -409,9 +396,10 @@ static void mutexes_destroy(struct pcstock_tree *t, int n)
 
 static int mutexes_init(struct pcstock_tree *t)
 {
-	pthread_mutex_t *m[] = { &t->lock, &t->limit_lock, &t->drain_lock };
+	pthread_mutex_t *m[] = { &t->lock, &t->limit_lock, &t->drain_lock,
+				 &t->oom_lock };
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < NR_MUTEXES; i++) {
 		if (pthread_mutex_init(m[i], NULL)) {
 			mutexes_destroy(t, i);
 			return -ENOMEM;
@@ -464,7 +452,7 @@ int pcstock_tree_create(struct pcstock_domain *d,
 free_root:
 	group_free(t->root);
 free_mutexes:
-	mutexes_destroy(t, 3);
+	mutexes_destroy(t, NR_MUTEXES);
 free_tree:
 	free(t);
 	return err;
@@ -500,7 +488,7 @@ int pcstock_tree_destroy(struct pcstock_tree *t)
 		return -EBUSY;
 	memcg7_destroy(t->m7);
 	group_free(t->root);
-	mutexes_destroy(t, 3);
+	mutexes_destroy(t, NR_MUTEXES);
 	free(t);
 	return 0;
 }
@@ -824,6 +812,77 @@ static unsigned long group_margin(struct pcstock_group *g)
 	return margin;
 }
 
+/* Reclaim calls that claim progress, per operation (bounded: ours). */
+static bool reclaim_progress(unsigned long reclaimed, unsigned int *rounds)
+{
+	return reclaimed && (*rounds)++ < PCSTOCK_MAX_PROGRESS_ROUNDS;
+}
+
+/* Room for @need more pages, or (@need = 0) usage at or below max. */
+static bool has_room(struct pcstock_group *g, unsigned long need)
+{
+	if (need)
+		return group_margin(g) >= need;
+	return pcstock_counter_read(&g->memory) <=
+	       pcstock_counter_max(&g->memory);
+}
+
+/* An asynchronous victim: poll for its pages (see enum pcstock_oom_result). */
+static void oom_wait(struct pcstock_group *g, unsigned long need)
+{
+	const struct timespec ms = { 0, 1000000 };
+
+	for (int i = 0; i < PCSTOCK_OOM_WAIT_MS && !has_room(g, need); i++)
+		nanosleep(&ms, NULL);
+}
+
+/*
+ * mem_cgroup_oom() and mem_cgroup_out_of_memory(): the OOM event, then
+ * under the OOM lock no callback if another thread's OOM made room, else
+ * the callback, and the wait for an asynchronous victim with the lock
+ * still held, so that other chargers wait instead of killing again.
+ * Return: true if the caller should retry.
+ */
+static bool group_oom(struct pcstock_group *g, unsigned long need,
+		      unsigned int *calls)
+{
+	struct pcstock_tree *t = g->tree;
+	int res = PCSTOCK_OOM_NONE;
+
+	if ((*calls)++ >= PCSTOCK_MAX_OOM_CALLS)
+		return false;
+	group_event(g, PCSTOCK_EVENT_OOM);
+	pthread_mutex_lock(&t->oom_lock);
+	if (has_room(g, need)) {
+		pthread_mutex_unlock(&t->oom_lock);
+		return true;
+	}
+	if (t->attr.oom) {
+		in_callback++;
+		res = t->attr.oom(g, t->attr.cb_arg);
+		in_callback--;
+	}
+	switch (res) {
+	case PCSTOCK_OOM_NONE:
+		break;
+	case PCSTOCK_OOM_KILLED:
+		group_event(g, PCSTOCK_EVENT_OOM_KILL);
+		break;
+	case PCSTOCK_OOM_KILLED_ASYNC:
+		group_event(g, PCSTOCK_EVENT_OOM_KILL);
+		oom_wait(g, need);
+		break;
+	case PCSTOCK_OOM_WAIT:
+		oom_wait(g, need);
+		break;
+	default:
+		pcs_fetch_add(&t->callback_clamped, 1, PCS_RELAXED);
+		res = PCSTOCK_OOM_NONE;
+	}
+	pthread_mutex_unlock(&t->oom_lock);
+	return res != PCSTOCK_OOM_NONE;
+}
+
 /* This thread's over-high record: a referenced group and pages. */
 static pthread_key_t high_key;
 static pthread_once_t high_once = PTHREAD_ONCE_INIT;
@@ -891,7 +950,7 @@ try_charge_group(struct pcstock_group *g, unsigned long nr_pages,
 	struct pcstock_tree *t = g->tree;
 	unsigned long batch = nr_pages;
 	int nr_retries = PCSTOCK_MAX_RECLAIM_RETRIES;
-	unsigned int progress_rounds = 0;
+	unsigned int progress_rounds = 0, oom_calls = 0;
 	bool drained = false, raised_max_event = false, looked_up = false;
 	struct pcstock_group *over = g;
 	unsigned long charged, reclaimed;
@@ -935,15 +994,13 @@ failed:
 	}
 	if (flags & PCSTOCK_CHARGE_NORETRY)		/* step 10 */
 		goto nomem;
-	if (reclaimed && nr_pages <= COSTLY_PAGES &&	/* step 11 */
-	    progress_rounds++ < PCSTOCK_MAX_PROGRESS_ROUNDS)
+	if (nr_pages <= COSTLY_PAGES &&			/* step 11 */
+	    reclaim_progress(reclaimed, &progress_rounds))
 		goto retry;
 	if (nr_retries--)				/* step 12 */
 		goto retry;
 	/* Step 14: OOM progress restarts the retries (bounded: ours). */
-	if (oom_allowed(nr_pages) &&
-	    progress_rounds++ < PCSTOCK_MAX_PROGRESS_ROUNDS &&
-	    call_oom(over)) {
+	if (oom_allowed(nr_pages) && group_oom(over, nr_pages, &oom_calls)) {
 		nr_retries = PCSTOCK_MAX_RECLAIM_RETRIES;
 		goto retry;
 	}
@@ -1120,8 +1177,7 @@ unsigned long pcstock_handle_over_high(void)
 			break;
 		}
 		/* Progress or retries left: reclaim again, do not throttle. */
-		if (!(reclaimed || nr_retries--) ||
-		    rounds++ >= PCSTOCK_MAX_PROGRESS_ROUNDS)
+		if (!reclaim_progress(reclaimed, &rounds) && !nr_retries--)
 			break;
 		in_retry = true;
 	}
@@ -1163,7 +1219,7 @@ static unsigned long excess_after_drain(struct pcstock_group *g,
 int pcstock_group_set_max(struct pcstock_group *g, unsigned long nr_pages)
 {
 	int nr_reclaims = PCSTOCK_MAX_RECLAIM_RETRIES;
-	unsigned int rounds = 0;
+	unsigned int rounds = 0, oom_calls = 0;
 	unsigned long excess;
 	bool drained = false;
 
@@ -1177,11 +1233,12 @@ int pcstock_group_set_max(struct pcstock_group *g, unsigned long nr_pages)
 	pcstock_counter_xchg_max(&g->memory, nr_pages);
 	while ((excess = excess_after_drain(g, nr_pages, &drained))) {
 		if (nr_reclaims) {
-			if (!call_reclaim(g, excess))
+			if (!reclaim_progress(call_reclaim(g, excess),
+					      &rounds))
 				nr_reclaims--;
 			continue;
 		}
-		if (rounds++ >= PCSTOCK_MAX_PROGRESS_ROUNDS || !call_oom(g))
+		if (!group_oom(g, 0, &oom_calls))
 			break;
 	}
 	return 0;
@@ -1190,6 +1247,7 @@ int pcstock_group_set_max(struct pcstock_group *g, unsigned long nr_pages)
 int pcstock_group_set_high(struct pcstock_group *g, unsigned long nr_pages)
 {
 	int nr_retries = PCSTOCK_MAX_RECLAIM_RETRIES;
+	unsigned int rounds = 0;
 	unsigned long excess;
 	bool drained = false;
 
@@ -1197,7 +1255,8 @@ int pcstock_group_set_high(struct pcstock_group *g, unsigned long nr_pages)
 		return -EINVAL;
 	pcstock_counter_set_high(&g->memory, nr_pages);
 	while ((excess = excess_after_drain(g, nr_pages, &drained)))
-		if (!call_reclaim(g, excess) && !nr_retries--)
+		if (!reclaim_progress(call_reclaim(g, excess), &rounds) &&
+		    !nr_retries--)
 			break;
 	return 0;
 }
@@ -1210,6 +1269,7 @@ static int resize_max(struct pcstock_group *g, unsigned long nr_pages,
 		      bool memsw)
 {
 	struct pcstock_tree *t = g->tree;
+	unsigned int rounds = 0;
 	bool drained = false;
 	int ret;
 
@@ -1231,7 +1291,7 @@ static int resize_max(struct pcstock_group *g, unsigned long nr_pages,
 			drained = true;
 			continue;
 		}
-		if (!call_reclaim(g, 1))
+		if (!reclaim_progress(call_reclaim(g, 1), &rounds))
 			return -EBUSY;
 	}
 }

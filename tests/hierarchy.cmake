@@ -8,12 +8,18 @@ pcstock_add_test(test_hierarchy SOURCES test_hierarchy.c
 	LABELS unit conformance TIMEOUT 60)
 pcstock_add_test(test_memcg7 SOURCES test_memcg7.c
 	LABELS unit conformance TIMEOUT 60)
+# Lying, slow and asynchronous callbacks: each case returns with its
+# documented result; the whole run takes well under a second a case, so a
+# TIMEOUT of 20 s catches a hang.
+pcstock_add_test(test_hierarchy_callbacks SOURCES test_hierarchy_callbacks.c
+	LABELS unit TIMEOUT 20)
 pcstock_add_test(test_hierarchy_stress SOURCES test_hierarchy_stress.c
 	LABELS stress TIMEOUT 300)
 
 # liburcu-bp is not instrumented: see tsan.supp.
 if(PCSTOCK_SANITIZE STREQUAL "thread")
 	set_tests_properties(test_hierarchy test_memcg7 test_hierarchy_stress
+		test_hierarchy_callbacks
 		PROPERTIES ENVIRONMENT
 		"TSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/tsan.supp")
 endif()

@@ -69,16 +69,16 @@ static long reclaim_cb(struct pcstock_group *g, unsigned long nr_pages,
 	return (long)n;
 }
 
-static bool oom_cb(struct pcstock_group *g, void *arg)
+static int oom_cb(struct pcstock_group *g, void *arg)
 {
 	struct fixture *f = arg;
 
 	f->oom_calls++;
 	if (f->oom_progress > 0) {
 		f->oom_progress--;
-		return true;
+		return PCSTOCK_OOM_KILLED;
 	}
-	return false;
+	return PCSTOCK_OOM_NONE;
 }
 
 static int tree_open(enum pcstock_tree_policy policy, bool memsw,

@@ -47,19 +47,24 @@
  *  - memory.high: over-high pages are recorded per thread and reclaimed by
  *    pcstock_handle_over_high(), which returns the kernel's throttling delay
  *    instead of sleeping; it is never called synchronously from a charge.
- *  - callbacks are not trusted: a reclaim result outside 0..nr_pages is
- *    clamped (and counted), and the loops that the kernel only leaves when
- *    reclaim or the OOM killer stop making progress are also bounded
- *    (PCSTOCK_MAX_PROGRESS_ROUNDS), so a lying callback cannot hang a
- *    charge.
+ *  - callbacks are not trusted: a reclaim result outside 0..nr_pages and
+ *    an unknown OOM result are clamped (and counted).  The loops the
+ *    kernel only leaves when reclaim stops making progress or a signal
+ *    arrives are bounded: at most PCSTOCK_MAX_PROGRESS_ROUNDS reclaim calls
+ *    claiming progress and PCSTOCK_MAX_OOM_CALLS OOM calls per charge,
+ *    limit write or pcstock_handle_over_high(); once the progress budget
+ *    is spent, claimed progress counts as none.  So a lying, slow or
+ *    asynchronous callback cannot hang any of them (see each function for
+ *    the result it then gives).
+ *  - an OOM callback may report a victim whose pages come later
+ *    (enum pcstock_oom_result): the caller then waits for them with the
+ *    tree's OOM lock held, as the kernel's chargers wait on oom_lock
+ *    rather than kill again while a victim exits, for at most
+ *    PCSTOCK_OOM_WAIT_MS polls of one millisecond.
  *  - there are no tasks: no PF_MEMALLOC, "task is dying" or "already in
  *    OOM" states.  Charges a thread makes while inside a callback are
  *    forced, in any tree (the mark is per thread, as PF_MEMALLOC is), as
  *    the kernel forces charges made from reclaim.
- *  - the OOM callback is called without mainline's re-check, under the
- *    OOM lock, of the margin (mem_cgroup_out_of_memory() succeeds without
- *    a kill when a racing uncharge made room): the callback may see a
- *    group that is no longer over its limit.
  *  - the reclaim callback is not told whether it may swap (mainline
  *    reclaims without swap when memsw, not memory, was over its limit).
  *  - charging an offline group fails with -ENOENT (the kernel cannot name
@@ -100,8 +105,12 @@ enum pcstock_tree_policy {
 #define PCSTOCK_DEFAULT_BATCH 64U
 /* The kernel's MAX_RECLAIM_RETRIES. */
 #define PCSTOCK_MAX_RECLAIM_RETRIES 16
-/* Bound on the retries a callback's claimed progress can buy (ours). */
-#define PCSTOCK_MAX_PROGRESS_ROUNDS 1024
+/* Reclaim calls claiming progress one operation may retry on (ours). */
+#define PCSTOCK_MAX_PROGRESS_ROUNDS 64
+/* OOM callback calls one operation may make (ours). */
+#define PCSTOCK_MAX_OOM_CALLS 16
+/* Millisecond polls waiting for an asynchronous OOM victim (ours). */
+#define PCSTOCK_OOM_WAIT_MS 10
 
 /**
  * typedef pcstock_reclaim_fn - free pages charged to a subtree
@@ -112,24 +121,60 @@ enum pcstock_tree_policy {
  * Called from a charging (or limit-writing) thread, with a reference on @g
  * held for the call, outside every lock and RCU section of the library.
  * Free pages by uncharging them (pcstock_group_uncharge()).  Charges this
- * thread makes during the call, in any tree, are forced.
+ * thread makes during the call, in any tree, are forced.  Callbacks must
+ * not call the limit writers (pcstock_group_set_*()) of the tree.
  *
- * Return: pages freed; values below 0 or above @nr_pages are clamped.
+ * Return: the pages freed (uncharged from @g's subtree) during the call.
+ * Any value >= 1 counts as progress: the caller retries, at most
+ * PCSTOCK_MAX_PROGRESS_ROUNDS times per operation, after which claimed
+ * progress counts as none.  0 means no progress.  Values below 0 count as
+ * 0 and values above @nr_pages as @nr_pages (both are counted in
+ * pcstock_tree_stats()'s callback_clamped).  Pages an asynchronous
+ * reclaimer will free later are not progress: return 0 for them.
  */
 typedef long (*pcstock_reclaim_fn)(struct pcstock_group *g,
 				   unsigned long nr_pages, void *arg);
+
+/**
+ * enum pcstock_oom_result - what an OOM callback did
+ * @PCSTOCK_OOM_NONE: nothing was killed (no victim left): the charge
+ *	fails, a memory.max write stops
+ * @PCSTOCK_OOM_KILLED: a victim was killed and its pages uncharged before
+ *	the callback returned: an OOM_KILL event, then a retry at once with a
+ *	fresh reclaim budget
+ * @PCSTOCK_OOM_KILLED_ASYNC: a victim was killed and its pages will be
+ *	uncharged later by another thread: an OOM_KILL event, then the caller
+ *	waits (see below) and retries with a fresh reclaim budget
+ * @PCSTOCK_OOM_WAIT: no new victim, but an earlier one has not uncharged
+ *	its pages yet (the kernel's "victim already exiting" case): the
+ *	caller waits and retries with a fresh reclaim budget
+ *
+ * Waiting means: with the tree's OOM lock held, polling every millisecond
+ * until @g has room (a charge: its margin fits the charge; a memory.max
+ * write: usage at or below max), at most PCSTOCK_OOM_WAIT_MS times.
+ * Other threads that need the OOM callback of the tree meanwhile wait on
+ * the lock, and skip the callback if the room is there when they get it.
+ */
+enum pcstock_oom_result {
+	PCSTOCK_OOM_NONE = 0,
+	PCSTOCK_OOM_KILLED = 1,
+	PCSTOCK_OOM_KILLED_ASYNC = 2,
+	PCSTOCK_OOM_WAIT = 3,
+};
 
 /**
  * typedef pcstock_oom_fn - last resort when reclaim failed
  * @g: the group over its limit
  * @arg: the tree's callback argument
  *
- * Context as for pcstock_reclaim_fn.
+ * Context as for pcstock_reclaim_fn, and with the tree's OOM lock held:
+ * OOM callbacks of one tree never run concurrently.  Called at most
+ * PCSTOCK_MAX_OOM_CALLS times per charge or memory.max write.
  *
- * Return: true if progress was made (something was "killed" and its pages
- * uncharged): the charge retries with a fresh reclaim budget.
+ * Return: an enum pcstock_oom_result; any other value counts as
+ * PCSTOCK_OOM_NONE (and in callback_clamped).
  */
-typedef bool (*pcstock_oom_fn)(struct pcstock_group *g, void *arg);
+typedef int (*pcstock_oom_fn)(struct pcstock_group *g, void *arg);
 
 /**
  * struct pcstock_tree_attr - how to build a tree
@@ -482,9 +527,11 @@ pcstock_group_memsw(const struct pcstock_group *g);
  * over-limit group, the reclaim callback asked for @nr_pages, the charge
  * retried if the margin now fits, then once after a synchronous drain_all
  * of the over-limit group, then (NORETRY stops here) again while reclaim
- * progresses for charges of at most 8 pages and PCSTOCK_MAX_RECLAIM_RETRIES
- * times; then, for at most 8 pages, the OOM callback, whose progress
- * restarts the retries.  NOFAIL then charges over the limit.  A charge that
+ * progresses for charges of at most 8 pages (at most
+ * PCSTOCK_MAX_PROGRESS_ROUNDS times) and PCSTOCK_MAX_RECLAIM_RETRIES times;
+ * then, for at most 8 pages, the OOM callback (enum pcstock_oom_result),
+ * whose progress restarts the retries, at most PCSTOCK_MAX_OOM_CALLS
+ * times.  NOFAIL then charges over the limit.  A charge that
  * touched the counters and left a level above its high records the pages
  * for pcstock_handle_over_high().  The root group charges nothing.
  *
@@ -565,9 +612,13 @@ PCSTOCK_API void pcstock_group_drain_all(struct pcstock_group *g);
  * @nr_pages: the limit, 0..PCSTOCK_COUNTER_MAX
  *
  * Sets the limit unconditionally, then while usage is above it: drains the
- * stock once, reclaims until 16 rounds made no progress, then raises an
- * OOM event and calls the OOM callback until it stops making progress.
- * Never fails because of usage.
+ * stock once, reclaims until 16 rounds made no progress (rounds beyond
+ * PCSTOCK_MAX_PROGRESS_ROUNDS that claim progress count as none), then
+ * raises an OOM event and calls the OOM callback until it stops making
+ * progress or was called PCSTOCK_MAX_OOM_CALLS times.  Never fails because
+ * of usage: when the callbacks cannot bring usage under the limit it
+ * returns 0 with usage still above (as the kernel's write does when a
+ * signal interrupts it); read the usage to know.
  *
  * Context: any thread (not from a callback); concurrent chargers fine.
  *
@@ -583,7 +634,8 @@ PCSTOCK_API int pcstock_group_set_max(struct pcstock_group *g,
  *
  * Refuses a memory.max above memsw.max (with memsw).  Tries
  * pcstock_counter_set_max(); on -EBUSY drains once, then reclaims one page
- * per round until set_max succeeds or reclaim makes no progress.
+ * per round until set_max succeeds or reclaim makes no progress (claimed
+ * progress beyond PCSTOCK_MAX_PROGRESS_ROUNDS rounds counts as none).
  *
  * Context: limit writers of the tree are serialised internally.
  *
@@ -613,7 +665,9 @@ PCSTOCK_API int pcstock_group_set_memsw_max(struct pcstock_group *g,
  * @nr_pages: the threshold
  *
  * Stores it, then while usage is above it: drains once and reclaims until
- * 16 rounds made no progress.  No OOM.
+ * 16 rounds made no progress (claimed progress beyond
+ * PCSTOCK_MAX_PROGRESS_ROUNDS rounds counts as none).  No OOM.  Returns 0
+ * also when usage stays above the threshold.
  *
  * Return: 0; -EINVAL (NULL, root, too large).
  */
@@ -715,8 +769,8 @@ PCSTOCK_API void pcstock_group_stats(const struct pcstock_group *g,
  * safe point (no locks held, e.g. when a request completes).  Takes the
  * pages recorded by this thread's charges, reclaims them from each level
  * of the last charged group above its high (raising HIGH events), and
- * retries while reclaim progresses or 16 times while the throttling delay
- * exceeds 10 ms.  Drops the thread's record (and its group reference).
+ * retries while reclaim progresses (at most PCSTOCK_MAX_PROGRESS_ROUNDS
+ * times) or 16 times while the throttling delay exceeds 10 ms.  Drops the thread's record (and its group reference).
  *
  * Context: any thread, not from a callback or RCU section.
  *

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_hierarchy_callbacks.c - untrusted callbacks cannot hang anything.
+ *
+ * Reclaim callbacks that claim progress while usage stays put (a lie, a
+ * slow one, an asynchronous evictor), and OOM callbacks that kill
+ * asynchronously, lie, or return garbage, against every loop that calls
+ * them: the charge, the v2 and v1 limit writers, memory.high and
+ * pcstock_handle_over_high().  Each case asserts the documented result and
+ * the exact number of callback calls; the ctest TIMEOUT catches a hang.
+ * The tree uses the "none" policy, so every charge walks the counters and
+ * the counts are exact.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+#include <time.h>
+
+#include <pcstock/hierarchy.h>
+
+#include "hierarchy_helpers.h"
+
+#define NR_CPUS 4U
+#define LIE_ROUNDS (PCSTOCK_MAX_PROGRESS_ROUNDS + PCSTOCK_MAX_RECLAIM_RETRIES)
+
+struct fixture {
+	struct pcstock_domain *d;
+	struct pcstock_tree *t;
+	struct pcstock_group *root;
+	/* reclaim: claim every page asked for, free nothing */
+	bool reclaim_lies;
+	long reclaim_sleep_ms;
+	atomic_uint reclaim_calls;
+	/* OOM: the result to return; an asynchronous victim's pages */
+	int oom_result;
+	struct pcstock_group *victim;
+	unsigned long victim_pages;
+	long victim_delay_ms;
+	pthread_t reaper;
+	bool reaper_started;
+	atomic_bool victim_pending;
+	atomic_uint oom_calls;
+	atomic_int oom_inside;
+	atomic_bool oom_overlapped;
+};
+
+static struct fixture fx;
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static long reclaim_cb(struct pcstock_group *g, unsigned long nr_pages,
+		       void *arg)
+{
+	struct fixture *f = arg;
+
+	atomic_fetch_add(&f->reclaim_calls, 1);
+	if (f->reclaim_sleep_ms)
+		sleep_ms(f->reclaim_sleep_ms);
+	return f->reclaim_lies ? (long)nr_pages : 0;
+}
+
+/* The asynchronous "exit" of an OOM victim: its pages go later. */
+static void *reaper(void *arg)
+{
+	struct fixture *f = arg;
+
+	sleep_ms(f->victim_delay_ms);
+	pcstock_group_uncharge(f->victim, f->victim_pages);
+	atomic_store(&f->victim_pending, false);
+	return NULL;
+}
+
+static int oom_cb(struct pcstock_group *g, void *arg)
+{
+	struct fixture *f = arg;
+	int res = f->oom_result;
+
+	atomic_fetch_add(&f->oom_calls, 1);
+	if (atomic_fetch_add(&f->oom_inside, 1))
+		atomic_store(&f->oom_overlapped, true);
+	if (f->victim) {
+		/* kill once, then report the victim as still exiting */
+		if (f->reaper_started) {
+			res = atomic_load(&f->victim_pending) ?
+				      PCSTOCK_OOM_WAIT : PCSTOCK_OOM_NONE;
+		} else {
+			atomic_store(&f->victim_pending, true);
+			assert_int_equal(pthread_create(&f->reaper, NULL,
+							reaper, f), 0);
+			f->reaper_started = true;
+			res = PCSTOCK_OOM_KILLED_ASYNC;
+		}
+	}
+	atomic_fetch_sub(&f->oom_inside, 1);
+	return res;
+}
+
+static int setup(void **state)
+{
+	struct pcstock_domain_attr dattr = { NR_CPUS, PCSTOCK_CPU_SIM, NULL };
+	struct pcstock_tree_attr attr = {
+		.policy = PCSTOCK_TREE_NONE,
+		.reclaim = reclaim_cb,
+		.oom = oom_cb,
+		.cb_arg = &fx,
+	};
+
+	memset(&fx, 0, sizeof(fx));
+	if (*state)
+		attr.memsw = true;
+	if (pcstock_domain_create(&dattr, &fx.d) ||
+	    pcstock_cpu_enter(fx.d, 0) ||
+	    pcstock_tree_create(fx.d, &attr, &fx.t))
+		return -1;
+	fx.root = pcstock_tree_root(fx.t);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	int err;
+
+	if (fx.reaper_started)
+		pthread_join(fx.reaper, NULL);
+	pcstock_handle_over_high();
+	err = pcstock_tree_destroy(fx.t);
+	pcstock_cpu_exit(fx.d);
+	pcstock_domain_destroy(fx.d);
+	return err;
+}
+
+/* A group at 100 pages with limits only the callbacks could satisfy. */
+static struct pcstock_group *full_group(void)
+{
+	struct pcstock_group *a = mkgroup(fx.root, "a");
+
+	assert_int_equal(pcstock_group_charge(a, 100, 0), 0);
+	return a;
+}
+
+static void empty_group(struct pcstock_group *a, unsigned long pages)
+{
+	assert_int_equal(pcstock_group_uncharge(a, pages), 0);
+	rmgroup(a);
+}
+
+/* memory.max: 64 claimed rounds, 16 fruitless ones, one OOM; then 0. */
+static void test_set_max_lying_reclaim(void **state)
+{
+	struct pcstock_group *a = full_group();
+
+	fx.reclaim_lies = true;
+	assert_int_equal(pcstock_group_set_max(a, 50), 0);
+	assert_int_equal(pcstock_counter_max(pcstock_group_memory(a)), 50);
+	assert_int_equal(pcstock_group_usage(a), 100);
+	assert_int_equal(fx.reclaim_calls, LIE_ROUNDS);
+	assert_int_equal(fx.oom_calls, 1);
+	assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_OOM), 1);
+	empty_group(a, 100);
+}
+
+/* memory.high: the same budget, no OOM. */
+static void test_set_high_lying_reclaim(void **state)
+{
+	struct pcstock_group *a = full_group();
+
+	fx.reclaim_lies = true;
+	assert_int_equal(pcstock_group_set_high(a, 50), 0);
+	assert_int_equal(pcstock_counter_high(pcstock_group_memory(a)), 50);
+	assert_int_equal(fx.reclaim_calls, LIE_ROUNDS + 1);
+	assert_int_equal(fx.oom_calls, 0);
+	empty_group(a, 100);
+}
+
+/* v1 writers: -EBUSY once the progress budget is spent. */
+static void test_strict_writers_lying_reclaim(void **state)
+{
+	struct pcstock_group *a = full_group();
+
+	fx.reclaim_lies = true;
+	assert_int_equal(pcstock_group_set_max_strict(a, 50), -EBUSY);
+	assert_int_equal(fx.reclaim_calls, PCSTOCK_MAX_PROGRESS_ROUNDS + 1);
+	assert_int_equal(pcstock_counter_max(pcstock_group_memory(a)),
+			 PCSTOCK_COUNTER_MAX);
+	/* memsw.max may not go below memory.max: put that at 50 first */
+	fx.reclaim_lies = false;
+	assert_int_equal(pcstock_group_set_max(a, 50), 0);
+	fx.reclaim_lies = true;
+	fx.reclaim_calls = 0;
+	assert_int_equal(pcstock_group_set_memsw_max(a, 60), -EBUSY);
+	assert_int_equal(fx.reclaim_calls, PCSTOCK_MAX_PROGRESS_ROUNDS + 1);
+	assert_int_equal(pcstock_counter_max(pcstock_group_memsw(a)),
+			 PCSTOCK_COUNTER_MAX);
+	empty_group(a, 100);
+}
+
+/* A charge: -ENOMEM after the bounded rounds and one OOM call. */
+static void test_charge_lying_reclaim(void **state)
+{
+	struct pcstock_group *a = full_group();
+
+	assert_int_equal(pcstock_group_set_max(a, 100), 0);
+	fx.reclaim_lies = true;
+	assert_int_equal(pcstock_group_charge(a, 1, 0), -ENOMEM);
+	/* the drain retry, the claimed rounds, then 16 + 1 fruitless ones */
+	assert_int_equal(fx.reclaim_calls, 1 + LIE_ROUNDS + 1);
+	assert_int_equal(fx.oom_calls, 1);
+	assert_int_equal(pcstock_group_usage(a), 100);
+	empty_group(a, 100);
+}
+
+/* Over-high reclaim on the thread's record: bounded, record dropped. */
+static void test_handle_over_high_lying_reclaim(void **state)
+{
+	struct pcstock_group *a = mkgroup(fx.root, "a");
+
+	assert_int_equal(pcstock_group_set_high(a, 10), 0);
+	assert_int_equal(pcstock_group_charge(a, 100, 0), 0);
+	assert_int_equal(pcstock_over_high_pages(), 100);
+	fx.reclaim_lies = true;
+	assert_int_equal(pcstock_handle_over_high(), 2000);
+	assert_int_equal(fx.reclaim_calls, LIE_ROUNDS + 1);
+	assert_int_equal(pcstock_over_high_pages(), 0);
+	empty_group(a, 100);
+}
+
+/* A slow liar (2 ms a call) gets the same bounded number of calls. */
+static void test_slow_lying_reclaim(void **state)
+{
+	struct pcstock_group *a = full_group();
+
+	fx.reclaim_lies = true;
+	fx.reclaim_sleep_ms = 2;
+	fx.oom_result = PCSTOCK_OOM_KILLED;	/* and a lying killer */
+	assert_int_equal(pcstock_group_set_max(a, 50), 0);
+	assert_int_equal(fx.reclaim_calls, LIE_ROUNDS);
+	assert_int_equal(fx.oom_calls, PCSTOCK_MAX_OOM_CALLS);
+	assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_OOM_KILL),
+			 PCSTOCK_MAX_OOM_CALLS);
+	empty_group(a, 100);
+}
+
+/*
+ * An asynchronous killer whose victim never goes: 16 calls, each followed
+ * by the wait, then -ENOMEM; the OOM lock keeps calls from overlapping.
+ */
+static void test_async_oom_never_frees(void **state)
+{
+	struct pcstock_group *a = full_group();
+
+	assert_int_equal(pcstock_group_set_max(a, 100), 0);
+	fx.oom_result = PCSTOCK_OOM_KILLED_ASYNC;
+	assert_int_equal(pcstock_group_charge(a, 1, 0), -ENOMEM);
+	assert_int_equal(fx.oom_calls, PCSTOCK_MAX_OOM_CALLS);
+	assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_OOM),
+			 PCSTOCK_MAX_OOM_CALLS);
+	assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_OOM_KILL),
+			 PCSTOCK_MAX_OOM_CALLS);
+	/* a NOFAIL charge still goes through, over the limit */
+	fx.oom_calls = 0;
+	fx.oom_result = PCSTOCK_OOM_WAIT;
+	assert_int_equal(pcstock_group_charge(a, 1, PCSTOCK_CHARGE_NOFAIL),
+			 0);
+	assert_int_equal(fx.oom_calls, PCSTOCK_MAX_OOM_CALLS);
+	empty_group(a, 101);
+}
+
+/*
+ * A killer whose victim frees its pages from another thread a little later:
+ * the charge waits for them and succeeds, with exactly one kill.
+ */
+static void test_async_oom_victim_frees_later(void **state)
+{
+	struct pcstock_group *a = mkgroup(fx.root, "a");
+	struct pcstock_group *v = mkgroup(a, "victim");
+
+	assert_int_equal(pcstock_group_set_max(a, 100), 0);
+	assert_int_equal(pcstock_group_charge(v, 100, 0), 0);
+	fx.victim = v;
+	fx.victim_pages = 100;
+	fx.victim_delay_ms = 5;
+	assert_int_equal(pcstock_group_charge(a, 8, 0), 0);
+	assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_OOM_KILL), 1);
+	assert_in_range(fx.oom_calls, 1, PCSTOCK_MAX_OOM_CALLS);
+	pthread_join(fx.reaper, NULL);
+	fx.reaper_started = false;
+	assert_int_equal(pcstock_group_usage(a), 8);
+	rmgroup(v);
+	empty_group(a, 8);
+}
+
+/* memory.max waits for the victim too: usage ends under the new limit. */
+static void test_set_max_async_oom(void **state)
+{
+	struct pcstock_group *a = mkgroup(fx.root, "a");
+	struct pcstock_group *v = mkgroup(a, "victim");
+
+	assert_int_equal(pcstock_group_charge(v, 100, 0), 0);
+	fx.victim = v;
+	fx.victim_pages = 100;
+	fx.victim_delay_ms = 5;
+	assert_int_equal(pcstock_group_set_max(a, 50), 0);
+	pthread_join(fx.reaper, NULL);
+	fx.reaper_started = false;
+	assert_int_equal(pcstock_group_usage(a), 0);
+	assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_OOM_KILL), 1);
+	rmgroup(v);
+	rmgroup(a);
+}
+
+struct charger {
+	struct pcstock_group *g;
+	int ret;
+};
+
+static void *charge_one(void *arg)
+{
+	struct charger *c = arg;
+
+	c->ret = pcstock_group_charge(c->g, 1, 0);
+	return NULL;
+}
+
+/*
+ * Four chargers against a killer that always answers "victim exiting":
+ * the callback never runs twice at once and each charge calls it at most
+ * PCSTOCK_MAX_OOM_CALLS times before -ENOMEM.
+ */
+static void test_concurrent_oom_serialised(void **state)
+{
+	struct pcstock_group *a = full_group();
+	struct charger c[4];
+	pthread_t th[4];
+
+	assert_int_equal(pcstock_group_set_max(a, 100), 0);
+	fx.oom_result = PCSTOCK_OOM_WAIT;
+	for (int i = 0; i < 4; i++) {
+		c[i].g = a;
+		assert_int_equal(pthread_create(&th[i], NULL, charge_one, &c[i]),
+				 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(c[i].ret, -ENOMEM);
+	}
+	assert_false(fx.oom_overlapped);
+	assert_in_range(fx.oom_calls, PCSTOCK_MAX_OOM_CALLS,
+			4 * PCSTOCK_MAX_OOM_CALLS);
+	assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_OOM_KILL), 0);
+	empty_group(a, 100);
+}
+
+/* An unknown OOM result counts as "nothing killed", and is counted. */
+static void test_oom_garbage_result(void **state)
+{
+	struct pcstock_group *a = full_group();
+	struct pcstock_tree_stats ts;
+
+	assert_int_equal(pcstock_group_set_max(a, 100), 0);
+	fx.oom_result = 7;
+	assert_int_equal(pcstock_group_charge(a, 1, 0), -ENOMEM);
+	assert_int_equal(fx.oom_calls, 1);
+	assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_OOM_KILL), 0);
+	pcstock_tree_stats(fx.t, &ts);
+	assert_int_equal(ts.callback_clamped, 1);
+	empty_group(a, 100);
+}
+
+#define CASE(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	static bool memsw = true;
+	const struct CMUnitTest tests[] = {
+		CASE(test_set_max_lying_reclaim),
+		CASE(test_set_high_lying_reclaim),
+		cmocka_unit_test_prestate_setup_teardown(
+			test_strict_writers_lying_reclaim, setup, teardown,
+			&memsw),
+		CASE(test_charge_lying_reclaim),
+		CASE(test_handle_over_high_lying_reclaim),
+		CASE(test_slow_lying_reclaim),
+		CASE(test_async_oom_never_frees),
+		CASE(test_async_oom_victim_frees_later),
+		CASE(test_set_max_async_oom),
+		CASE(test_concurrent_oom_serialised),
+		CASE(test_oom_garbage_result),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
