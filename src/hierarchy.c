@@ -899,12 +899,18 @@ static void high_key_create(void)
 	high_key_ok = !pthread_key_create(&high_key, high_key_drop);
 }
 
+/* pthread_once() orders the key's creation before every read of it. */
+static bool high_key_ready(void)
+{
+	pthread_once(&high_once, high_key_create);
+	return high_key_ok;
+}
+
 static void high_record(struct pcstock_group *g, unsigned long nr_pages)
 {
 	struct pcstock_group *old;
 
-	pthread_once(&high_once, high_key_create);
-	if (!high_key_ok)
+	if (!high_key_ready())
 		return;
 	old = pthread_getspecific(high_key);
 	if (old != g) {
@@ -1161,7 +1167,7 @@ unsigned long pcstock_handle_over_high(void)
 	struct pcstock_group *g;
 
 	high_pages = 0;
-	if (!high_key_ok)
+	if (!high_key_ready())
 		return 0;
 	g = pthread_getspecific(high_key);
 	if (!g)
