@@ -46,6 +46,8 @@ static_assert(offsetof(struct pcstock_counter, parent) ==
 static_assert(offsetof(struct pcstock_counter, stock_domain) ==
 		      3 * PCSTOCK_CACHELINE,
 	      "the stock descriptor starts its own cache line");
+static_assert(sizeof(struct pcstock_counter) == 4 * PCSTOCK_CACHELINE,
+	      "the stock descriptor, hit keys included, fits its line");
 static_assert(sizeof(long) == sizeof(unsigned long) &&
 		      ATOMIC_LONG_LOCK_FREE == 2,
 	      "counters need lock-free atomic long");

@@ -27,6 +27,9 @@
 
 _Thread_local struct pcs_cpu_tls pcs_tls_entered PCS_TLS;
 _Thread_local struct pcs_cpu_tls pcs_tls_thread[PCS_THREAD_CACHE] PCS_TLS;
+_Thread_local struct pcs_cpu_fast pcs_tls_fast PCS_TLS = {
+	.key = PCS_NO_KEY, .region = NULL, .cpu = -1
+};
 
 struct pcstock_cpu_hook {
 	pcstock_cpu_hook_fn fn;
@@ -429,6 +432,7 @@ int pcstock_cpu_enter(struct pcstock_domain *d, unsigned int cpu)
 	}
 	pcs_tls_entered.cpu = (int)cpu;
 	pcs_tls_entered.id = d->id;
+	pcs_fast_set(d, cpu);
 	return 0;
 }
 
@@ -452,6 +456,10 @@ int pcstock_cpu_exit(struct pcstock_domain *d)
 	}
 	pcs_tls_entered.id = 0;
 	pcs_tls_entered.cpu = -1;
+	/* The cached region may be another domain's: dropping it is cheap. */
+	pcs_tls_fast.key = PCS_NO_KEY;
+	pcs_tls_fast.region = NULL;
+	pcs_tls_fast.cpu = -1;
 	return 0;
 }
 

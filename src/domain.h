@@ -51,6 +51,33 @@ extern _Thread_local struct pcs_cpu_tls pcs_tls_entered PCS_TLS;
 extern _Thread_local struct pcs_cpu_tls
 	pcs_tls_thread[PCS_THREAD_CACHE] PCS_TLS;
 
+/*
+ * The hit paths' per-thread cache, the counterpart of the kernel's per-CPU
+ * offset: the region of the arena that belongs to the CPU the thread is of
+ * the domain whose id is @key, so a slot's address is one add (region +
+ * handle).  One entry per thread, for the domain of its last stocked call.
+ *
+ * Set by pcstock_cpu_enter() and by the stock's slow paths (SIM, PINNED,
+ * THREAD: a CPU that stays the thread's until it exits the domain, or until
+ * a THREAD cache collision gives it another, when the cached region is
+ * still one of the same domain); never for RSEQ, whose CPU changes under
+ * the thread.  Reset by pcstock_cpu_exit().  A destroyed domain's id is
+ * never reused, so a stale entry matches no live counter: the stock layer
+ * keys each counter with its domain's id while its stock exists.  Every
+ * slot operation is an atomic RMW, so a region that is no longer the
+ * thread's CPU costs locality, never pages.
+ */
+struct pcs_cpu_fast {
+	uint64_t key;		/* domain id, or PCS_NO_KEY */
+	char *region;		/* base + cpu * stride */
+	int cpu;
+};
+
+/* Matches no domain and no counter (unstocked counters have key 0). */
+#define PCS_NO_KEY UINT64_MAX
+
+extern _Thread_local struct pcs_cpu_fast pcs_tls_fast PCS_TLS;
+
 /* What hwloc says about one processing unit of the domain's topology. */
 struct pcs_pu {
 	int os_index;
@@ -163,6 +190,15 @@ static inline void *pcs_percpu_ptr(struct pcstock_domain *d, size_t handle,
 				   unsigned int cpu)
 {
 	return d->base + (size_t)cpu * d->stride + handle;
+}
+
+/* Make @cpu of @d the thread's cached region (never RSEQ: see above). */
+static inline void pcs_fast_set(const struct pcstock_domain *d,
+				unsigned int cpu)
+{
+	pcs_tls_fast.region = d->base + (size_t)cpu * d->stride;
+	pcs_tls_fast.cpu = (int)cpu;
+	pcs_tls_fast.key = d->id;
 }
 
 #endif /* PCSTOCK_DOMAIN_H */

@@ -37,6 +37,7 @@
 #include "atomic.h"
 #include "internal.h"
 #include "memcg7.h"
+#include "stock_hit.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define PCS_TSAN 1
@@ -72,6 +73,11 @@ struct pcstock_group {
 	struct pcstock_counter memsw;
 	struct pcstock_tree *tree;
 	struct pcstock_group *parent;
+	/*
+	 * memory's stock key while a hit on it is the whole charge (stocked,
+	 * no memsw, online), else 0: the group hit paths' one check.
+	 */
+	_Atomic unsigned long long hit_key;
 	_Atomic(struct pcstock_group *) children;
 	_Atomic(struct pcstock_group *) sibling;
 	atomic_long refs;
@@ -575,6 +581,8 @@ static void group_alloc_stock(struct pcstock_group *g)
 	if (t->attr.memsw)
 		pcstock_counter_alloc_stock(&g->memsw, t->domain,
 					    t->attr.batch, p);
+	else
+		pcs_store(&g->hit_key, g->memory.stock_key, PCS_RELAXED);
 }
 
 int pcstock_group_create(struct pcstock_group *parent, const char *name,
@@ -633,7 +641,13 @@ int pcstock_group_destroy(struct pcstock_group *g)
 		return -EBUSY;
 	}
 	/*
-	 * Release pairs with the acquire loads in pcstock_group_charge() and
+	 * Hits stop before online clears: whoever sees it clear (acquire)
+	 * sees no key either.  A hit that read the key just before is a
+	 * charge that read online just before, as in the kernel.
+	 */
+	pcs_store(&g->hit_key, 0, PCS_RELAXED);
+	/*
+	 * Release pairs with the acquire loads in group_charge_slow() and
 	 * m7_online(); memcg7 refills test it under the CPU lock that the
 	 * drain below takes after this store.
 	 */
@@ -1036,15 +1050,17 @@ static int check_pages(const struct pcstock_group *g, unsigned long nr_pages)
 	return g && nr_pages <= PCSTOCK_COUNTER_MAX ? 0 : -EINVAL;
 }
 
-int pcstock_group_charge(struct pcstock_group *g, unsigned long nr_pages,
-			 unsigned int flags)
+#define CHARGE_FLAGS (PCSTOCK_CHARGE_NOWAIT | PCSTOCK_CHARGE_NOFAIL | \
+		      PCSTOCK_CHARGE_NORETRY)
+
+/* Everything but a hit on an online, stocked, memsw-less group. */
+static __attribute__((noinline)) int
+group_charge_slow(struct pcstock_group *g, unsigned long nr_pages,
+		  unsigned int flags)
 {
-	const unsigned int known = PCSTOCK_CHARGE_NOWAIT |
-				   PCSTOCK_CHARGE_NOFAIL |
-				   PCSTOCK_CHARGE_NORETRY;
 	struct pcstock_tree *t;
 
-	if (check_pages(g, nr_pages) || (flags & ~known))
+	if (check_pages(g, nr_pages) || (flags & ~CHARGE_FLAGS))
 		return -EINVAL;
 	/* Acquire pairs with the release in pcstock_group_destroy(). */
 	if (!pcs_load(&g->online, PCS_ACQUIRE))
@@ -1079,7 +1095,22 @@ int pcstock_group_charge(struct pcstock_group *g, unsigned long nr_pages,
 	return try_charge_group(g, nr_pages, flags, NULL);
 }
 
-int pcstock_group_uncharge(struct pcstock_group *g, unsigned long nr_pages)
+/*
+ * A hit needs no other check: a key is only set on a non-root group, and a
+ * hit takes at most a slot's pages, so nr_pages is in range.
+ */
+int pcstock_group_charge(struct pcstock_group *g, unsigned long nr_pages,
+			 unsigned int flags)
+{
+	if (g && !(flags & ~CHARGE_FLAGS) &&
+	    pcs_stock_take(&g->memory, pcs_load(&g->hit_key, PCS_RELAXED),
+			   nr_pages))
+		return 0;	/* the series: a stock hit skips the high check */
+	return group_charge_slow(g, nr_pages, flags);
+}
+
+static __attribute__((noinline)) int
+group_uncharge_slow(struct pcstock_group *g, unsigned long nr_pages)
 {
 	struct pcstock_tree *t;
 
@@ -1098,6 +1129,14 @@ int pcstock_group_uncharge(struct pcstock_group *g, unsigned long nr_pages)
 		group_uncharge_counters(g, nr_pages);
 	}
 	return 0;
+}
+
+int pcstock_group_uncharge(struct pcstock_group *g, unsigned long nr_pages)
+{
+	if (g && pcs_stock_give(&g->memory,
+				pcs_load(&g->hit_key, PCS_RELAXED), nr_pages))
+		return 0;
+	return group_uncharge_slow(g, nr_pages);
 }
 
 int pcstock_group_uncharge_batch(struct pcstock_group *g,

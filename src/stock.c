@@ -43,7 +43,8 @@
  * left and drains go on.  alloc and free are not concurrent with stocked
  * calls (documented contract); disable is.  A call that read ENABLED just
  * before a disable may still refill once; it then re-reads the state and
- * drains its own refill if it lost the race (refill_recheck()), so a disable
+ * drains its own refill if it lost the race (pcs_refill_recheck()), so a
+ * disable
  * followed by a drain of every CPU leaves no page behind once the racing
  * calls have returned.
  */
@@ -58,31 +59,31 @@
 
 #include "atomic.h"
 #include "domain.h"
-
-enum stock_state {
-	STOCK_NONE = 0,
-	STOCK_ENABLED,
-	STOCK_DISABLED,
-};
-
-/* One CPU's statistics, a second per-CPU allocation next to the slots. */
-struct stock_cpu_stats {
-	atomic_ulong hits;
-	atomic_ulong misses;
-	atomic_ulong refills;
-	atomic_ulong drains;
-	atomic_ulong drained_pages;
-	atomic_ulong trims;
-};
+#include "stock_hit.h"
 
 static_assert(PCSTOCK_STOCK_MAX_BATCH <= INT_MAX / 2,
 	      "a full slot plus a batch must fit in an int");
 
 /* ---- per-CPU access ------------------------------------------------------- */
 
-static inline int this_cpu(const struct pcstock_counter *c)
+/*
+ * The CPU the caller is, found the long way, cached for the hit paths
+ * unless the domain is RSEQ (see struct pcs_cpu_fast).
+ */
+static int this_cpu(const struct pcstock_counter *c)
 {
-	return pcs_this_cpu(c->stock_domain);
+	struct pcstock_domain *d = c->stock_domain;
+	int cpu = pcs_this_cpu(d);
+
+	if (cpu >= 0 && d->mode != PCSTOCK_CPU_RSEQ)
+		pcs_fast_set(d, (unsigned int)cpu);
+	return cpu;
+}
+
+static inline char *region_of(const struct pcstock_counter *c,
+			      unsigned int cpu)
+{
+	return pcs_percpu_ptr(c->stock_domain, 0, cpu);
 }
 
 static inline atomic_int *slot_of(const struct pcstock_counter *c,
@@ -102,112 +103,26 @@ static inline unsigned int nr_cpus(const struct pcstock_counter *c)
 	return pcs_nr_cpus(c->stock_domain);
 }
 
-/*
- * Lossy statistic: no RMW, so the hit path stays at one locked instruction.
- * A thread sharing this CPU can overwrite the update (documented in
- * struct pcstock_stock_stats).
- */
-static inline void stat_add(atomic_ulong *v, unsigned long n)
-{
-	pcs_store(v, pcs_load(v, PCS_RELAXED) + n, PCS_RELAXED);
-}
-
 /* ---- slot operations ------------------------------------------------------ */
 
 /*
  * Pages that could not stay in a slot (the flushed slot's and the ones
- * being added) go back up.  The flushing CAS in refill_capped() acquired
- * the slot's pages, so their charges happen before this uncharge.
+ * being added) go back up.  The flushing CAS in pcs_refill_capped()
+ * acquired the slot's pages, so their charges happen before this uncharge.
  */
-static __attribute__((noinline)) void trim(struct pcstock_counter *c,
-					   struct stock_cpu_stats *st,
-					   unsigned long nr)
+__attribute__((noinline)) void pcs_stock_trim(struct pcstock_counter *c,
+					      struct stock_cpu_stats *st,
+					      unsigned long nr)
 {
 	pcstock_counter_uncharge(c, nr);
-	stat_add(&st->trims, nr);
+	pcs_stat_add(&st->trims, nr);
 }
 
-/*
- * The disable/refill handshake, a store-buffering pattern:
- * pcstock_counter_disable_stock() stores DISABLED and its caller then
- * drains (reading each slot); a refill adds to a slot and then reads the
- * state.  All four accesses are seq_cst, so either the drain sees the
- * pages or the refiller sees DISABLED and drains them itself: once a
- * disable + drain and every call racing with it have returned, no slot
- * holds pages (a destroyed group's stock is back with its ancestors).
- */
-static __attribute__((noinline, unused)) void refill_raced_disable(
-	struct pcstock_counter *c, unsigned int cpu)
+/* A refill lost the race with a disable: drain it ourselves. */
+__attribute__((noinline)) void
+pcs_stock_refill_raced(struct pcstock_counter *c, unsigned int cpu)
 {
 	pcstock_counter_drain_stock(c, cpu);
-}
-
-static inline void refill_recheck(struct pcstock_counter *c, unsigned int cpu)
-{
-#ifdef PCSTOCK_MUTATE_NO_DISABLE_RECHECK
-	/*
-	 * Planted bug, test builds only (tests/explore.cmake): a refill that
-	 * raced a disable leaves its pages in a destroyed group's slot.  The
-	 * schedule explorer's group scenarios must catch it.
-	 */
-	(void)c;
-	(void)cpu;
-#else
-	if (pcs_load(&c->stock_state, PCS_SEQ_CST) != STOCK_ENABLED)
-		refill_raced_disable(c, cpu);
-#endif
-}
-
-/*
- * DEFAULT: put @nr pages in @cpu's slot without ever taking it above
- * @batch.  If they do not fit, the whole slot goes back up the hierarchy
- * with them (mainline's refill_stock()): a CPU that only ever receives
- * pages, the consumer of a cross-CPU flow, then pays one hierarchical
- * uncharge per batch instead of one per call, as it would if the slot
- * were kept full and only the excess sent up.
- */
-static inline void refill_capped(struct pcstock_counter *c, unsigned int cpu,
-				 int batch, int nr)
-{
-	struct pcstock_domain *d = c->stock_domain;
-	atomic_int *slot = pcs_percpu_ptr(d, c->stock_slots, cpu);
-	struct stock_cpu_stats *st = pcs_percpu_ptr(d, c->stock_stats, cpu);
-	int old = pcs_load(slot, PCS_RELAXED);
-	int want, new;
-
-	/* No overflow: old and nr are at most batch <= INT_MAX / 2. */
-#ifdef PCSTOCK_MUTATE_PLAIN_REFILL
-	/*
-	 * Planted bug, test builds only (tests/explore.cmake): a plain store
-	 * instead of the CAS loses a concurrent drain or consume.  The
-	 * schedule explorer must catch it.
-	 */
-	want = old + nr;
-	new = want > batch ? 0 : want;
-	pcs_store(slot, new, PCS_RELEASE);
-#else
-	do {
-		want = old + nr;
-		new = want > batch ? 0 : want;
-		/*
-		 * release: pairs with the acquire CAS in charge_on(), the
-		 * acquire exchange in pcstock_counter_drain_stock() and the
-		 * acquire of a later flush here: the charge of the pages we
-		 * add happens before their uncharge.  acquire: a flush takes
-		 * the slot's pages out as a drain does, so it pairs with the
-		 * release that put them there before trim() uncharges them.
-		 * seq_cst: the refill half of the disable handshake (see
-		 * refill_recheck()); the same locked instruction on x86.
-		 */
-	} while (!pcs_cas(slot, &old, new, PCS_SEQ_CST, PCS_RELAXED));
-#endif
-
-	if (new != want) {
-		trim(c, st, (unsigned long)want);
-	} else if (new > old) {
-		stat_add(&st->refills, 1);
-		refill_recheck(c, cpu);
-	}
 }
 
 /* V4: atomic_add of the surplus, no cap. */
@@ -215,14 +130,14 @@ static void refill_v4(struct pcstock_counter *c, unsigned int cpu,
 		      unsigned long nr)
 {
 	/*
-	 * release: pairs with the acquire CAS in charge_on() and the acquire
-	 * exchange in pcstock_counter_drain_stock().  seq_cst: the refill
-	 * half of the disable handshake (refill_recheck(); the series has no
-	 * disable, ours covers both policies).
+	 * release: pairs with the acquire CAS in pcs_slot_take() and the
+	 * acquire exchange in pcstock_counter_drain_stock().  seq_cst: the
+	 * refill half of the disable handshake (pcs_refill_recheck(); the
+	 * series has no disable, ours covers both policies).
 	 */
 	pcs_fetch_add(slot_of(c, cpu), (int)nr, PCS_SEQ_CST);
-	stat_add(&stats_of(c, cpu)->refills, 1);
-	refill_recheck(c, cpu);
+	pcs_stat_add(&stats_of(c, cpu)->refills, 1);
+	pcs_refill_recheck(c, cpu);
 }
 
 /* ---- lifecycle ------------------------------------------------------------ */
@@ -240,6 +155,8 @@ static void stock_release(struct pcstock_counter *c)
 	struct pcstock_domain *d = c->stock_domain;
 
 	pcs_store(&c->stock_state, STOCK_NONE, PCS_RELAXED);
+	pcs_store(&c->stock_refill_batch, 0, PCS_RELAXED);
+	c->stock_key = 0;
 	pcstock_percpu_free(d, c->stock_stats);
 	pcstock_percpu_free(d, c->stock_slots);
 	c->stock_domain = NULL;
@@ -284,6 +201,9 @@ int pcstock_counter_alloc_stock(struct pcstock_counter *c,
 	 * call it as soon as pcstock_cpu_hook_add() publishes it.
 	 */
 	pcs_store(&c->stock_state, STOCK_ENABLED, PCS_RELAXED);
+	pcs_store(&c->stock_refill_batch,
+		  policy == PCSTOCK_STOCK_DEFAULT ? batch : 0, PCS_RELAXED);
+	c->stock_key = d->id;
 	ret = pcstock_cpu_hook_add(d, stock_cpu_offline, c, &hook);
 	if (ret) {
 		stock_release(c);
@@ -301,10 +221,12 @@ void pcstock_counter_disable_stock(struct pcstock_counter *c)
 		return;
 	/*
 	 * seq_cst: the disable half of the handshake with refills (see
-	 * refill_recheck()); the caller's drain comes next.
+	 * pcs_refill_recheck()); the caller's drain comes next.  Uncharges
+	 * that read the old refill batch refill once and then see the state.
 	 */
-	pcs_cas(&c->stock_state, &expected, STOCK_DISABLED, PCS_SEQ_CST,
-		PCS_RELAXED);
+	if (pcs_cas(&c->stock_state, &expected, STOCK_DISABLED, PCS_SEQ_CST,
+		    PCS_RELAXED))
+		pcs_store(&c->stock_refill_batch, 0, PCS_RELAXED);
 }
 
 void pcstock_counter_free_stock(struct pcstock_counter *c)
@@ -344,10 +266,10 @@ unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 	    !pcs_load(slot, PCS_SEQ_CST))
 		return 0;
 	/*
-	 * acquire: pairs with the release addition in refill_capped() or
+	 * acquire: pairs with the release addition in pcs_refill_capped() or
 	 * refill_v4(), so the charge that created these pages happens
 	 * before the uncharge below.  seq_cst (as the read above): the drain
-	 * half of the disable handshake (refill_recheck()).
+	 * half of the disable handshake (pcs_refill_recheck()).
 	 */
 #ifdef PCSTOCK_MUTATE_READ_ZERO_DRAIN
 	/*
@@ -373,14 +295,10 @@ unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 	return (unsigned long)nr;
 }
 
-/*
- * The plain call: unstocked counter, no CPU, large or disabled refill.
- * Out of line, as every call the hit paths make: a call left inline would
- * make them save registers on entry, hit or not.
- */
-static __attribute__((noinline)) bool
-charge_exact(struct pcstock_counter *c, unsigned long nr_pages,
-	     struct pcstock_counter **fail, unsigned long *nr_charged)
+/* The plain call: unstocked counter, no CPU, large or disabled refill. */
+static bool charge_exact(struct pcstock_counter *c, unsigned long nr_pages,
+			 struct pcstock_counter **fail,
+			 unsigned long *nr_charged)
 {
 	if (!pcstock_counter_try_charge(c, nr_pages, fail))
 		return false;
@@ -402,78 +320,58 @@ charge_miss(struct pcstock_counter *c, unsigned int cpu,
 	unsigned int batch = pcs_load(&c->stock_batch, PCS_RELAXED);
 	int now;
 
-	stat_add(&stats_of(c, cpu)->misses, 1);
+	pcs_stat_add(&stats_of(c, cpu)->misses, 1);
 	/* V4: charge = max(batch, n), exact if that is n: the same test. */
 	if (state != STOCK_ENABLED || nr_pages >= batch ||
 	    !pcstock_counter_try_charge(c, batch, fail))
 		return charge_exact(c, nr_pages, fail, nr_charged);
 
 	/* The CPU we are on now, which may not be @cpu. */
-	now = this_cpu(c);
+	now = pcs_this_cpu(c->stock_domain);
 	if (now < 0)
 		pcstock_counter_uncharge(c, batch - nr_pages);
 	else if (c->stock_policy == PCSTOCK_STOCK_V4)
 		refill_v4(c, (unsigned int)now, batch - nr_pages);
 	else
-		refill_capped(c, (unsigned int)now, (int)batch,
-			      (int)(batch - nr_pages));
+		pcs_refill_capped(c, region_of(c, (unsigned int)now),
+				  (unsigned int)now, (int)batch,
+				  (int)(batch - nr_pages));
 	if (nr_charged)
 		*nr_charged = batch;
 	return true;
 }
 
-/* Consume from @cpu's slot (-1: no CPU), else go to the hierarchy. */
-static inline bool charge_on(struct pcstock_counter *c, int cpu,
-			     unsigned long nr_pages,
+/* Charge through the slot of @cpu, whose region is @region. */
+static inline bool charge_on(struct pcstock_counter *c, char *region,
+			     unsigned int cpu, unsigned long nr_pages,
 			     struct pcstock_counter **fail,
 			     unsigned long *nr_charged)
 {
-	struct pcstock_domain *d = c->stock_domain;
-	struct stock_cpu_stats *st;
-	atomic_int *slot;
-	int old;
-
-	if (cpu < 0)
-		return charge_exact(c, nr_pages, fail, nr_charged);
-	/* Both addresses before the CAS, which the compiler cannot cross. */
-	slot = pcs_percpu_ptr(d, c->stock_slots, (unsigned int)cpu);
-	st = pcs_percpu_ptr(d, c->stock_stats, (unsigned int)cpu);
-	old = pcs_load(slot, PCS_RELAXED);
-	/* A slot is never negative: compare as unsigned, no sign extension. */
-	while ((unsigned int)old >= nr_pages) {
-		/*
-		 * acquire: pairs with the release addition in
-		 * refill_capped() or refill_v4(), so the charge that put
-		 * these pages in the slot happens before our caller's later
-		 * uncharge of them.  A failed CAS reloads old.
-		 */
-		if (pcs_cas(slot, &old, old - (int)nr_pages, PCS_ACQUIRE,
-			    PCS_RELAXED)) {
-			stat_add(&st->hits, 1);
-			if (nr_charged)
-				*nr_charged = 0;
-			return true;
-		}
-	}
-	return charge_miss(c, (unsigned int)cpu, nr_pages, fail, nr_charged);
+	if (!pcs_stock_take_at(c, region, nr_pages))
+		return charge_miss(c, cpu, nr_pages, fail, nr_charged);
+	if (nr_charged)
+		*nr_charged = 0;
+	return true;
 }
 
 /*
- * SIM and PINNED domains keep the caller's CPU in a thread-local that
- * pcs_this_cpu() reads inline.  The other modes may call out to find it
- * (sched_getcpu(), first-use assignment), which would cost the hit path a
- * stack frame, so the stocked calls send them through an out-of-line copy.
+ * No cached region for this counter's domain (first call, another domain,
+ * RSEQ, no CPU) or an unstocked counter.
  */
-static inline bool cpu_is_thread_local(const struct pcstock_domain *d)
-{
-	return d->mode == PCSTOCK_CPU_SIM || d->mode == PCSTOCK_CPU_PINNED;
-}
-
 static __attribute__((noinline)) bool
-charge_other_mode(struct pcstock_counter *c, unsigned long nr_pages,
-		  struct pcstock_counter **fail, unsigned long *nr_charged)
+charge_uncached(struct pcstock_counter *c, unsigned long nr_pages,
+		struct pcstock_counter **fail, unsigned long *nr_charged)
 {
-	return charge_on(c, this_cpu(c), nr_pages, fail, nr_charged);
+	int cpu;
+
+	/* Set by alloc and cleared by free, never concurrently with us. */
+	if (!c->stock_domain)
+		return charge_exact(c, nr_pages, fail, nr_charged);
+	cpu = this_cpu(c);
+	if (cpu < 0)
+		return charge_exact(c, nr_pages, fail, nr_charged);
+	return charge_on(c, region_of(c, (unsigned int)cpu),
+			 (unsigned int)cpu, nr_pages, fail, nr_charged);
 }
 
 bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
@@ -481,48 +379,49 @@ bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
 				      struct pcstock_counter **fail,
 				      unsigned long *nr_charged)
 {
-	/* Set by alloc and cleared by free, never concurrently with us. */
-	struct pcstock_domain *d = c->stock_domain;
+	const struct pcs_cpu_fast *f = &pcs_tls_fast;
 
-	if (!d)
-		return charge_exact(c, nr_pages, fail, nr_charged);
-	if (!cpu_is_thread_local(d))
-		return charge_other_mode(c, nr_pages, fail, nr_charged);
-	return charge_on(c, pcs_this_cpu(d), nr_pages, fail, nr_charged);
+	if (f->key != c->stock_key)
+		return charge_uncached(c, nr_pages, fail, nr_charged);
+	return charge_on(c, f->region, (unsigned int)f->cpu, nr_pages, fail,
+			 nr_charged);
 }
 
-/* Refill @cpu's slot (-1: no CPU, straight up) with @nr_pages <= batch. */
-static inline void uncharge_on(struct pcstock_counter *c, int cpu,
-			       unsigned int batch, unsigned long nr_pages)
+/*
+ * Everything but an uncharge that fits the cached CPU's slot: a full slot
+ * (flushed up with the pages), no cached region, V4, a disabled stock.
+ */
+static __attribute__((noinline)) void
+uncharge_slow(struct pcstock_counter *c, unsigned long nr_pages)
 {
+	const struct pcs_cpu_fast *f = &pcs_tls_fast;
+	/* 0 unless the stock is enabled with the DEFAULT policy. */
+	unsigned int batch = pcs_load(&c->stock_refill_batch, PCS_RELAXED);
+	int cpu;
+
+	if (nr_pages > batch || !nr_pages) {
+		pcstock_counter_uncharge(c, nr_pages);
+		return;
+	}
+	if (f->key == c->stock_key) {
+		pcs_refill_capped(c, f->region, (unsigned int)f->cpu,
+				  (int)batch, (int)nr_pages);
+		return;
+	}
+	cpu = this_cpu(c);
 	if (cpu < 0)
 		pcstock_counter_uncharge(c, nr_pages);
 	else
-		refill_capped(c, (unsigned int)cpu, (int)batch, (int)nr_pages);
-}
-
-static __attribute__((noinline)) void
-uncharge_other_mode(struct pcstock_counter *c, unsigned int batch,
-		    unsigned long nr_pages)
-{
-	uncharge_on(c, this_cpu(c), batch, nr_pages);
+		pcs_refill_capped(c, region_of(c, (unsigned int)cpu),
+				  (unsigned int)cpu, (int)batch,
+				  (int)nr_pages);
 }
 
 void pcstock_counter_uncharge_stock(struct pcstock_counter *c,
 				    unsigned long nr_pages)
 {
-	struct pcstock_domain *d = c->stock_domain;
-	unsigned int batch = pcs_load(&c->stock_batch, PCS_RELAXED);
-
-	/* An unstocked counter has batch 0: only nr_pages 0 gets past it. */
-	if (nr_pages > batch || !d ||
-	    pcs_load(&c->stock_state, PCS_RELAXED) != STOCK_ENABLED ||
-	    c->stock_policy != PCSTOCK_STOCK_DEFAULT)
-		pcstock_counter_uncharge(c, nr_pages);
-	else if (!cpu_is_thread_local(d))
-		uncharge_other_mode(c, batch, nr_pages);
-	else
-		uncharge_on(c, pcs_this_cpu(d), batch, nr_pages);
+	if (!pcs_stock_give(c, c->stock_key, nr_pages))
+		uncharge_slow(c, nr_pages);
 }
 
 /* ---- readers -------------------------------------------------------------- */

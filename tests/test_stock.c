@@ -385,6 +385,79 @@ static void test_no_cpu_thread_is_plain(void **state)
 	assert_int_equal(pcstock_cpu_enter(fx.d, 0), 0);
 }
 
+/*
+ * The hit paths cache the region of the thread's CPU in the domain of its
+ * last stocked call.  A counter of another domain, or of a new domain made
+ * where a destroyed one was, must never be served from it: the thread is
+ * no CPU of those, so they charge exactly and their slots stay empty.
+ */
+static void test_cached_region_is_per_domain(void **state)
+{
+	struct pcstock_domain_attr attr = { NR_CPUS, PCSTOCK_CPU_SIM, NULL };
+	struct pcstock_domain *other;
+	struct pcstock_counter c;
+	unsigned long charged;
+	int round;
+
+	(void)state;
+	pcstock_counter_init(&c, NULL, false);
+	for (round = 0; round < 2; round++) {
+		assert_int_equal(pcstock_domain_create(&attr, &other), 0);
+		assert_int_equal(pcstock_counter_alloc_stock(&c, other, BATCH,
+							     fx.policy), 0);
+		charge_ok(1, BATCH);	/* caches CPU 0 of fx.d */
+		assert_true(pcstock_counter_try_charge_stock(&c, 1, NULL,
+							     &charged));
+		assert_int_equal(charged, 1);
+		pcstock_counter_uncharge_stock(&c, 1);
+		assert_int_equal(pcstock_counter_read(&c), 0);
+		assert_int_equal(pcstock_counter_stock_pages(&c), 0);
+		/* fx.d's cached CPU 0 is still served. */
+		charge_ok(1, 0);
+		assert_int_equal(slot(0), BATCH - 2);
+		pcstock_counter_free_stock(&c);
+		pcstock_domain_destroy(other);
+		assert_int_equal(pcstock_counter_drain_stock(&fx.leaf, 0),
+				 BATCH - 2);
+		pcstock_counter_uncharge(&fx.leaf, 2);
+	}
+}
+
+/*
+ * A THREAD domain caches the thread's CPU there too; alternating with the
+ * SIM domain the thread entered, each call still uses its own domain's
+ * slot.
+ */
+static void test_cached_region_alternates_domains(void **state)
+{
+	struct pcstock_domain_attr attr = { NR_CPUS, PCSTOCK_CPU_THREAD, NULL };
+	struct pcstock_domain *other;
+	struct pcstock_counter c;
+	int cpu, i;
+
+	(void)state;
+	pcstock_counter_init(&c, NULL, false);
+	assert_int_equal(pcstock_domain_create(&attr, &other), 0);
+	assert_int_equal(pcstock_counter_alloc_stock(&c, other, BATCH,
+						     fx.policy), 0);
+	cpu = pcstock_this_cpu(other);
+	assert_true(cpu >= 0);
+	for (i = 0; i < 3; i++) {
+		charge_ok(1, i ? 0 : BATCH);
+		assert_true(pcstock_counter_try_charge_stock(&c, 1, NULL,
+							     NULL));
+	}
+	assert_int_equal(slot(0), BATCH - 3);
+	assert_int_equal(atomic_load((atomic_int *)pcstock_percpu_ptr(other,
+					c.stock_slots, (unsigned int)cpu)),
+			 BATCH - 3);
+	assert_int_equal(pcstock_counter_read(&c), BATCH);
+	pcstock_counter_free_stock(&c);
+	assert_int_equal(pcstock_counter_read(&c), 3);
+	pcstock_counter_uncharge(&c, 3);
+	pcstock_domain_destroy(other);
+}
+
 static void test_offline_drains_that_cpu(void **state)
 {
 	struct pcstock_stock_stats st;
@@ -803,6 +876,8 @@ int main(void)
 		BOTH(test_free_drains_every_cpu),
 		BOTH(test_unstocked_counter_is_plain),
 		BOTH(test_no_cpu_thread_is_plain),
+		BOTH(test_cached_region_is_per_domain),
+		BOTH(test_cached_region_alternates_domains),
 		BOTH(test_offline_drains_that_cpu),
 		BOTH(test_disable_stops_refills),
 		BOTH(test_stats_count_each_event),

@@ -83,6 +83,13 @@ struct pcstock_counter {
 	atomic_uchar stock_state;
 	unsigned char stock_policy;
 	void *stock_link;		/* stock layer's private bookkeeping */
+	/*
+	 * The hit paths' two loads: the domain's id while the stock exists
+	 * (0 while unstocked), and the most pages an uncharge may put in a
+	 * slot: batch while ENABLED with the DEFAULT policy, else 0.
+	 */
+	unsigned long long stock_key;
+	atomic_uint stock_refill_batch;
 };
 
 /**
