@@ -28,7 +28,7 @@
 _Thread_local struct pcs_cpu_tls pcs_tls_entered PCS_TLS;
 _Thread_local struct pcs_cpu_tls pcs_tls_thread[PCS_THREAD_CACHE] PCS_TLS;
 _Thread_local struct pcs_cpu_fast pcs_tls_fast PCS_TLS = {
-	.key = PCS_NO_KEY, .region = NULL, .cpu = -1
+	.key = PCS_NO_KEY, .region = NULL
 };
 
 struct pcstock_cpu_hook {
@@ -459,7 +459,6 @@ int pcstock_cpu_exit(struct pcstock_domain *d)
 	/* The cached region may be another domain's: dropping it is cheap. */
 	pcs_tls_fast.key = PCS_NO_KEY;
 	pcs_tls_fast.region = NULL;
-	pcs_tls_fast.cpu = -1;
 	return 0;
 }
 

@@ -70,7 +70,6 @@ extern _Thread_local struct pcs_cpu_tls
 struct pcs_cpu_fast {
 	uint64_t key;		/* domain id, or PCS_NO_KEY */
 	char *region;		/* base + cpu * stride */
-	int cpu;
 };
 
 /* Matches no domain and no counter (unstocked counters have key 0). */
@@ -197,8 +196,14 @@ static inline void pcs_fast_set(const struct pcstock_domain *d,
 				unsigned int cpu)
 {
 	pcs_tls_fast.region = d->base + (size_t)cpu * d->stride;
-	pcs_tls_fast.cpu = (int)cpu;
 	pcs_tls_fast.key = d->id;
+}
+
+/* The CPU whose arena region is @region. */
+static inline unsigned int pcs_region_cpu(const struct pcstock_domain *d,
+					  const char *region)
+{
+	return (unsigned int)((size_t)(region - d->base) / d->stride);
 }
 
 #endif /* PCSTOCK_DOMAIN_H */

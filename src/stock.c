@@ -66,36 +66,39 @@ static_assert(PCSTOCK_STOCK_MAX_BATCH <= INT_MAX / 2,
 
 /* ---- per-CPU access ------------------------------------------------------- */
 
-/*
- * The CPU the caller is, found the long way, cached for the hit paths
- * unless the domain is RSEQ (see struct pcs_cpu_fast).
- */
-static int this_cpu(const struct pcstock_counter *c)
-{
-	struct pcstock_domain *d = c->stock_domain;
-	int cpu = pcs_this_cpu(d);
-
-	if (cpu >= 0 && d->mode != PCSTOCK_CPU_RSEQ)
-		pcs_fast_set(d, (unsigned int)cpu);
-	return cpu;
-}
-
 static inline char *region_of(const struct pcstock_counter *c,
 			      unsigned int cpu)
 {
 	return pcs_percpu_ptr(c->stock_domain, 0, cpu);
 }
 
+/*
+ * The region of the CPU the caller is (NULL: none), found the long way;
+ * with @cache, kept for the hit paths unless the domain is RSEQ (see
+ * struct pcs_cpu_fast).
+ */
+static char *this_region(const struct pcstock_counter *c, bool cache)
+{
+	struct pcstock_domain *d = c->stock_domain;
+	int cpu = pcs_this_cpu(d);
+
+	if (cpu < 0)
+		return NULL;
+	if (cache && d->mode != PCSTOCK_CPU_RSEQ)
+		pcs_fast_set(d, (unsigned int)cpu);
+	return region_of(c, (unsigned int)cpu);
+}
+
 static inline atomic_int *slot_of(const struct pcstock_counter *c,
 				  unsigned int cpu)
 {
-	return pcs_percpu_ptr(c->stock_domain, c->stock_slots, cpu);
+	return pcs_slot_at(c, region_of(c, cpu));
 }
 
 static inline struct stock_cpu_stats *stats_of(const struct pcstock_counter *c,
 					       unsigned int cpu)
 {
-	return pcs_percpu_ptr(c->stock_domain, c->stock_stats, cpu);
+	return pcs_stats_at(c, region_of(c, cpu));
 }
 
 static inline unsigned int nr_cpus(const struct pcstock_counter *c)
@@ -120,13 +123,14 @@ __attribute__((noinline)) void pcs_stock_trim(struct pcstock_counter *c,
 
 /* A refill lost the race with a disable: drain it ourselves. */
 __attribute__((noinline)) void
-pcs_stock_refill_raced(struct pcstock_counter *c, unsigned int cpu)
+pcs_stock_refill_raced(struct pcstock_counter *c, char *region)
 {
-	pcstock_counter_drain_stock(c, cpu);
+	pcstock_counter_drain_stock(c, pcs_region_cpu(c->stock_domain,
+						      region));
 }
 
 /* V4: atomic_add of the surplus, no cap. */
-static void refill_v4(struct pcstock_counter *c, unsigned int cpu,
+static void refill_v4(struct pcstock_counter *c, char *region,
 		      unsigned long nr)
 {
 	/*
@@ -135,9 +139,9 @@ static void refill_v4(struct pcstock_counter *c, unsigned int cpu,
 	 * refill half of the disable handshake (pcs_refill_recheck(); the
 	 * series has no disable, ours covers both policies).
 	 */
-	pcs_fetch_add(slot_of(c, cpu), (int)nr, PCS_SEQ_CST);
-	pcs_stat_add(&stats_of(c, cpu)->refills, 1);
-	pcs_refill_recheck(c, cpu);
+	pcs_fetch_add(pcs_slot_at(c, region), (int)nr, PCS_SEQ_CST);
+	pcs_stat_add(&pcs_stats_at(c, region)->refills, 1);
+	pcs_refill_recheck(c, region);
 }
 
 /* ---- lifecycle ------------------------------------------------------------ */
@@ -308,47 +312,44 @@ static bool charge_exact(struct pcstock_counter *c, unsigned long nr_pages,
 }
 
 /*
- * The slot of @cpu could not serve @nr_pages: charge max(batch, n) and
+ * The slot in @region could not serve @nr_pages: charge max(batch, n) and
  * keep the surplus, else exactly n.
  */
 static __attribute__((noinline)) bool
-charge_miss(struct pcstock_counter *c, unsigned int cpu,
-	    unsigned long nr_pages, struct pcstock_counter **fail,
-	    unsigned long *nr_charged)
+charge_miss(struct pcstock_counter *c, char *region, unsigned long nr_pages,
+	    struct pcstock_counter **fail, unsigned long *nr_charged)
 {
 	unsigned char state = pcs_load(&c->stock_state, PCS_RELAXED);
 	unsigned int batch = pcs_load(&c->stock_batch, PCS_RELAXED);
-	int now;
+	char *now;
 
-	pcs_stat_add(&stats_of(c, cpu)->misses, 1);
+	pcs_stat_add(&pcs_stats_at(c, region)->misses, 1);
 	/* V4: charge = max(batch, n), exact if that is n: the same test. */
 	if (state != STOCK_ENABLED || nr_pages >= batch ||
 	    !pcstock_counter_try_charge(c, batch, fail))
 		return charge_exact(c, nr_pages, fail, nr_charged);
 
-	/* The CPU we are on now, which may not be @cpu. */
-	now = pcs_this_cpu(c->stock_domain);
-	if (now < 0)
+	/* The CPU we are on now, which may not be @region's. */
+	now = this_region(c, false);
+	if (!now)
 		pcstock_counter_uncharge(c, batch - nr_pages);
 	else if (c->stock_policy == PCSTOCK_STOCK_V4)
-		refill_v4(c, (unsigned int)now, batch - nr_pages);
+		refill_v4(c, now, batch - nr_pages);
 	else
-		pcs_refill_capped(c, region_of(c, (unsigned int)now),
-				  (unsigned int)now, (int)batch,
-				  (int)(batch - nr_pages));
+		pcs_refill_capped(c, now, (int)batch, (int)(batch - nr_pages));
 	if (nr_charged)
 		*nr_charged = batch;
 	return true;
 }
 
-/* Charge through the slot of @cpu, whose region is @region. */
+/* Charge through the slot of the CPU whose region is @region. */
 static inline bool charge_on(struct pcstock_counter *c, char *region,
-			     unsigned int cpu, unsigned long nr_pages,
+			     unsigned long nr_pages,
 			     struct pcstock_counter **fail,
 			     unsigned long *nr_charged)
 {
 	if (!pcs_stock_take_at(c, region, nr_pages))
-		return charge_miss(c, cpu, nr_pages, fail, nr_charged);
+		return charge_miss(c, region, nr_pages, fail, nr_charged);
 	if (nr_charged)
 		*nr_charged = 0;
 	return true;
@@ -362,16 +363,15 @@ static __attribute__((noinline)) bool
 charge_uncached(struct pcstock_counter *c, unsigned long nr_pages,
 		struct pcstock_counter **fail, unsigned long *nr_charged)
 {
-	int cpu;
+	char *region;
 
 	/* Set by alloc and cleared by free, never concurrently with us. */
 	if (!c->stock_domain)
 		return charge_exact(c, nr_pages, fail, nr_charged);
-	cpu = this_cpu(c);
-	if (cpu < 0)
+	region = this_region(c, true);
+	if (!region)
 		return charge_exact(c, nr_pages, fail, nr_charged);
-	return charge_on(c, region_of(c, (unsigned int)cpu),
-			 (unsigned int)cpu, nr_pages, fail, nr_charged);
+	return charge_on(c, region, nr_pages, fail, nr_charged);
 }
 
 bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
@@ -383,8 +383,7 @@ bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
 
 	if (f->key != c->stock_key)
 		return charge_uncached(c, nr_pages, fail, nr_charged);
-	return charge_on(c, f->region, (unsigned int)f->cpu, nr_pages, fail,
-			 nr_charged);
+	return charge_on(c, f->region, nr_pages, fail, nr_charged);
 }
 
 /*
@@ -397,24 +396,15 @@ uncharge_slow(struct pcstock_counter *c, unsigned long nr_pages)
 	const struct pcs_cpu_fast *f = &pcs_tls_fast;
 	/* 0 unless the stock is enabled with the DEFAULT policy. */
 	unsigned int batch = pcs_load(&c->stock_refill_batch, PCS_RELAXED);
-	int cpu;
+	char *region = NULL;
 
-	if (nr_pages > batch || !nr_pages) {
-		pcstock_counter_uncharge(c, nr_pages);
-		return;
-	}
-	if (f->key == c->stock_key) {
-		pcs_refill_capped(c, f->region, (unsigned int)f->cpu,
-				  (int)batch, (int)nr_pages);
-		return;
-	}
-	cpu = this_cpu(c);
-	if (cpu < 0)
-		pcstock_counter_uncharge(c, nr_pages);
+	if (nr_pages && nr_pages <= batch)
+		region = f->key == c->stock_key ? f->region :
+						  this_region(c, true);
+	if (region)
+		pcs_refill_capped(c, region, (int)batch, (int)nr_pages);
 	else
-		pcs_refill_capped(c, region_of(c, (unsigned int)cpu),
-				  (unsigned int)cpu, (int)batch,
-				  (int)nr_pages);
+		pcstock_counter_uncharge(c, nr_pages);
 }
 
 void pcstock_counter_uncharge_stock(struct pcstock_counter *c,

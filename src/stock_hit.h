@@ -40,7 +40,20 @@ struct stock_cpu_stats {
 /* Out of line, so the hit paths that may reach them keep no frame. */
 void pcs_stock_trim(struct pcstock_counter *c, struct stock_cpu_stats *st,
 		    unsigned long nr);
-void pcs_stock_refill_raced(struct pcstock_counter *c, unsigned int cpu);
+void pcs_stock_refill_raced(struct pcstock_counter *c, char *region);
+
+/* @c's slot and statistics in the region of one CPU. */
+static inline atomic_int *pcs_slot_at(const struct pcstock_counter *c,
+				      char *region)
+{
+	return (atomic_int *)(region + c->stock_slots);
+}
+
+static inline struct stock_cpu_stats *
+pcs_stats_at(const struct pcstock_counter *c, char *region)
+{
+	return (struct stock_cpu_stats *)(region + c->stock_stats);
+}
 
 /*
  * Lossy statistic: no RMW, so the hit path stays at one locked instruction.
@@ -84,7 +97,7 @@ static inline bool pcs_slot_take(atomic_int *slot, unsigned long nr)
  * holds pages (a destroyed group's stock is back with its ancestors).
  */
 static inline void pcs_refill_recheck(struct pcstock_counter *c,
-				      unsigned int cpu)
+				      char *region)
 {
 #ifdef PCSTOCK_MUTATE_NO_DISABLE_RECHECK
 	/*
@@ -93,10 +106,10 @@ static inline void pcs_refill_recheck(struct pcstock_counter *c,
 	 * schedule explorer's group scenarios must catch it.
 	 */
 	(void)c;
-	(void)cpu;
+	(void)region;
 #else
 	if (pcs_load(&c->stock_state, PCS_SEQ_CST) != STOCK_ENABLED)
-		pcs_stock_refill_raced(c, cpu);
+		pcs_stock_refill_raced(c, region);
 #endif
 }
 
@@ -126,7 +139,7 @@ static inline bool pcs_slot_refill(atomic_int *slot, int *old, int new)
 }
 
 /*
- * DEFAULT: put @nr pages in the slot of @cpu, whose region is @region,
+ * DEFAULT: put @nr pages in the slot of the CPU whose region is @region
  * without ever taking it above @batch.  If they do not fit, the whole slot
  * goes back up the hierarchy with them (mainline's refill_stock()): a CPU
  * that only ever receives pages, the consumer of a cross-CPU flow, then
@@ -134,11 +147,11 @@ static inline bool pcs_slot_refill(atomic_int *slot, int *old, int new)
  * would if the slot were kept full and only the excess sent up.
  */
 static inline void pcs_refill_capped(struct pcstock_counter *c, char *region,
-				     unsigned int cpu, int batch, int nr)
+				     int batch, int nr)
 {
-	atomic_int *slot = (atomic_int *)(region + c->stock_slots);
+	atomic_int *slot = pcs_slot_at(c, region);
 	struct stock_cpu_stats *st =
-		(struct stock_cpu_stats *)(region + c->stock_stats);
+		pcs_stats_at(c, region);
 	int old = pcs_load(slot, PCS_RELAXED);
 	int want, new;
 
@@ -152,7 +165,7 @@ static inline void pcs_refill_capped(struct pcstock_counter *c, char *region,
 		pcs_stock_trim(c, st, (unsigned long)want);
 	} else if (new > old) {
 		pcs_stat_add(&st->refills, 1);
-		pcs_refill_recheck(c, cpu);
+		pcs_refill_recheck(c, region);
 	}
 }
 
@@ -162,9 +175,9 @@ static inline bool pcs_stock_take_at(struct pcstock_counter *c, char *region,
 {
 	struct stock_cpu_stats *st;
 
-	if (!pcs_slot_take((atomic_int *)(region + c->stock_slots), nr))
+	if (!pcs_slot_take(pcs_slot_at(c, region), nr))
 		return false;
-	st = (struct stock_cpu_stats *)(region + c->stock_stats);
+	st = pcs_stats_at(c, region);
 	pcs_stat_add(&st->hits, 1);
 	return true;
 }
@@ -193,23 +206,24 @@ static inline bool pcs_stock_give(struct pcstock_counter *c,
 {
 	const struct pcs_cpu_fast *f = &pcs_tls_fast;
 	unsigned int batch = pcs_load(&c->stock_refill_batch, PCS_RELAXED);
-	struct stock_cpu_stats *st;
 	atomic_int *slot;
+	char *region;
 	int old;
 
 	/* Batch first: V4's uncharges leave at the first test. */
 	if (nr - 1 >= batch || f->key != key)
 		return false;
-	slot = (atomic_int *)(f->region + c->stock_slots);
+	/* Once: the seq_cst CAS would make the compiler reload it. */
+	region = f->region;
+	slot = pcs_slot_at(c, region);
 	old = pcs_load(slot, PCS_RELAXED);
 	/* No overflow: old and nr are at most batch <= INT_MAX / 2. */
 	do {
 		if ((unsigned int)old + nr > batch)
 			return false;
 	} while (!pcs_slot_refill(slot, &old, old + (int)nr));
-	st = (struct stock_cpu_stats *)(f->region + c->stock_stats);
-	pcs_stat_add(&st->refills, 1);
-	pcs_refill_recheck(c, (unsigned int)f->cpu);
+	pcs_stat_add(&pcs_stats_at(c, region)->refills, 1);
+	pcs_refill_recheck(c, region);
 	return true;
 }
 
