@@ -50,6 +50,8 @@ const char *cpu_mode_name(enum pcstock_cpu_mode m)
 		return "rseq";
 	case PCSTOCK_CPU_THREAD:
 		return "thread";
+	case PCSTOCK_CPU_COOP:
+		return "coop";
 	}
 	return "?";
 }

@@ -27,7 +27,9 @@
  *               CPUs, every slot empty (divide by 1056 for a slot)
  * The g- kinds run on a group tree (root, middle, leaf: the root's counter
  * is charged too, so 3 counters again).  Prefix v4- for the V4 policy,
- * and memcg7- or none- (g- kinds only) for those tree policies.
+ * and memcg7- or none- (g- kinds only) for those tree policies; memcg7x-
+ * runs memcg7 on a COOP domain (its owner-exclusive variant, the kernel's
+ * lock-free hit) where memcg7- runs on SIM CPUs (the locked variant).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -94,9 +96,11 @@ MARK static void bench_mark_uncharge(struct prof *p)
 	pcstock_counter_uncharge(&p->c[2], 1);
 }
 
-static int prof_setup(struct prof *p, enum pcstock_tree_policy policy)
+static int prof_setup(struct prof *p, enum pcstock_tree_policy policy,
+		      enum pcstock_cpu_mode mode)
 {
-	struct pcstock_domain_attr attr = { .nr_cpus = PROF_CPUS };
+	struct pcstock_domain_attr attr = { .nr_cpus = PROF_CPUS,
+					    .mode = mode };
 	struct pcstock_tree_attr tattr = {
 		.policy = policy, .batch = PROF_BATCH,
 	};
@@ -277,22 +281,33 @@ static int run(struct prof *p, const char *what, unsigned long n)
 
 int profile_main(const char *what, unsigned long n)
 {
-	static const char *const prefix[] = {
-		[PCSTOCK_TREE_V4] = "v4-", [PCSTOCK_TREE_MEMCG7] = "memcg7-",
-		[PCSTOCK_TREE_NONE] = "none-",
+	static const struct {
+		const char *prefix;
+		enum pcstock_tree_policy policy;
+		enum pcstock_cpu_mode mode;
+	} prefixes[] = {
+		{ "v4-", PCSTOCK_TREE_V4, PCSTOCK_CPU_SIM },
+		{ "memcg7-", PCSTOCK_TREE_MEMCG7, PCSTOCK_CPU_SIM },
+		{ "memcg7x-", PCSTOCK_TREE_MEMCG7, PCSTOCK_CPU_COOP },
+		{ "none-", PCSTOCK_TREE_NONE, PCSTOCK_CPU_SIM },
 	};
 	enum pcstock_tree_policy policy = PCSTOCK_TREE_DEFAULT;
+	enum pcstock_cpu_mode mode = PCSTOCK_CPU_SIM;
 	const char *kind = what;
 	struct prof p;
 	unsigned int i;
 	int ret;
 
-	for (i = 0; i < PCSTOCK_TREE_NR_POLICIES; i++)
-		if (prefix[i] && !strncmp(what, prefix[i], strlen(prefix[i]))) {
-			policy = (enum pcstock_tree_policy)i;
-			kind = what + strlen(prefix[i]);
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t len = strlen(prefixes[i].prefix);
+
+		if (!strncmp(what, prefixes[i].prefix, len)) {
+			policy = prefixes[i].policy;
+			mode = prefixes[i].mode;
+			kind = what + len;
 		}
-	ret = prof_setup(&p, policy);
+	}
+	ret = prof_setup(&p, policy, mode);
 	if (!ret && !strncmp(kind, "g-", 2))
 		ret = run_group(&p, kind, n);
 	else if (!ret && (policy == PCSTOCK_TREE_DEFAULT ||

@@ -230,7 +230,10 @@ static int states_alloc(struct pcstock_domain *d)
 		atomic_init(&d->online[i], true);
 		atomic_init(&d->isolated[i], false);
 	}
-	return 0;
+	if (!pcs_cpu_exclusive(d))
+		return 0;
+	d->owner = pcs_calloc(d->nr_cpus, sizeof(*d->owner), "cpu-owners");
+	return d->owner ? 0 : -ENOMEM;
 }
 
 static void live_add(struct pcstock_domain *d)
@@ -269,15 +272,22 @@ static bool live_find(uint64_t id)
 }
 
 /* Free whatever domain_create() got to; also the destroy path. */
-static void domain_free(struct pcstock_domain *d)
+static void hooks_free(struct pcstock_cpu_hook *h)
 {
-	struct pcstock_cpu_hook *h, *next;
+	struct pcstock_cpu_hook *next;
 
-	for (h = d->hooks; h; h = next) {
+	for (; h; h = next) {
 		next = h->next;
 		free(h);
 	}
+}
+
+static void domain_free(struct pcstock_domain *d)
+{
+	hooks_free(d->hooks);
+	hooks_free(d->work_hooks);
 	pcs_arena_fini(d);
+	free(d->owner);
 	free(d->online);
 	free((void *)d->os_map);
 	free(d->pus);
@@ -301,7 +311,7 @@ int pcstock_domain_create(const struct pcstock_domain_attr *attr,
 
 	if (!attr)
 		attr = &defaults;
-	if (!out || (unsigned int)attr->mode > PCSTOCK_CPU_THREAD ||
+	if (!out || (unsigned int)attr->mode > PCSTOCK_CPU_COOP ||
 	    attr->nr_cpus > PCSTOCK_MAX_CPUS)
 		return -EINVAL;
 	d = pcs_calloc(1, sizeof(*d), "cpu-domain");
@@ -413,6 +423,61 @@ fail:
 	return err;
 }
 
+/*
+ * Exclusive CPUs: become @cpu's owner, waiting while a requester borrows
+ * it.  Acquire pairs with the release in cpu_release() and
+ * pcs_cpu_unborrow(): the new owner sees the CPU's data as the last one
+ * left it.
+ */
+static int cpu_own(struct pcstock_domain *d, unsigned int cpu)
+{
+	int state = PCS_CPU_FREE;
+
+	while (!pcs_cas(&d->owner[cpu], &state, PCS_CPU_OWNED, PCS_ACQUIRE,
+			PCS_RELAXED)) {
+		if (state == PCS_CPU_OWNED)
+			return -EBUSY;
+		state = PCS_CPU_FREE;
+		sched_yield();
+	}
+	return 0;
+}
+
+/*
+ * Release pairs with the acquire in cpu_own() and pcs_cpu_borrow(); the
+ * fence orders it before the caller's look for work queued meanwhile,
+ * against the requester's fence between queueing and pcs_cpu_borrow().
+ */
+static void cpu_release(struct pcstock_domain *d, unsigned int cpu)
+{
+	pcs_store(&d->owner[cpu], PCS_CPU_FREE, PCS_RELEASE);
+	pcs_fence(memory_order_seq_cst);
+}
+
+bool pcs_cpu_borrow(struct pcstock_domain *d, unsigned int cpu)
+{
+	int state = PCS_CPU_FREE;
+
+	/* Acquire: as cpu_own(). */
+	return pcs_cas(&d->owner[cpu], &state, PCS_CPU_BORROWED, PCS_ACQUIRE,
+		       PCS_RELAXED);
+}
+
+void pcs_cpu_unborrow(struct pcstock_domain *d, unsigned int cpu)
+{
+	cpu_release(d, cpu);
+}
+
+static void run_work_hooks(struct pcstock_domain *d, unsigned int cpu)
+{
+	struct pcstock_cpu_hook *h;
+
+	pthread_mutex_lock(&d->hotplug_lock);
+	for (h = d->work_hooks; h; h = h->next)
+		h->fn(d, cpu, h->arg);
+	pthread_mutex_unlock(&d->hotplug_lock);
+}
+
 int pcstock_cpu_enter(struct pcstock_domain *d, unsigned int cpu)
 {
 	int err;
@@ -425,15 +490,46 @@ int pcstock_cpu_enter(struct pcstock_domain *d, unsigned int cpu)
 		return -ERANGE;
 	if (entered_elsewhere())
 		return -EBUSY;
-	if (d->mode == PCSTOCK_CPU_PINNED) {
-		err = bind_thread(d, cpu);
+	if (pcs_cpu_exclusive(d)) {
+		err = cpu_own(d, cpu);
 		if (err)
 			return err;
+	}
+	if (d->mode == PCSTOCK_CPU_PINNED) {
+		err = bind_thread(d, cpu);
+		if (err) {
+			cpu_release(d, cpu);
+			return err;
+		}
 	}
 	pcs_tls_entered.cpu = (int)cpu;
 	pcs_tls_entered.id = d->id;
 	pcs_fast_set(d, cpu);
 	return 0;
+}
+
+int pcstock_cpu_idle(struct pcstock_domain *d)
+{
+	if (!d || pcs_tls_entered.id != d->id)
+		return -EINVAL;
+	if (pcs_cpu_exclusive(d))
+		run_work_hooks(d, (unsigned int)pcs_tls_entered.cpu);
+	return 0;
+}
+
+/*
+ * Exclusive CPUs: run the queued work, give the CPU up, then borrow it
+ * back if that is possible to run work a requester queued after the first
+ * look but saw the CPU still owned (the requester borrows it otherwise).
+ */
+static void cpu_disown(struct pcstock_domain *d, unsigned int cpu)
+{
+	run_work_hooks(d, cpu);
+	cpu_release(d, cpu);
+	if (pcs_cpu_borrow(d, cpu)) {
+		run_work_hooks(d, cpu);
+		pcs_cpu_unborrow(d, cpu);
+	}
 }
 
 int pcstock_cpu_exit(struct pcstock_domain *d)
@@ -442,6 +538,8 @@ int pcstock_cpu_exit(struct pcstock_domain *d)
 
 	if (!d || pcs_tls_entered.id != d->id)
 		return -EINVAL;
+	if (pcs_cpu_exclusive(d))
+		cpu_disown(d, (unsigned int)pcs_tls_entered.cpu);
 	if (d->mode == PCSTOCK_CPU_PINNED) {
 		saved = saved_take();
 		/*
@@ -539,8 +637,9 @@ int pcstock_cpu_os_index(const struct pcstock_domain *d, unsigned int cpu)
 	return pu ? pu->os_index : -ERANGE;
 }
 
-int pcstock_cpu_hook_add(struct pcstock_domain *d, pcstock_cpu_hook_fn fn,
-			 void *arg, struct pcstock_cpu_hook **out)
+static int hook_add(struct pcstock_domain *d, struct pcstock_cpu_hook **list,
+		    pcstock_cpu_hook_fn fn, void *arg,
+		    struct pcstock_cpu_hook **out)
 {
 	struct pcstock_cpu_hook *h;
 
@@ -553,28 +652,53 @@ int pcstock_cpu_hook_add(struct pcstock_domain *d, pcstock_cpu_hook_fn fn,
 	h->arg = arg;
 	h->prev = NULL;
 	pthread_mutex_lock(&d->hotplug_lock);
-	h->next = d->hooks;
+	h->next = *list;
 	if (h->next)
 		h->next->prev = h;
-	d->hooks = h;
+	*list = h;
 	pthread_mutex_unlock(&d->hotplug_lock);
 	*out = h;
 	return 0;
 }
 
-void pcstock_cpu_hook_remove(struct pcstock_domain *d,
-			     struct pcstock_cpu_hook *h)
+static void hook_remove(struct pcstock_domain *d,
+			struct pcstock_cpu_hook **list,
+			struct pcstock_cpu_hook *h)
 {
 	if (!d || !h)
 		return;
-	/* Holding the lock means no offline is calling hooks right now. */
+	/* Holding the lock means no hook of the list is running now. */
 	pthread_mutex_lock(&d->hotplug_lock);
 	if (h->prev)
 		h->prev->next = h->next;
 	else
-		d->hooks = h->next;
+		*list = h->next;
 	if (h->next)
 		h->next->prev = h->prev;
 	pthread_mutex_unlock(&d->hotplug_lock);
 	free(h);
+}
+
+int pcstock_cpu_hook_add(struct pcstock_domain *d, pcstock_cpu_hook_fn fn,
+			 void *arg, struct pcstock_cpu_hook **out)
+{
+	return hook_add(d, d ? &d->hooks : NULL, fn, arg, out);
+}
+
+void pcstock_cpu_hook_remove(struct pcstock_domain *d,
+			     struct pcstock_cpu_hook *h)
+{
+	hook_remove(d, d ? &d->hooks : NULL, h);
+}
+
+int pcs_work_hook_add(struct pcstock_domain *d, pcstock_cpu_hook_fn fn,
+		      void *arg, struct pcstock_cpu_hook **out)
+{
+	return hook_add(d, &d->work_hooks, fn, arg, out);
+}
+
+void pcs_work_hook_remove(struct pcstock_domain *d,
+			  struct pcstock_cpu_hook *h)
+{
+	hook_remove(d, &d->work_hooks, h);
 }

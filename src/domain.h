@@ -77,6 +77,13 @@ struct pcs_cpu_fast {
 
 extern _Thread_local struct pcs_cpu_fast pcs_tls_fast PCS_TLS;
 
+/* Who may touch an exclusive CPU's data (PINNED, COOP): domain.owner[]. */
+enum pcs_cpu_owner {
+	PCS_CPU_FREE = 0,	/* nobody: a requester may borrow it */
+	PCS_CPU_OWNED,		/* an entered thread */
+	PCS_CPU_BORROWED,	/* a requester running the CPU's work */
+};
+
 /* What hwloc says about one processing unit of the domain's topology. */
 struct pcs_pu {
 	int os_index;
@@ -109,7 +116,9 @@ struct pcstock_domain {
 	pthread_mutex_t hotplug_lock;
 	_Atomic bool *online;
 	_Atomic bool *isolated;
+	_Atomic int *owner;		/* PINNED, COOP: enum pcs_cpu_owner */
 	struct pcstock_cpu_hook *hooks;
+	struct pcstock_cpu_hook *work_hooks;	/* run by a CPU's owner */
 	struct pcstock_domain *live_next;	/* registry of live domains */
 
 	/*
@@ -128,6 +137,31 @@ struct pcstock_domain {
 	_Atomic size_t committed;
 	_Atomic size_t in_use;
 };
+
+/* PINNED and COOP: a CPU has one owner at a time. */
+static inline bool pcs_cpu_exclusive(const struct pcstock_domain *d)
+{
+	return d->mode == PCSTOCK_CPU_PINNED || d->mode == PCSTOCK_CPU_COOP;
+}
+
+/*
+ * Exclusive CPUs: take @cpu for the calling thread if nobody entered it
+ * (true), so it may run the CPU's queued work; give it back with
+ * pcs_cpu_unborrow().  Fully ordered, for the requester's Dekker handshake
+ * with an exiting owner (see pcstock_cpu_exit()).
+ */
+bool pcs_cpu_borrow(struct pcstock_domain *d, unsigned int cpu);
+void pcs_cpu_unborrow(struct pcstock_domain *d, unsigned int cpu);
+
+/*
+ * Work hooks: @fn(d, cpu, arg) runs the work a layer queued on @cpu; it is
+ * called by the CPU's owner (pcstock_cpu_idle(), pcstock_cpu_exit()) or a
+ * borrower, under hotplug_lock.  Registration as for offline hooks.
+ */
+int pcs_work_hook_add(struct pcstock_domain *d, pcstock_cpu_hook_fn fn,
+		      void *arg, struct pcstock_cpu_hook **out);
+void pcs_work_hook_remove(struct pcstock_domain *d,
+			  struct pcstock_cpu_hook *h);
 
 /* sched_getcpu(), out of line: it needs _GNU_SOURCE. */
 int pcs_getcpu(void);

@@ -85,6 +85,7 @@ struct pcstock_group {
 	char *name;
 	atomic_ulong events[PCSTOCK_NR_EVENTS];
 	atomic_ulong events_local[PCSTOCK_NR_EVENTS];
+	struct memcg7_dead m7_dead;	/* memcg7's reference after destroy */
 	struct rcu_head rcu;
 };
 
@@ -482,11 +483,9 @@ int pcstock_tree_destroy(struct pcstock_tree *t)
 		return 0;
 	if (pcs_load(&t->root->children, PCS_ACQUIRE))
 		return -EBUSY;
-	/* memcg7 slots hold references on (offline) groups: drop them. */
+	/* memcg7 holds references on (offline) groups: drop them. */
 	if (t->m7)
-		for (unsigned int c = 0; c < pcstock_domain_nr_cpus(t->domain);
-		     c++)
-			memcg7_drain_cpu(t->m7, c);
+		memcg7_flush(t->m7);
 	wait_rcu_frees(t);
 	/* Acquire pairs with the release decrement in group_free_rcu(). */
 	if (pcs_load(&t->nr_groups, PCS_ACQUIRE) != 1 ||
@@ -649,7 +648,8 @@ int pcstock_group_destroy(struct pcstock_group *g)
 	/*
 	 * Release pairs with the acquire loads in group_charge_slow() and
 	 * m7_online(); memcg7 refills test it under the CPU lock that the
-	 * drain below takes after this store.
+	 * drain below takes after this store (owner variant: before their
+	 * CPU runs the drain the one below queues after it).
 	 */
 	pcs_store(&g->online, false, PCS_RELEASE);
 	unlink_child(g->parent, g);
@@ -661,7 +661,7 @@ int pcstock_group_destroy(struct pcstock_group *g)
 		drain_group_cpus(g, pcstock_domain_nr_cpus(t->domain));
 	}
 	if (t->m7)
-		memcg7_drain_key(t->m7, g);
+		memcg7_drain_key(t->m7, g, &g->m7_dead);
 	pcstock_group_put(g);
 	return 0;
 }

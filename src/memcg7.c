@@ -7,15 +7,32 @@
  * CPU (a round-robin victim is drained whole), and drain_all draining every
  * group's slots of a CPU, not just the subtree's.
  *
- * Locking.  The kernel protects a CPU's cache with a local trylock: the
- * owner CPU is the only writer, and remote CPUs only read it (drains run
- * as work on the owner).  Simulated CPUs can be shared by several threads
- * and we have no workqueue, so each CPU's cache has a small spinlock: the
- * charge path only trylocks it (on failure it bypasses the cache, as the
- * kernel does), drains take it.  Remote readers (drain_needed, the page
- * count for usage_exact) read slots without it, with relaxed atomics, as
- * the kernel's READ_ONCE readers do: they see some recent state, and the
- * keys they see are kept alive by RCU (the caller's read section).
+ * Two variants, chosen by the domain's mode (pcstock/cpu.h):
+ *
+ * Owner-exclusive (PINNED, COOP: a CPU has one owner at a time).  As the
+ * kernel's memcg_stock under local_trylock: the owner alone writes its
+ * CPU's cache, with plain (relaxed) loads and stores and no locked
+ * instruction; keys and counts share one cache line; statistics are
+ * owner-written per-CPU words.  Slots hold no reference on their keys (no
+ * shared write on install or eviction): a key is alive while its group is
+ * online, and a destroyed group's reference is deferred, kept by the cache
+ * until every CPU has drained its slots (the kernel's css references are
+ * per-CPU, so its puts cost no shared write either).  drain_all, a destroy
+ * or an offline mark a CPU's work bit and move on; the owner runs the
+ * drain at its next operation, when it goes idle or when it exits, as the
+ * kernel's workqueue runs drain_local_memcg_stock() on that CPU.  A CPU
+ * nobody entered is borrowed and drained by the requester at once.
+ *
+ * Locked (SIM: several threads may share a CPU, which models preemption).
+ * Each CPU's cache has a small spinlock: the charge path only trylocks it
+ * (on failure it bypasses the cache, as the kernel does when its trylock
+ * fails), drains take it, and the remote drain "work" runs synchronously
+ * in the draining thread.  Slots reference their keys (ops->get/put).
+ *
+ * Remote readers (drain_needed, the page count for usage_exact) read slots
+ * without either, with relaxed atomics, as the kernel's READ_ONCE readers
+ * do: they see some recent state, and the keys they see are kept alive by
+ * RCU (the caller's read section).
  *
  * The flushing flag reproduces FLUSHING_CACHED_CHARGE: set by drain_all
  * when it decides to drain a CPU, cleared by the drain.  When the CPU is
@@ -24,13 +41,14 @@
  * isolated_fix the flag is cleared instead.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdalign.h>
-
-#include <pcstock/percpu.h>
+#include <stdint.h>
 
 #include "atomic.h"
+#include "domain.h"
 #include "internal.h"
 #include "memcg7.h"
 
@@ -47,17 +65,24 @@ enum memcg7_stat {
 	ST_NR
 };
 
-/* One CPU's cache; one cache line for the slots, as the kernel's. */
+/*
+ * One CPU's cache.  The first line is all a hit touches besides the
+ * statistics: the 7 keys and their counts (u8 as the kernel's, which is
+ * why the batch is at most MEMCG7_MAX_BATCH) and the owner variant's work
+ * bit.  Remote writers (drain_all's flag, the locked variant's lock) keep
+ * to the last line.
+ */
 struct memcg7_pcp {
-	alignas(PCSTOCK_CACHELINE) atomic_int lock;
-	atomic_bool flushing;
-	unsigned char drain_idx;	/* under lock */
-	_Atomic(void *) cached[MEMCG7_NR_SLOTS];
-	atomic_uint nr_pages[MEMCG7_NR_SLOTS];
-	/* statistics, bumped with relaxed RMWs (several threads per CPU) */
+	alignas(PCSTOCK_CACHELINE) _Atomic(void *) cached[MEMCG7_NR_SLOTS];
+	_Atomic uint8_t nr_pages[MEMCG7_NR_SLOTS];
+	_Atomic uint8_t work;		/* owner variant: a drain is queued */
+	/* owner-written (locked variant: under the lock or RMW) */
 	alignas(PCSTOCK_CACHELINE) atomic_ulong st[ST_NR];
+	unsigned char drain_idx;
+	atomic_ulong done_epoch;	/* owner variant: see reap() */
+	alignas(PCSTOCK_CACHELINE) atomic_int lock;	/* locked variant */
+	atomic_bool flushing;
 };
-
 
 struct memcg7 {
 	struct pcstock_domain *d;
@@ -65,20 +90,35 @@ struct memcg7 {
 	unsigned int nr_cpus;
 	unsigned int batch;
 	bool isolated_fix;
+	bool owned;			/* the owner-exclusive variant */
 	const struct memcg7_ops *ops;
 	pthread_mutex_t drain_lock;	/* the kernel's percpu_charge_mutex */
 	struct pcstock_cpu_hook *hook;
+	struct pcstock_cpu_hook *work_hook;	/* owner variant */
+	/* owner variant: destroyed keys whose reference the cache keeps */
+	pthread_mutex_t dead_lock;
+	struct memcg7_dead *dead;
+	atomic_ulong epoch;		/* of the newest dead key */
 };
 
 static struct memcg7_pcp *pcp_of(const struct memcg7 *m, unsigned int cpu)
 {
-	return pcstock_percpu_ptr(m->d, m->pcp, cpu);
+	return pcs_percpu_ptr(m->d, m->pcp, cpu);
 }
 
-static void stat_add(struct memcg7_pcp *p, enum memcg7_stat s,
-		     unsigned long v)
+/*
+ * Statistics: the owner variant's are written by the owner alone (a load
+ * and a store, no RMW; remote readers see some recent value); the locked
+ * variant's may be bumped by threads sharing the CPU at once.
+ */
+static void stat_add(const struct memcg7 *m, struct memcg7_pcp *p,
+		     enum memcg7_stat s, unsigned long v)
 {
-	pcs_fetch_add(&p->st[s], v, PCS_RELAXED);
+	if (m->owned)
+		pcs_store(&p->st[s], pcs_load(&p->st[s], PCS_RELAXED) + v,
+			  PCS_RELAXED);
+	else
+		pcs_fetch_add(&p->st[s], v, PCS_RELAXED);
 }
 
 /* Acquire pairs with the release in pcp_unlock() of the previous holder. */
@@ -101,7 +141,10 @@ static void pcp_unlock(struct memcg7_pcp *p)
 	pcs_store(&p->lock, 0, PCS_RELEASE);
 }
 
-/* drain_stock(stock, i): under the lock. */
+/*
+ * drain_stock(stock, i): by the owner or a borrower (owner variant), under
+ * the lock (locked variant).
+ */
 static void drain_slot(const struct memcg7 *m, struct memcg7_pcp *p,
 		       unsigned int i)
 {
@@ -114,11 +157,12 @@ static void drain_slot(const struct memcg7 *m, struct memcg7_pcp *p,
 	if (nr) {
 		m->ops->uncharge(key, nr);
 		pcs_store(&p->nr_pages[i], 0, PCS_RELAXED);
-		stat_add(p, ST_SLOT_DRAINS, 1);
-		stat_add(p, ST_DRAINED_PAGES, nr);
+		stat_add(m, p, ST_SLOT_DRAINS, 1);
+		stat_add(m, p, ST_DRAINED_PAGES, nr);
 	}
 	pcs_store(&p->cached[i], NULL, PCS_RELAXED);
-	m->ops->put(key);
+	if (!m->owned)
+		m->ops->put(key);
 }
 
 static void drain_pcp(const struct memcg7 *m, struct memcg7_pcp *p)
@@ -127,25 +171,131 @@ static void drain_pcp(const struct memcg7 *m, struct memcg7_pcp *p)
 		drain_slot(m, p, i);
 }
 
+/* ---- owner variant: queued work and deferred references ------------------ */
+
+/*
+ * Drop the deferred reference of every dead key that each CPU has drained
+ * since it died: a key's epoch is at most every CPU's done_epoch.
+ */
+static void reap(struct memcg7 *m)
+{
+	struct memcg7_dead **pos, *x;
+	unsigned long min = ULONG_MAX;
+
+	pthread_mutex_lock(&m->dead_lock);
+	/* Acquire pairs with the release store in run_work(). */
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+		min = PCS_MIN(min, pcs_load(&pcp_of(m, cpu)->done_epoch,
+					    PCS_ACQUIRE));
+	for (pos = &m->dead; (x = *pos);) {
+		if (x->epoch <= min) {
+			*pos = x->next;
+			m->ops->put(x->key);
+		} else {
+			pos = &x->next;
+		}
+	}
+	pthread_mutex_unlock(&m->dead_lock);
+}
+
+/*
+ * drain_local_memcg_stock(), by the owner or a borrower of @p's CPU: if a
+ * drain is queued, drain every slot.  The xchg's acquire pairs with the
+ * release in queue_work(), so the epoch read after it covers every key
+ * that died before the request.  The release store of flushing pairs with
+ * the relaxed test in memcg7_drain_all() as in the locked variant.
+ */
+static __attribute__((noinline)) void run_work(struct memcg7 *m,
+					       struct memcg7_pcp *p)
+{
+	unsigned long epoch;
+
+	if (!pcs_xchg(&p->work, 0, PCS_ACQ_REL))
+		return;
+	epoch = pcs_load(&m->epoch, PCS_RELAXED);
+	drain_pcp(m, p);
+	pcs_store(&p->flushing, false, PCS_RELEASE);
+	if (pcs_load(&p->done_epoch, PCS_RELAXED) == epoch)
+		return;
+	pcs_store(&p->done_epoch, epoch, PCS_RELEASE);
+	reap(m);
+}
+
+static void work_hook(struct pcstock_domain *d, unsigned int cpu, void *arg)
+{
+	struct memcg7 *m = arg;
+
+	run_work(m, pcp_of(m, cpu));
+}
+
+/*
+ * Queue a drain on @cpu without waiting (schedule_work_on()).  If nobody
+ * owns the CPU, borrow it and run the drain now.  The fence pairs with
+ * the one in cpu_release(): either the exiting owner sees the request or
+ * this borrow sees the CPU free.
+ */
+static void queue_work(struct memcg7 *m, unsigned int cpu)
+{
+	struct memcg7_pcp *p = pcp_of(m, cpu);
+
+	pcs_store(&p->work, 1, PCS_RELEASE);
+	pcs_fence(memory_order_seq_cst);
+	if (pcs_cpu_borrow(m->d, cpu)) {
+		run_work(m, p);
+		pcs_cpu_unborrow(m->d, cpu);
+	}
+}
+
+/* The owner's check at each operation: a relaxed load of the hot line. */
+static void owner_work(struct memcg7 *m, struct memcg7_pcp *p)
+{
+	if (pcs_load(&p->work, PCS_RELAXED))
+		run_work(m, p);
+}
+
+/* The caller's own CPU: run its queued work now. */
+static void run_own_work(struct memcg7 *m)
+{
+	int cpu = pcs_this_cpu(m->d);
+
+	if (cpu >= 0)
+		owner_work(m, pcp_of(m, (unsigned int)cpu));
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
 static void hotplug_dead(struct pcstock_domain *d, unsigned int cpu,
 			 void *arg)
 {
-	memcg7_drain_cpu(arg, cpu);
+	struct memcg7 *m = arg;
+	struct memcg7_pcp *p = pcp_of(m, cpu);
+
+	if (m->owned) {
+		queue_work(m, cpu);
+		return;
+	}
+	pcp_lock(p);
+	drain_pcp(m, p);
+	pcp_unlock(p);
 }
 
 int memcg7_create(struct pcstock_domain *d, unsigned int batch,
 		  bool isolated_fix, const struct memcg7_ops *ops,
 		  struct memcg7 **out)
 {
-	struct memcg7 *m = pcs_calloc(1, sizeof(*m), "memcg7.cache");
+	struct memcg7 *m;
 	int err;
 
+	if (!batch || batch > MEMCG7_MAX_BATCH)
+		return -EINVAL;
+	m = pcs_calloc(1, sizeof(*m), "memcg7.cache");
 	if (!m)
 		return -ENOMEM;
 	m->d = d;
 	m->nr_cpus = pcstock_domain_nr_cpus(d);
 	m->batch = batch;
 	m->isolated_fix = isolated_fix;
+	m->owned = pcs_cpu_exclusive(d);
 	m->ops = ops;
 	err = pcstock_percpu_alloc(d, sizeof(struct memcg7_pcp),
 				   alignof(struct memcg7_pcp), &m->pcp);
@@ -154,13 +304,25 @@ int memcg7_create(struct pcstock_domain *d, unsigned int batch,
 	err = pthread_mutex_init(&m->drain_lock, NULL) ? -ENOMEM : 0;
 	if (err)
 		goto free_pcp;
+	err = pthread_mutex_init(&m->dead_lock, NULL) ? -ENOMEM : 0;
+	if (err)
+		goto destroy_drain;
 	err = pcstock_cpu_hook_add(d, hotplug_dead, m, &m->hook);
 	if (err)
-		goto destroy_mutex;
+		goto destroy_dead;
+	if (m->owned) {
+		err = pcs_work_hook_add(d, work_hook, m, &m->work_hook);
+		if (err)
+			goto remove_hook;
+	}
 	*out = m;
 	return 0;
 
-destroy_mutex:
+remove_hook:
+	pcstock_cpu_hook_remove(d, m->hook);
+destroy_dead:
+	pthread_mutex_destroy(&m->dead_lock);
+destroy_drain:
 	pthread_mutex_destroy(&m->drain_lock);
 free_pcp:
 	pcstock_percpu_free(d, m->pcp);
@@ -169,54 +331,66 @@ free:
 	return err;
 }
 
+void memcg7_flush(struct memcg7 *m)
+{
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++) {
+		struct memcg7_pcp *p = pcp_of(m, cpu);
+
+		drain_pcp(m, p);
+		pcs_store(&p->work, 0, PCS_RELAXED);
+		pcs_store(&p->done_epoch, pcs_load(&m->epoch, PCS_RELAXED),
+			  PCS_RELAXED);
+	}
+	reap(m);
+}
+
 void memcg7_destroy(struct memcg7 *m)
 {
 	if (!m)
 		return;
+	pcs_work_hook_remove(m->d, m->work_hook);
 	pcstock_cpu_hook_remove(m->d, m->hook);
-	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
-		memcg7_drain_cpu(m, cpu);
+	memcg7_flush(m);
+	pthread_mutex_destroy(&m->dead_lock);
 	pthread_mutex_destroy(&m->drain_lock);
 	pcstock_percpu_free(m->d, m->pcp);
 	free(m);
 }
 
+/* ---- the charge path ---------------------------------------------------- */
+
 /*
- * The current CPU's cache, locked, or NULL when the thread is no CPU of the
- * domain, the trylock fails (the kernel's local_trylock on the charge
- * path: a busy cache is bypassed, never waited for) or the CPU is offline.
- * A dead CPU runs nothing in the kernel, so its cache is never refilled
- * after memcg_hotplug_cpu_dead() drained it; a thread still entered on an
- * offline CPU bypasses the cache instead.  The flag is tested under the
- * lock, which the offline hook takes after clearing it: a refill either
- * precedes the hook's drain or sees the CPU offline.
+ * The current CPU's cache, or NULL when the thread is no CPU of the
+ * domain.  Locked variant: also NULL when the trylock fails (the kernel's
+ * local_trylock on the charge path: a busy cache is bypassed, never
+ * waited for); the cache is returned locked.  Owner variant: queued work
+ * is run first.
  */
-static struct memcg7_pcp *this_pcp_trylock(const struct memcg7 *m)
+static struct memcg7_pcp *this_pcp(struct memcg7 *m, int *cpu)
 {
-	int cpu = pcstock_this_cpu(m->d);
 	struct memcg7_pcp *p;
 
-	if (cpu < 0)
+	*cpu = pcs_this_cpu(m->d);
+	if (*cpu < 0)
 		return NULL;
-	p = pcp_of(m, (unsigned int)cpu);
-	if (!pcp_trylock(p))
+	p = pcp_of(m, (unsigned int)*cpu);
+	if (m->owned)
+		owner_work(m, p);
+	else if (!pcp_trylock(p))
 		return NULL;
-	if (pcstock_cpu_online(m->d, (unsigned int)cpu))
-		return p;
-	pcp_unlock(p);
-	return NULL;
+	return p;
 }
 
-bool memcg7_consume(struct memcg7 *m, void *key, unsigned long nr_pages)
+static void this_pcp_done(const struct memcg7 *m, struct memcg7_pcp *p)
 {
-	struct memcg7_pcp *p;
-	bool ok = false;
+	if (!m->owned)
+		pcp_unlock(p);
+}
 
-	if (nr_pages > m->batch)
-		return false;
-	p = this_pcp_trylock(m);
-	if (!p)
-		return false;
+/* Take @nr_pages from @key's slot of @p, if it has them. */
+static inline __attribute__((always_inline)) bool consume_slot(struct memcg7_pcp *p, void *key,
+			 unsigned int nr_pages)
+{
 	/* A key occupies at most one slot: stop at the first match. */
 	for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++) {
 		unsigned int nr;
@@ -224,44 +398,100 @@ bool memcg7_consume(struct memcg7 *m, void *key, unsigned long nr_pages)
 		if (pcs_load(&p->cached[i], PCS_RELAXED) != key)
 			continue;
 		nr = pcs_load(&p->nr_pages[i], PCS_RELAXED);
-		if (nr >= nr_pages) {
-			pcs_store(&p->nr_pages[i], nr - (unsigned int)nr_pages,
-				  PCS_RELAXED);
-			ok = true;
-		}
-		break;
+		if (nr < nr_pages)
+			return false;
+		pcs_store(&p->nr_pages[i], (uint8_t)(nr - nr_pages),
+			  PCS_RELAXED);
+		return true;
 	}
-	stat_add(p, ok ? ST_HITS : ST_MISSES, 1);
+	return false;
+}
+
+/*
+ * The owner-exclusive hit, out of line so that its machine code can be
+ * checked: the owner's plain loads and stores, no locked instruction.
+ */
+static __attribute__((noinline)) bool
+consume_owned(struct memcg7 *m, void *key, unsigned int nr_pages)
+{
+	/* PINNED and COOP: the CPU the thread entered, read inline. */
+	int cpu = pcs_tls_entered.id == m->d->id ? pcs_tls_entered.cpu : -1;
+	struct memcg7_pcp *p;
+	enum memcg7_stat s;
+	bool ok;
+
+	if (cpu < 0)
+		return false;
+	p = pcp_of(m, (unsigned int)cpu);
+	owner_work(m, p);
+	ok = consume_slot(p, key, nr_pages);
+	s = ok ? ST_HITS : ST_MISSES;
+	pcs_store(&p->st[s], pcs_load(&p->st[s], PCS_RELAXED) + 1,
+		  PCS_RELAXED);
+	return ok;
+}
+
+/* The locked variant's hit: trylock, or bypass a busy cache. */
+static __attribute__((noinline)) bool
+consume_locked(struct memcg7 *m, void *key, unsigned int nr_pages)
+{
+	struct memcg7_pcp *p;
+	bool ok;
+	int cpu;
+
+	p = this_pcp(m, &cpu);
+	if (!p)
+		return false;
+	ok = consume_slot(p, key, nr_pages);
+	stat_add(m, p, ok ? ST_HITS : ST_MISSES, 1);
 	pcp_unlock(p);
 	return ok;
+}
+
+bool memcg7_consume(struct memcg7 *m, void *key, unsigned long nr_pages)
+{
+	if (nr_pages > m->batch)
+		return false;
+	if (m->owned)
+		return consume_owned(m, key, (unsigned int)nr_pages);
+	return consume_locked(m, key, (unsigned int)nr_pages);
+}
+
+/*
+ * May @p's CPU cache pages for @key?  A dead CPU runs nothing in the
+ * kernel, so its cache, drained by memcg_hotplug_cpu_dead(), is never
+ * refilled: a thread still entered on an offline CPU bypasses it.  Not the
+ * kernel's: an offline key is refused.  Locked variant: both are tested
+ * under the lock, which the offline hook and the destroy's drain take
+ * after clearing the flags, so a refill either precedes that drain or
+ * sees the flag.  Owner variant: the hook and the destroy queue their
+ * drain after clearing the flag (the release in queue_work() pairs with
+ * the acquire in run_work()), so a refill either precedes the drain this
+ * CPU will run or, having run it, sees the flag.
+ */
+static bool may_cache(const struct memcg7 *m, unsigned int cpu, void *key)
+{
+	return pcstock_cpu_online(m->d, cpu) && m->ops->online(key);
 }
 
 void memcg7_refill(struct memcg7 *m, void *key, unsigned long nr_pages)
 {
 	struct memcg7_pcp *p = NULL;
-	int empty = -1;
+	int empty = -1, cpu = -1;
 	unsigned int i;
 
 	if (nr_pages <= m->batch)
-		p = this_pcp_trylock(m);
-	/*
-	 * Not the kernel's: an offline key is refused under the lock, so the
-	 * drain in the owner's destroy (which takes every CPU's lock after
-	 * marking the key offline) cannot miss a slot.
-	 */
-	if (p && !m->ops->online(key)) {
-		pcp_unlock(p);
+		p = this_pcp(m, &cpu);
+	if (p && !may_cache(m, (unsigned int)cpu, key)) {
+		this_pcp_done(m, p);
 		p = NULL;
 	}
 	if (!p) {
 		m->ops->uncharge(key, nr_pages);
-		if (nr_pages) {
-			int cpu = pcstock_this_cpu(m->d);
-
-			if (cpu >= 0)
-				stat_add(pcp_of(m, (unsigned int)cpu),
-					 ST_BYPASSES, 1);
-		}
+		cpu = pcs_this_cpu(m->d);
+		if (nr_pages && cpu >= 0)
+			stat_add(m, pcp_of(m, (unsigned int)cpu), ST_BYPASSES,
+				 1);
 		return;
 	}
 	for (i = 0; i < MEMCG7_NR_SLOTS; i++) {
@@ -275,8 +505,8 @@ void memcg7_refill(struct memcg7 *m, void *key, unsigned long nr_pages)
 		/* A slot that passes the batch is drained whole (S2). */
 		nr = pcs_load(&p->nr_pages[i], PCS_RELAXED) +
 		     (unsigned int)nr_pages;
-		pcs_store(&p->nr_pages[i], nr, PCS_RELAXED);
-		stat_add(p, ST_REFILLS, 1);
+		pcs_store(&p->nr_pages[i], (uint8_t)nr, PCS_RELAXED);
+		stat_add(m, p, ST_REFILLS, 1);
 		if (nr > m->batch)
 			drain_slot(m, p, i);
 		goto out;
@@ -287,16 +517,19 @@ void memcg7_refill(struct memcg7 *m, void *key, unsigned long nr_pages)
 		p->drain_idx = (unsigned char)((p->drain_idx + 1) %
 					       MEMCG7_NR_SLOTS);
 		drain_slot(m, p, (unsigned int)empty);
-		stat_add(p, ST_EVICTIONS, 1);
+		stat_add(m, p, ST_EVICTIONS, 1);
 	}
-	m->ops->get(key);
+	if (!m->owned)
+		m->ops->get(key);
 	/* Release: remote readers dereference the key (drain_needed()). */
 	pcs_store(&p->cached[empty], key, PCS_RELEASE);
-	pcs_store(&p->nr_pages[empty], (unsigned int)nr_pages, PCS_RELAXED);
-	stat_add(p, ST_REFILLS, 1);
+	pcs_store(&p->nr_pages[empty], (uint8_t)nr_pages, PCS_RELAXED);
+	stat_add(m, p, ST_REFILLS, 1);
 out:
-	pcp_unlock(p);
+	this_pcp_done(m, p);
 }
+
+/* ---- drains ------------------------------------------------------------- */
 
 /* is_memcg_drain_needed(): lockless snapshot, under the caller's RCU. */
 static bool drain_needed(const struct memcg7 *m, struct memcg7_pcp *p,
@@ -314,11 +547,12 @@ static bool drain_needed(const struct memcg7 *m, struct memcg7_pcp *p,
 }
 
 /*
- * drain_local_memcg_stock(): the work item.  Release pairs with the
- * relaxed test in memcg7_drain_all(): a drainer that sees the flag clear
- * also sees the emptied slots (a stale read only costs a redundant drain).
+ * Locked variant: drain_local_memcg_stock(), run by the drainer.  Release
+ * pairs with the relaxed test in memcg7_drain_all(): a drainer that sees
+ * the flag clear also sees the emptied slots (a stale read only costs a
+ * redundant drain).
  */
-static void drain_local(const struct memcg7 *m, struct memcg7_pcp *p)
+static void drain_locked(const struct memcg7 *m, struct memcg7_pcp *p)
 {
 	pcp_lock(p);
 	drain_pcp(m, p);
@@ -326,17 +560,26 @@ static void drain_local(const struct memcg7 *m, struct memcg7_pcp *p)
 	pcp_unlock(p);
 }
 
-/* schedule_drain_work(): isolated CPUs are skipped, the flag left set. */
-static void schedule_drain(const struct memcg7 *m, unsigned int cpu,
-			   struct memcg7_pcp *p)
+/*
+ * schedule_drain_work(): isolated CPUs are skipped, the flag left set;
+ * the owner variant queues the work (the caller's own CPU runs it now).
+ */
+static void schedule_drain(struct memcg7 *m, unsigned int cpu,
+			   struct memcg7_pcp *p, bool local)
 {
-	if (pcstock_cpu_isolated(m->d, cpu)) {
-		stat_add(p, ST_ISOLATED_SKIPS, 1);
+	if (!local && pcstock_cpu_isolated(m->d, cpu)) {
+		pcs_fetch_add(&p->st[ST_ISOLATED_SKIPS], 1, PCS_RELAXED);
 		if (m->isolated_fix)
 			pcs_store(&p->flushing, false, PCS_RELAXED);
 		return;
 	}
-	drain_local(m, p);
+	if (!m->owned) {
+		drain_locked(m, p);
+		return;
+	}
+	queue_work(m, cpu);
+	if (local)
+		run_work(m, p);
 }
 
 bool memcg7_drain_all(struct memcg7 *m, void *root)
@@ -345,14 +588,15 @@ bool memcg7_drain_all(struct memcg7 *m, void *root)
 
 	if (pthread_mutex_trylock(&m->drain_lock))
 		return false;
-	curcpu = pcstock_this_cpu(m->d);
+	curcpu = pcs_this_cpu(m->d);
 	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++) {
 		struct memcg7_pcp *p = pcp_of(m, cpu);
 
 		if (!pcstock_cpu_online(m->d, cpu))
 			continue;
 		if (pcs_load(&p->flushing, PCS_RELAXED)) {
-			stat_add(p, ST_FLUSHING_SKIPS, 1);
+			pcs_fetch_add(&p->st[ST_FLUSHING_SKIPS], 1,
+				      PCS_RELAXED);
 			continue;
 		}
 		if (!drain_needed(m, p, root))
@@ -360,28 +604,31 @@ bool memcg7_drain_all(struct memcg7 *m, void *root)
 		/* test_and_set_bit(): the xchg orders like the kernel's. */
 		if (pcs_xchg(&p->flushing, true, PCS_ACQ_REL))
 			continue;
-		if ((int)cpu == curcpu)
-			drain_local(m, p);
-		else
-			schedule_drain(m, cpu, p);
+		schedule_drain(m, cpu, p, (int)cpu == curcpu);
 	}
 	pthread_mutex_unlock(&m->drain_lock);
 	return true;
 }
 
-void memcg7_drain_cpu(struct memcg7 *m, unsigned int cpu)
+void memcg7_drain_key(struct memcg7 *m, void *key,
+		      struct memcg7_dead *dead)
 {
-	struct memcg7_pcp *p = pcp_of(m, cpu);
-
-	if (!p)
+	if (m->owned) {
+		/* The epoch's release pairs with the acquire in run_work(). */
+		pthread_mutex_lock(&m->dead_lock);
+		m->ops->get(key);
+		dead->key = key;
+		dead->epoch = pcs_load(&m->epoch, PCS_RELAXED) + 1;
+		dead->next = m->dead;
+		m->dead = dead;
+		pcs_store(&m->epoch, dead->epoch, PCS_RELEASE);
+		pthread_mutex_unlock(&m->dead_lock);
+		for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+			queue_work(m, cpu);
+		run_own_work(m);
+		reap(m);
 		return;
-	pcp_lock(p);
-	drain_pcp(m, p);
-	pcp_unlock(p);
-}
-
-void memcg7_drain_key(struct memcg7 *m, void *key)
-{
+	}
 	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++) {
 		struct memcg7_pcp *p = pcp_of(m, cpu);
 
@@ -392,6 +639,8 @@ void memcg7_drain_key(struct memcg7 *m, void *key)
 		pcp_unlock(p);
 	}
 }
+
+/* ---- readers ------------------------------------------------------------ */
 
 unsigned long memcg7_pages(struct memcg7 *m, void *root)
 {
@@ -432,6 +681,11 @@ void memcg7_stats(const struct memcg7 *m, struct pcstock_memcg7_stats *st)
 		.isolated_skips = v[ST_ISOLATED_SKIPS],
 		.flushing_skips = v[ST_FLUSHING_SKIPS],
 	};
+}
+
+bool memcg7_owned(const struct memcg7 *m)
+{
+	return m->owned;
 }
 
 bool memcg7_slot(struct memcg7 *m, unsigned int cpu, unsigned int idx,

@@ -97,7 +97,7 @@ static void test_create_rejects_bad_input(void **state)
 	size_t i;
 
 	assert_int_equal(pcstock_domain_create(&attr, NULL), -EINVAL);
-	attr.mode = (enum pcstock_cpu_mode)4;
+	attr.mode = (enum pcstock_cpu_mode)(PCSTOCK_CPU_COOP + 1);
 	assert_int_equal(pcstock_domain_create(&attr, &d), -EINVAL);
 	attr.mode = PCSTOCK_CPU_SIM;
 	attr.nr_cpus = PCSTOCK_MAX_CPUS + 1;
@@ -240,6 +240,56 @@ static void test_destroyed_domain_releases_its_threads(void **state)
 		assert_int_equal(pcstock_this_cpu(e), 0);
 		assert_int_equal(pcstock_cpu_exit(e), 0);
 		pcstock_domain_destroy(e);
+	}
+}
+
+struct owner_try {
+	struct pcstock_domain *d;
+	int taken;		/* enter() on the CPU the main thread owns */
+	int other;		/* enter() on a free CPU */
+	int idle;
+};
+
+static void *owner_try(void *p)
+{
+	struct owner_try *t = p;
+
+	t->taken = pcstock_cpu_enter(t->d, 0);
+	t->other = pcstock_cpu_enter(t->d, 1);
+	t->idle = pcstock_cpu_idle(t->d);
+	pcstock_cpu_exit(t->d);
+	return NULL;
+}
+
+/*
+ * PINNED and COOP CPUs have one owner at a time; SIM CPUs may be shared.
+ * Exiting gives the CPU up.
+ */
+static void test_exclusive_modes_one_owner(void **state)
+{
+	static const enum pcstock_cpu_mode modes[] = {
+		PCSTOCK_CPU_SIM, PCSTOCK_CPU_PINNED, PCSTOCK_CPU_COOP,
+	};
+
+	for (size_t i = 0; i < 3; i++) {
+		struct owner_try t = { .d = domain_new(2, modes[i], NULL) };
+
+		assert_int_equal(pcstock_cpu_idle(t.d), -EINVAL);
+		assert_int_equal(pcstock_cpu_idle(NULL), -EINVAL);
+		assert_int_equal(pcstock_cpu_enter(t.d, 0), 0);
+		assert_int_equal(pcstock_cpu_idle(t.d), 0);
+		run_threads(1, owner_try, &t, sizeof(t));
+		assert_int_equal(t.taken, modes[i] == PCSTOCK_CPU_SIM ?
+						  0 : -EBUSY);
+		if (modes[i] != PCSTOCK_CPU_SIM) {
+			assert_int_equal(t.other, 0);
+			assert_int_equal(t.idle, 0);
+		}
+		assert_int_equal(pcstock_cpu_exit(t.d), 0);
+		t.taken = -1;
+		run_threads(1, owner_try, &t, sizeof(t));
+		assert_int_equal(t.taken, 0);
+		pcstock_domain_destroy(t.d);
 	}
 }
 
@@ -756,6 +806,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_synthetic_topology_maps_cores_and_nodes),
 		cmocka_unit_test(test_sim_enter_exit),
 		cmocka_unit_test(test_destroyed_domain_releases_its_threads),
+		cmocka_unit_test(test_exclusive_modes_one_owner),
 		cmocka_unit_test(test_sim_4096_cpus_on_2_cores),
 		cmocka_unit_test(test_pinned_binds_thread_to_the_cpus_pu),
 		cmocka_unit_test(test_pinned_synthetic_binds_real_pus),

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test_hierarchy_stress.c - group lifecycle under load, every policy, on 64
- * SIM CPUs (more threads than cores: threads share and change CPUs).
+ * SIM CPUs (more threads than cores: threads share and change CPUs), and
+ * memcg7 and DEFAULT again on 64 COOP CPUs, where each CPU has one owner
+ * (memcg7's owner-exclusive variant, drains queued to the owners).
  *
  * Chargers look groups up by path, charge and keep pages with a reference,
  * give some back, and hop between CPUs; meanwhile a manager creates and
@@ -53,7 +55,8 @@ struct charger {
 };
 
 static struct {
-	struct pcstock_domain *d;
+	struct pcstock_domain *sim, *coop;
+	struct pcstock_domain *d;	/* the one in use */
 	struct pcstock_tree *t;
 	unsigned long iterations;
 	atomic_bool stop;
@@ -87,6 +90,18 @@ static struct pcstock_group *lookup(unsigned int *seed)
 	return err ? NULL : g;
 }
 
+/* Enter @cpu, or (COOP) the next CPU nobody owns. */
+static void enter(unsigned int cpu, unsigned int *seed)
+{
+	int err;
+
+	while ((err = pcstock_cpu_enter(st.d, cpu)) == -EBUSY &&
+	       st.d == st.coop)
+		cpu = rnd(seed) % NR_CPUS;
+	if (err)
+		report("enter");
+}
+
 static void give_back(struct holding *h)
 {
 	if (!h->g)
@@ -102,8 +117,7 @@ static void *charger_fn(void *arg)
 	struct charger *c = arg;
 	unsigned int seed = 0x9e3779b9U * (c->id + 1);
 
-	if (pcstock_cpu_enter(st.d, c->id * (NR_CPUS / NR_CHARGERS)))
-		report("enter");
+	enter(c->id * (NR_CPUS / NR_CHARGERS), &seed);
 	for (unsigned long i = 0; i < st.iterations; i++) {
 		struct holding *h = &c->hold[rnd(&seed) % NR_HOLD];
 		unsigned long pages = 1 + rnd(&seed) % 100;
@@ -113,9 +127,10 @@ static void *charger_fn(void *arg)
 
 		if (rnd(&seed) % 64 == 0) {
 			pcstock_cpu_exit(st.d);
-			if (pcstock_cpu_enter(st.d, rnd(&seed) % NR_CPUS))
-				report("re-enter");
+			enter(rnd(&seed) % NR_CPUS, &seed);
 		}
+		if (rnd(&seed) % 32 == 0 && pcstock_cpu_idle(st.d))
+			report("idle");
 		give_back(h);
 		g = lookup(&seed);
 		if (!g)
@@ -134,6 +149,8 @@ static void *charger_fn(void *arg)
 			pcstock_handle_over_high();
 	}
 	pcstock_handle_over_high();
+	if (pcstock_cpu_exit(st.d))
+		report("exit");
 	return NULL;
 }
 
@@ -289,7 +306,7 @@ static int destroy_leaf(struct pcstock_group *g, void *arg)
 	return 0;
 }
 
-static void run_policy(enum pcstock_tree_policy policy)
+static void run_policy(enum pcstock_tree_policy policy, bool coop)
 {
 	struct pcstock_tree_attr attr = { .policy = policy, .memsw = true };
 	pthread_t helpers[3];
@@ -297,6 +314,7 @@ static void run_policy(enum pcstock_tree_policy policy)
 	struct pcstock_group *g;
 	struct pcstock_tree_stats ts;
 
+	st.d = coop ? st.coop : st.sim;
 	memset(st.chargers, 0, sizeof(st.chargers));
 	atomic_store(&st.stop, false);
 	assert_int_equal(pcstock_tree_create(st.d, &attr, &st.t), 0);
@@ -371,22 +389,32 @@ static void run_policy(enum pcstock_tree_policy policy)
 
 static void test_lifecycle_default(void **state)
 {
-	run_policy(PCSTOCK_TREE_DEFAULT);
+	run_policy(PCSTOCK_TREE_DEFAULT, false);
 }
 
 static void test_lifecycle_v4(void **state)
 {
-	run_policy(PCSTOCK_TREE_V4);
+	run_policy(PCSTOCK_TREE_V4, false);
 }
 
 static void test_lifecycle_memcg7(void **state)
 {
-	run_policy(PCSTOCK_TREE_MEMCG7);
+	run_policy(PCSTOCK_TREE_MEMCG7, false);
 }
 
 static void test_lifecycle_none(void **state)
 {
-	run_policy(PCSTOCK_TREE_NONE);
+	run_policy(PCSTOCK_TREE_NONE, false);
+}
+
+static void test_lifecycle_memcg7_coop(void **state)
+{
+	run_policy(PCSTOCK_TREE_MEMCG7, true);
+}
+
+static void test_lifecycle_default_coop(void **state)
+{
+	run_policy(PCSTOCK_TREE_DEFAULT, true);
 }
 
 int main(int argc, char **argv)
@@ -397,13 +425,19 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_lifecycle_v4),
 		cmocka_unit_test(test_lifecycle_memcg7),
 		cmocka_unit_test(test_lifecycle_none),
+		cmocka_unit_test(test_lifecycle_memcg7_coop),
+		cmocka_unit_test(test_lifecycle_default_coop),
 	};
 	int ret;
 
 	st.iterations = argc > 1 ? strtoul(argv[1], NULL, 0) : 40000;
-	if (pcstock_domain_create(&attr, &st.d))
+	if (pcstock_domain_create(&attr, &st.sim))
+		return 1;
+	attr.mode = PCSTOCK_CPU_COOP;
+	if (pcstock_domain_create(&attr, &st.coop))
 		return 1;
 	ret = cmocka_run_group_tests(tests, NULL, NULL);
-	pcstock_domain_destroy(st.d);
+	pcstock_domain_destroy(st.coop);
+	pcstock_domain_destroy(st.sim);
 	return ret;
 }

@@ -5,7 +5,10 @@
  * S1-S3 run on the cache alone with fake keys whose uncharges and
  * references are recorded; S1 again, S4, S5 and the drain_all behaviour
  * (whole-CPU drains, the isolated-CPU flushing flag and its proposed fix)
- * run through groups of a memcg7 tree on a 4-CPU SIM domain.
+ * run through groups of a memcg7 tree on a 4-CPU SIM domain (the locked
+ * variant).  The owner-exclusive variant runs on a COOP domain with a peer
+ * thread owning CPU 1, stepped command by command, so each interleaving
+ * of a queued drain with its owner is pinned.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +16,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -430,6 +435,207 @@ static void test_flushing_flag_on_cache(void **state)
 	assert_int_equal(f.refs, 0);
 }
 
+/* ---- the owner-exclusive variant (COOP) ----------------------------------- */
+
+enum peer_op { PEER_ENTER, PEER_REFILL, PEER_CONSUME, PEER_IDLE, PEER_EXIT,
+	       PEER_QUIT };
+
+/* A thread that owns a CPU of a COOP domain and runs one op per command. */
+static struct {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct pcstock_domain *d;
+	struct memcg7 *m;
+	enum peer_op op;
+	void *key;
+	unsigned int arg;
+	bool pending;
+	long ret;
+} peer = { .lock = PTHREAD_MUTEX_INITIALIZER,
+	   .cond = PTHREAD_COND_INITIALIZER };
+
+static long peer_do(void)
+{
+	switch (peer.op) {
+	case PEER_ENTER:
+		return pcstock_cpu_enter(peer.d, peer.arg);
+	case PEER_REFILL:
+		memcg7_refill(peer.m, peer.key, peer.arg);
+		return 0;
+	case PEER_CONSUME:
+		return memcg7_consume(peer.m, peer.key, peer.arg);
+	case PEER_IDLE:
+		return pcstock_cpu_idle(peer.d);
+	case PEER_EXIT:
+		return pcstock_cpu_exit(peer.d);
+	default:
+		return 0;
+	}
+}
+
+static void *peer_main(void *unused)
+{
+	bool quit = false;
+
+	while (!quit) {
+		pthread_mutex_lock(&peer.lock);
+		while (!peer.pending)
+			pthread_cond_wait(&peer.cond, &peer.lock);
+		quit = peer.op == PEER_QUIT;
+		peer.ret = peer_do();
+		peer.pending = false;
+		pthread_cond_broadcast(&peer.cond);
+		pthread_mutex_unlock(&peer.lock);
+	}
+	return NULL;
+}
+
+/* Run @op on the peer and wait for it. */
+static long peer_run(enum peer_op op, void *key, unsigned int arg)
+{
+	long ret;
+
+	pthread_mutex_lock(&peer.lock);
+	peer.op = op;
+	peer.key = key;
+	peer.arg = arg;
+	peer.pending = true;
+	pthread_cond_broadcast(&peer.cond);
+	while (peer.pending)
+		pthread_cond_wait(&peer.cond, &peer.lock);
+	ret = peer.ret;
+	pthread_mutex_unlock(&peer.lock);
+	return ret;
+}
+
+/* A COOP domain: this thread owns CPU 0, the peer CPU 1. */
+static struct memcg7 *coop_open(struct pcstock_domain **d)
+{
+	struct pcstock_domain_attr attr = { NR_CPUS, PCSTOCK_CPU_COOP, NULL };
+	struct memcg7 *m;
+
+	assert_int_equal(pcstock_domain_create(&attr, d), 0);
+	pcstock_cpu_exit(dom);
+	assert_int_equal(pcstock_cpu_enter(*d, 0), 0);
+	assert_int_equal(memcg7_create(*d, BATCH, false, &fake_ops, &m), 0);
+	assert_true(memcg7_owned(m));
+	peer.d = *d;
+	peer.m = m;
+	assert_int_equal(pthread_create(&peer.thread, NULL, peer_main, NULL),
+			 0);
+	assert_int_equal(peer_run(PEER_ENTER, NULL, 1), 0);
+	return m;
+}
+
+static void coop_close(struct pcstock_domain *d, struct memcg7 *m)
+{
+	peer_run(PEER_QUIT, NULL, 0);
+	pthread_join(peer.thread, NULL);
+	memcg7_destroy(m);
+	pcstock_cpu_exit(d);
+	pcstock_domain_destroy(d);
+	assert_int_equal(pcstock_cpu_enter(dom, 0), 0);
+}
+
+/* A CPU has one owner: entering an owned CPU is refused. */
+static void test_coop_one_owner_per_cpu(void **state)
+{
+	struct pcstock_domain *d;
+	struct memcg7 *m = coop_open(&d);
+
+	assert_int_equal(peer_run(PEER_EXIT, NULL, 0), 0);
+	assert_int_equal(peer_run(PEER_ENTER, NULL, 0), -EBUSY);
+	assert_int_equal(peer_run(PEER_ENTER, NULL, 1), 0);
+	assert_int_equal(peer_run(PEER_IDLE, NULL, 0), 0);
+	assert_int_equal(pcstock_cpu_idle(dom), -EINVAL);
+	coop_close(d, m);
+}
+
+/*
+ * drain_all marks the owner's CPU flushing and queues the drain without
+ * waiting: the pages stay until the owner's next operation, its idle
+ * point or its exit runs it; the drainer's own CPU is drained at once,
+ * and a CPU nobody owns is borrowed and drained by the drainer.
+ */
+static void test_coop_drain_all_queues_work(void **state)
+{
+	struct fake f = { 0 }, g = { 0 };
+	struct pcstock_domain *d;
+	struct memcg7 *m = coop_open(&d);
+
+	/* the next operation runs it */
+	peer_run(PEER_REFILL, &f, 5);
+	memcg7_refill(m, &f, 2);
+	assert_true(memcg7_drain_all(m, &f));
+	assert_int_equal(f.uncharged, 2);		/* own CPU: at once */
+	assert_true(memcg7_flushing(m, 1));
+	assert_slot(m, 1, 0, &f, 5);			/* queued */
+	assert_true(memcg7_drain_all(m, &f));		/* flushing: skipped */
+	assert_int_equal(f.uncharged, 2);
+	assert_false(peer_run(PEER_CONSUME, &g, 1));	/* any operation */
+	assert_slot(m, 1, 0, NULL, 0);
+	assert_int_equal(f.uncharged, 7);
+	assert_false(memcg7_flushing(m, 1));
+
+	/* the idle point runs it */
+	peer_run(PEER_REFILL, &f, 3);
+	assert_true(memcg7_drain_all(m, &f));
+	assert_int_equal(f.uncharged, 7);
+	assert_int_equal(peer_run(PEER_IDLE, NULL, 0), 0);
+	assert_int_equal(f.uncharged, 10);
+
+	/* the exit runs it; then nobody owns CPU 1: drained at once */
+	peer_run(PEER_REFILL, &f, 4);
+	assert_true(memcg7_drain_all(m, &f));
+	assert_int_equal(peer_run(PEER_EXIT, NULL, 0), 0);
+	assert_int_equal(f.uncharged, 14);
+	assert_int_equal(peer_run(PEER_ENTER, NULL, 1), 0);
+	peer_run(PEER_REFILL, &f, 6);
+	assert_int_equal(peer_run(PEER_EXIT, NULL, 0), 0);
+	assert_slot(m, 1, 0, &f, 6);			/* cached, no owner */
+	assert_true(memcg7_drain_all(m, &f));
+	assert_int_equal(f.uncharged, 20);
+	assert_false(memcg7_flushing(m, 1));
+	assert_int_equal(peer_run(PEER_ENTER, NULL, 1), 0);
+	coop_close(d, m);
+	assert_int_equal(f.refs, 0);
+}
+
+/*
+ * Slots hold no reference; a destroyed key's reference is taken by the
+ * cache and dropped once every CPU ran the drain it queued.  An offline
+ * CPU's drain is queued the same way, and its owner then bypasses.
+ */
+static void test_coop_deferred_reference(void **state)
+{
+	struct fake f = { 0 }, g = { 0 };
+	struct memcg7_dead dead;
+	struct pcstock_domain *d;
+	struct memcg7 *m = coop_open(&d);
+
+	peer_run(PEER_REFILL, &f, 5);
+	assert_int_equal(f.refs, 0);
+	f.offline = true;
+	memcg7_drain_key(m, &f, &dead);
+	assert_int_equal(f.refs, 1);			/* CPU 1 to go */
+	assert_slot(m, 1, 0, &f, 5);
+	peer_run(PEER_REFILL, &f, 1);			/* offline: bypass */
+	assert_int_equal(f.uncharged, 6);
+	assert_slot(m, 1, 0, NULL, 0);
+	assert_int_equal(f.refs, 0);
+
+	peer_run(PEER_REFILL, &g, 4);
+	assert_int_equal(pcstock_cpu_set_online(d, 1, false), 0);
+	assert_slot(m, 1, 0, &g, 4);			/* queued */
+	peer_run(PEER_REFILL, &g, 2);			/* drains, bypasses */
+	assert_slot(m, 1, 0, NULL, 0);
+	assert_int_equal(g.uncharged, 6);
+	assert_int_equal(pcstock_cpu_set_online(d, 1, true), 0);
+	coop_close(d, m);
+	assert_int_equal(g.refs, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -445,6 +651,9 @@ int main(void)
 		cmocka_unit_test(test_flushing_flag_on_cache),
 		cmocka_unit_test(test_offline_cpu_not_refilled),
 		cmocka_unit_test(test_offline_cpu_bypasses_cache),
+		cmocka_unit_test(test_coop_one_owner_per_cpu),
+		cmocka_unit_test(test_coop_drain_all_queues_work),
+		cmocka_unit_test(test_coop_deferred_reference),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -21,12 +21,28 @@
  *                      the domain.  The first min(nr_cpus, PUs) CPUs each
  *                      stand for their PU's OS CPU (for a synthetic
  *                      topology, OS CPU n is its PU P#n).
+ *                      A CPU admits one entered thread at a time (the
+ *                      will-it-scale model: one task per CPU).
  *  PCSTOCK_CPU_THREAD  each thread gets its own CPU on first use, wrapping
  *                      modulo nr_cpus.  A thread remembers its CPUs in a
  *                      four-entry cache indexed by the domain's creation
  *                      number: alternating between two THREAD domains
  *                      that collide there gives it a new CPU at each
  *                      switch (still correct, only less local).
+ *  PCSTOCK_CPU_COOP    cooperative: as SIM, but a CPU admits one entered
+ *                      thread at a time, its owner, which runs the CPU's
+ *                      tasks one after the other and switches between them
+ *                      only outside library calls, as the kernel never
+ *                      preempts a task inside a per-CPU stock operation.
+ *                      The owner may bind itself; entering does not.
+ *
+ * Exclusive CPUs (PINNED, COOP).  Per-CPU data of such a CPU is written by
+ * its owner alone, as the kernel's is under preempt_disable(), so layers
+ * may use plain accesses on it; work another thread wants done there (a
+ * remote drain) is queued and run by the owner at its next operation, when
+ * it calls pcstock_cpu_idle() (the kernel's workqueue running when the CPU
+ * schedules) or when it exits.  A CPU nobody entered has its work run at
+ * once by the requester.  An owner must exit before its thread ends.
  *
  * A thread that is no CPU of the domain (pcstock_this_cpu() == -1) is a
  * supported case: the stock layer charges the hierarchy directly for it.
@@ -52,6 +68,7 @@ enum pcstock_cpu_mode {
 	PCSTOCK_CPU_PINNED,
 	PCSTOCK_CPU_RSEQ,
 	PCSTOCK_CPU_THREAD,
+	PCSTOCK_CPU_COOP,
 };
 
 /* The largest nr_cpus a domain accepts. */
@@ -132,11 +149,12 @@ PCSTOCK_API void pcstock_domain_memory(const struct pcstock_domain *d,
 
 /**
  * pcstock_cpu_enter() - make the calling thread CPU @cpu of @d
- * @d: a SIM or PINNED domain
+ * @d: a SIM, PINNED or COOP domain
  * @cpu: 0..nr_cpus-1
  *
  * PINNED also binds the thread to the CPU's processing unit, saving the
- * binding it had for pcstock_cpu_exit().
+ * binding it had for pcstock_cpu_exit().  PINNED and COOP make the thread
+ * the CPU's owner (waiting while another thread runs work queued there).
  *
  * Context: a thread is a CPU of at most one domain at a time.  A domain
  * destroyed while the thread is entered releases it: the thread may then
@@ -144,7 +162,7 @@ PCSTOCK_API void pcstock_domain_memory(const struct pcstock_domain *d,
  *
  * Return: 0; -EINVAL for a NULL domain; -EOPNOTSUPP in RSEQ and THREAD
  * modes; -ERANGE for @cpu out of range; -EBUSY if the thread is already a
- * CPU of a domain (exit first); -ENOMEM (PINNED: saving the binding); the
+ * CPU of a domain (exit first) or, PINNED and COOP, @cpu has an owner; -ENOMEM (PINNED: saving the binding); the
  * binding error (e.g. -EPERM, -EINVAL) if the OS refuses the binding.  On
  * any error nothing changed.
  */
@@ -156,11 +174,26 @@ PCSTOCK_API int pcstock_cpu_enter(struct pcstock_domain *d, unsigned int cpu);
  *
  * PINNED restores the binding the thread had before entering (if the OS
  * refuses it now, say after a cpuset change, the thread stays bound to its
- * PU).
+ * PU).  PINNED and COOP first run the work queued on the CPU.
  *
  * Return: 0; -EINVAL if the thread is not a CPU of @d (or @d is NULL).
  */
 PCSTOCK_API int pcstock_cpu_exit(struct pcstock_domain *d);
+
+/**
+ * pcstock_cpu_idle() - run the work queued on the calling thread's CPU
+ * @d: the domain entered
+ *
+ * The owner of an exclusive CPU (PINNED, COOP) calls this where the kernel
+ * would schedule, e.g. between two tasks: remote drains queued by
+ * drain_all, a group's destroy or an offline run here.  Nothing is ever
+ * queued on SIM CPUs (their drains are synchronous).
+ *
+ * Context: the thread entered @d; not from a callback.
+ *
+ * Return: 0; -EINVAL if the thread is not a CPU of @d (or @d is NULL).
+ */
+PCSTOCK_API int pcstock_cpu_idle(struct pcstock_domain *d);
 
 /**
  * pcstock_this_cpu() - the calling thread's CPU in @d

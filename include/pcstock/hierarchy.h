@@ -33,12 +33,16 @@
  *  - drain_all (and the v2/v1 limit writers' drains) drain every CPU's slot
  *    of the DEFAULT and V4 stocks, not only online CPUs: a simulated thread
  *    may stay entered on an offline CPU and refill there.
- *  - memcg7: the remote drain "work" runs synchronously in the draining
- *    thread under that CPU's lock (there is no workqueue); the cache is one
- *    per tree; slot counts are unsigned ints, so any batch works; a refill
- *    for an offline group bypasses the cache (checked under the CPU lock,
- *    so destroy never leaves a slot behind) and destroy drains the group's
- *    slots on every CPU, isolated ones included.  A thread entered on an
+ *  - memcg7: the cache is one per tree.  On exclusive CPUs (PINNED,
+ *    COOP; see pcstock/cpu.h) it is the kernel's: owner-only accesses
+ *    without a locked instruction, remote drains queued to the owner;
+ *    destroy queues a drain of every CPU, isolated ones included, and the
+ *    cache keeps one reference on the group until all have run.  On SIM
+ *    CPUs, which several threads may share, each CPU's cache has a lock
+ *    (the charge path trylocks it and bypasses a busy cache) and the
+ *    remote drain "work" runs synchronously in the draining thread;
+ *    destroy drains the group's slots on every CPU.  Either way a refill
+ *    for an offline group bypasses the cache.  A thread entered on an
  *    offline CPU bypasses memcg7's cache (a dead CPU runs nothing in the
  *    kernel, so its drained cache is never refilled).
  *  - V4 disables and drains a destroyed group's stock at once, as DEFAULT
@@ -179,8 +183,8 @@ typedef int (*pcstock_oom_fn)(struct pcstock_group *g, void *arg);
 /**
  * struct pcstock_tree_attr - how to build a tree
  * @policy: enum pcstock_tree_policy
- * @batch: stock batch in pages, 1..PCSTOCK_STOCK_MAX_BATCH; 0 means
- *	PCSTOCK_DEFAULT_BATCH
+ * @batch: stock batch in pages, 1..PCSTOCK_STOCK_MAX_BATCH (memcg7:
+ *	1..127, the kernel's u8 slot counts); 0 means PCSTOCK_DEFAULT_BATCH
  * @memsw: cgroup v1 memory+swap accounting (a second counter per group,
  *	charged first)
  * @recursive_protection: cgroup2's memory_recursiveprot for emin/elow
@@ -337,7 +341,8 @@ struct pcstock_group_stats {
  * Context: any thread.
  *
  * Return: 0; -EINVAL for a NULL @d or @out, an unknown policy or a batch
- * above PCSTOCK_STOCK_MAX_BATCH; -ENOMEM (nothing is left allocated).
+ * above PCSTOCK_STOCK_MAX_BATCH (memcg7: above 127); -ENOMEM (nothing is
+ * left allocated).
  */
 PCSTOCK_API int pcstock_tree_create(struct pcstock_domain *d,
 				    const struct pcstock_tree_attr *attr,
@@ -568,7 +573,8 @@ PCSTOCK_API int pcstock_group_charge(struct pcstock_group *g,
  * (kernel refill_stock(): oversize goes straight up, a slot over batch is
  * drained).
  *
- * Context: any thread, never blocks (memcg7 spins briefly at most).
+ * Context: any thread, never blocks (memcg7 on SIM CPUs spins briefly at
+ * most).
  *
  * Return: 0; -EINVAL (NULL, too many pages).
  */
@@ -599,8 +605,11 @@ PCSTOCK_API int pcstock_group_uncharge_batch(struct pcstock_group *g,
  * memcg7: every online CPU whose cache holds pages of the subtree, with the
  * kernel's per-CPU flushing flag (isolated CPUs are skipped, see
  * memcg7_isolated_fix); a CPU's whole cache is drained, other groups' slots
- * included.  Serialised the kernel's way: if another drain_all of the tree
- * is running, this one returns at once.
+ * included.  On exclusive CPUs (PINNED, COOP) the drain of a CPU another
+ * thread owns is queued and not waited for, as the kernel's
+ * schedule_work_on(): its owner runs it at its next operation, at
+ * pcstock_cpu_idle() or when it exits.  Serialised the kernel's way: if
+ * another drain_all of the tree is running, this one returns at once.
  *
  * Context: any thread; not inside a walk callback.
  */
