@@ -203,6 +203,21 @@ static void grp_uncharge(void *inst, unsigned int thread, unsigned int leaf,
 	pcstock_group_uncharge(t->node[t->shape.nr_anc + leaf], nr);
 }
 
+static void grp_uncharge_batch(void *inst, unsigned int thread,
+			       unsigned int leaf, unsigned long nr)
+{
+	struct grp_tree *t = inst;
+
+	pcstock_group_uncharge_batch(t->node[t->shape.nr_anc + leaf], nr);
+}
+
+static void grp_idle(void *inst)
+{
+	struct grp_tree *t = inst;
+
+	pcstock_cpu_idle(t->d);
+}
+
 static void grp_drain_all(void *inst)
 {
 	struct grp_tree *t = inst;
@@ -264,6 +279,7 @@ static int grp_check(void *inst, const long *held, char *why, size_t len)
 		.create = screate, .destroy = grp_destroy,                   \
 		.enter = grp_enter, .exit = grp_exit,                        \
 		.charge = grp_charge, .uncharge = grp_uncharge,              \
+		.uncharge_batch = grp_uncharge_batch, .idle = grp_idle,      \
 		.drain_all = grp_drain_all,                                  \
 		.stock_pages = grp_stock_pages,                              \
 		.stock_bound = grp_stock_bound, .check = grp_check,          \

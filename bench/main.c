@@ -25,8 +25,8 @@ static const char usage_text[] =
 "Runs the benchmark matrix and writes bench.jsonl, bench.csv, table.md,\n"
 "meta.json and plots (gnuplot) to the results directory.\n"
 "\n"
-"  --workload LIST    comma list of: fault tenants sock scale depth drain\n"
-"                     tight strand (default: all)\n"
+"  --workload LIST    comma list of: fault fault-stock tenants sock scale\n"
+"                     depth drain tight strand (default: all)\n"
 "  --strategy LIST    comma list (default: %s)\n"
 "  --baseline NAME    strategy every ratio is taken against (default:\n"
 "                     memcg7, else none)\n"
@@ -37,8 +37,9 @@ static const char usage_text[] =
 "  --warmup S         seconds before measuring (default duration / 5)\n"
 "  --reps N           repetitions, at least 1 (default 5)\n"
 "  --batch N          stock batch in pages (default 64)\n"
-"  --cpu-mode MODE    sim | pinned | rseq | thread (default sim); drain and\n"
-"                     strand always use simulated CPUs\n"
+"  --cpu-mode MODE    sim | pinned | rseq | thread | coop (default sim);\n"
+"                     drain and strand always use simulated CPUs, fault\n"
+"                     cooperative ones, fault-stock shares a SIM CPU\n"
 "  --seed N           shuffling and size seed (default 1)\n"
 "  --full             drain also over 100k groups and every groups x CPUs\n"
 "  --quick            tiny durations and matrix, 3 repetitions (smoke)\n"
@@ -83,11 +84,11 @@ static int parse_mode(const char *s, enum pcstock_cpu_mode *m)
 {
 	static const enum pcstock_cpu_mode modes[] = {
 		PCSTOCK_CPU_SIM, PCSTOCK_CPU_PINNED, PCSTOCK_CPU_RSEQ,
-		PCSTOCK_CPU_THREAD,
+		PCSTOCK_CPU_THREAD, PCSTOCK_CPU_COOP,
 	};
 	unsigned int i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 		if (!strcmp(s, cpu_mode_name(modes[i]))) {
 			*m = modes[i];
 			return 0;

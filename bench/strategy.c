@@ -281,7 +281,8 @@ int domain_enter(struct pcstock_domain *d, unsigned int cpu)
 {
 	enum pcstock_cpu_mode m = pcstock_domain_mode(d);
 
-	if (m != PCSTOCK_CPU_SIM && m != PCSTOCK_CPU_PINNED)
+	if (m != PCSTOCK_CPU_SIM && m != PCSTOCK_CPU_PINNED &&
+	    m != PCSTOCK_CPU_COOP)
 		return 0;
 	return pcstock_cpu_enter(d, cpu % pcstock_domain_nr_cpus(d));
 }
@@ -290,7 +291,8 @@ void domain_exit(struct pcstock_domain *d)
 {
 	enum pcstock_cpu_mode m = pcstock_domain_mode(d);
 
-	if (m == PCSTOCK_CPU_SIM || m == PCSTOCK_CPU_PINNED)
+	if (m == PCSTOCK_CPU_SIM || m == PCSTOCK_CPU_PINNED ||
+	    m == PCSTOCK_CPU_COOP)
 		pcstock_cpu_exit(d);
 }
 

@@ -4,9 +4,16 @@
  * tight.  (drain and strand, which measure stock state rather than
  * throughput, are in drain.c.)
  *
- *  fault    the series' cover letter: G groups whose workers all run on
- *           one CPU, each iteration charging then uncharging 512 single
- *           pages per group; ms per iteration (all G groups once).
+ *  fault    the series' cover letter: G tasks, each in its own group, on
+ *           one CPU of a COOP domain (one OS thread runs them round-robin
+ *           with a time slice, never inside a library call); each task
+ *           faults every page of its anonymous mapping (a real page fault,
+ *           one page charged per fault), then MADV_DONTNEED and one
+ *           batched uncharge (mainline's uncharge_batch()); ms per
+ *           iteration (all G tasks through their mapping once).
+ *  fault-stock  the stock alone: G workers on one simulated CPU, each
+ *           iteration charging then uncharging 512 single pages per group
+ *           through the stock; ms per iteration.
  *  tenants  one worker per CPU charging and uncharging one page round-robin
  *           over N groups (the 7-slot eviction cliff at N = 8).
  *  sock     producer/consumer pairs on different CPUs, 1-4 page charges on
@@ -26,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "strategy.h"
@@ -180,12 +189,13 @@ static int pair_measure(const struct opts *o, const struct config *c,
 	return ret;
 }
 
-/* fault */
+/* fault-stock */
 
 #define FAULT_PAGES 512
 
-static unsigned int fault_expand(const struct opts *o, struct config *cfg,
-				 unsigned int room)
+/* G groups, G workers on CPU 0; the old pure-stock loop. */
+static unsigned int fault_configs(const struct opts *o, struct config *cfg,
+				  unsigned int room)
 {
 	static const unsigned int groups[] = { 1, 4, 32 };
 	struct config *c;
@@ -205,20 +215,163 @@ static unsigned int fault_expand(const struct opts *o, struct config *cfg,
 	return n;
 }
 
+static unsigned int fault_stock_expand(const struct opts *o,
+				       struct config *cfg, unsigned int room)
+{
+	unsigned int n = fault_configs(o, cfg, room), i;
+
+	/* G threads share CPU 0: only SIM CPUs may be shared. */
+	for (i = 0; i < n; i++)
+		if (cfg[i].tree.mode != PCSTOCK_CPU_RSEQ &&
+		    cfg[i].tree.mode != PCSTOCK_CPU_THREAD)
+			cfg[i].tree.mode = PCSTOCK_CPU_SIM;
+	return n;
+}
+
+/* ms per iteration: every group through its FAULT_PAGES pages once. */
+static void per_iteration(const struct config *c, struct sample *out)
+{
+	out->value = out->value * 1e3 /
+		     ((double)out->ops / FAULT_PAGES / c->tree.nr_leaves);
+}
+
+static int fault_stock_measure(const struct opts *o, const struct config *c,
+			       const struct strategy *s, void *inst,
+			       struct sample *out)
+{
+	int ret = measure_workers(o, c, s, inst, pair_body, NULL, true, out);
+
+	if (!ret)
+		per_iteration(c, out);
+	return ret;
+}
+
+const struct workload wl_fault_stock = {
+	.name = "fault-stock",
+	.metric = "ms/iter",
+	.expand = fault_stock_expand,
+	.measure = fault_stock_measure,
+};
+
+/* fault */
+
+/* EEVDF's base slice: how long a task runs before the next one. */
+#define FAULT_SLICE_S 0.003
+/* Pages between two looks at the clock. */
+#define FAULT_CLOCK_EVERY 32
+
+struct fault_task {
+	char *map;
+	unsigned int leaf;
+	unsigned int next;		/* next page to fault */
+	unsigned long charged;		/* this round's pages */
+};
+
+struct fault_state {
+	struct fault_task *task;
+	unsigned int nr;
+	size_t page;
+};
+
+static unsigned int fault_expand(const struct opts *o, struct config *cfg,
+				 unsigned int room)
+{
+	unsigned int n = fault_configs(o, cfg, room), i;
+
+	for (i = 0; i < n; i++) {
+		cfg[i].threads = 1;
+		cfg[i].tree.mode = PCSTOCK_CPU_COOP;
+	}
+	return n;
+}
+
+/* The end of a task's round: drop the pages, one batched uncharge. */
+static void fault_release(struct worker *w, const struct fault_state *fs,
+			  struct fault_task *t)
+{
+	const struct run *r = w->run;
+
+	madvise(t->map, (size_t)FAULT_PAGES * fs->page, MADV_DONTNEED);
+	if (t->charged)
+		(r->s->uncharge_batch ? r->s->uncharge_batch :
+					r->s->uncharge)(r->inst, w->id,
+							t->leaf, t->charged);
+	t->charged = 0;
+	t->next = 0;
+}
+
+/*
+ * The CPU's one thread: each task in turn runs for a slice (checked every
+ * FAULT_CLOCK_EVERY pages, never inside a library call), then the CPU
+ * "schedules": queued work runs, the next task goes.  One tick per page.
+ */
+static void fault_body(struct worker *w)
+{
+	const struct run *r = w->run;
+	struct fault_state *fs = r->shared;
+	unsigned long ticks = 0, fails = 0;
+	unsigned int k = 0, i;
+
+	while (!worker_stopped(w)) {
+		struct fault_task *t = &fs->task[k];
+		double end = now_s() + FAULT_SLICE_S;
+
+		do {
+			for (i = 0; i < FAULT_CLOCK_EVERY; i++) {
+				/* A write fault on an untouched page. */
+				*(volatile char *)(t->map + t->next * fs->page) =
+					1;
+				if (r->s->charge(r->inst, w->id, t->leaf, 1))
+					t->charged++;
+				else
+					fails++;
+				if (++t->next == FAULT_PAGES)
+					fault_release(w, fs, t);
+			}
+			ticks += FAULT_CLOCK_EVERY;
+		} while (now_s() < end);
+		w->held[t->leaf] = (long)t->charged;	/* its pages now */
+		worker_tick(w, ticks);
+		atomic_store_explicit(&w->fails, fails, memory_order_relaxed);
+		if (r->s->idle)
+			r->s->idle(r->inst);
+		k = k + 1 == fs->nr ? 0 : k + 1;
+	}
+}
+
 static int fault_measure(const struct opts *o, const struct config *c,
 			 const struct strategy *s, void *inst,
 			 struct sample *out)
 {
-	double secs;
-	int ret = measure_workers(o, c, s, inst, pair_body, NULL, true, out);
+	struct fault_state fs = {
+		.nr = c->tree.nr_leaves,
+		.page = (size_t)sysconf(_SC_PAGESIZE),
+	};
+	size_t len = (size_t)FAULT_PAGES * fs.page;
+	unsigned int i;
+	int ret = -ENOMEM;
 
-	if (ret)
-		return ret;
-	secs = out->value;
-	/* One iteration = every group through its 512 pages once. */
-	out->value = secs * 1e3 /
-		     ((double)out->ops / FAULT_PAGES / c->threads);
-	return 0;
+	fs.task = calloc(fs.nr, sizeof(*fs.task));
+	for (i = 0; fs.task && i < fs.nr; i++) {
+		fs.task[i].leaf = i;
+		fs.task[i].map = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (fs.task[i].map == MAP_FAILED) {
+			fs.task[i].map = NULL;
+			goto out;
+		}
+		/* 4 KiB faults, as the cover letter's (no THP). */
+		madvise(fs.task[i].map, len, MADV_NOHUGEPAGE);
+	}
+	ret = measure_workers(o, c, s, inst, fault_body, &fs, true, out);
+	if (!ret)
+		per_iteration(c, out);
+out:
+	for (i = 0; fs.task && i < fs.nr; i++)
+		if (fs.task[i].map)
+			munmap(fs.task[i].map, len);
+	free(fs.task);
+	return ret;
 }
 
 const struct workload wl_fault = {
@@ -564,7 +717,7 @@ const struct workload wl_tight = {
 };
 
 const struct workload *const bench_workloads[] = {
-	&wl_fault, &wl_tenants, &wl_sock, &wl_scale, &wl_depth,
+	&wl_fault, &wl_fault_stock, &wl_tenants, &wl_sock, &wl_scale, &wl_depth,
 	&wl_drain, &wl_tight, &wl_strand,
 };
 
