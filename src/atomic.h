@@ -11,6 +11,12 @@
  * pcstock_explore_hook, a scheduling point at which the explorer may switch
  * to another simulated CPU.  The hook receives the operation and the address
  * of the object, so an interleaving can be printed and replayed.
+ *
+ * In a trace build (PCSTOCK_TRACE defined; the library variant linked into
+ * pcstock-bench's --lines model only) each wrapper first calls
+ * pcstock_trace_hook with the same two arguments, so that the cache-line
+ * model (bench/lines.c) sees every shared-memory access the library makes.
+ * In every other build both hooks compile to nothing.
  */
 #ifndef PCSTOCK_ATOMIC_H
 #define PCSTOCK_ATOMIC_H
@@ -28,13 +34,23 @@ enum pcs_atomic_op {
 	PCS_OP_NR
 };
 
+#ifdef PCSTOCK_TRACE
+/* Set by the line model; NULL means "not tracing". */
+extern void (*pcstock_trace_hook)(enum pcs_atomic_op op, const void *obj);
+#define PCS_TRACE(op, obj)                                                   \
+	(pcstock_trace_hook ? pcstock_trace_hook((op), (obj)) : (void)0)
+#else
+#define PCS_TRACE(op, obj) ((void)0)
+#endif
+
 #ifdef PCSTOCK_EXPLORE
 /* Set by the explorer; NULL means "no scheduling", so plain tests work. */
 extern void (*pcstock_explore_hook)(enum pcs_atomic_op op, const void *obj);
 #define PCS_POINT(op, obj)                                                   \
-	(pcstock_explore_hook ? pcstock_explore_hook((op), (obj)) : (void)0)
+	(PCS_TRACE((op), (obj)),                                             \
+	 pcstock_explore_hook ? pcstock_explore_hook((op), (obj)) : (void)0)
 #else
-#define PCS_POINT(op, obj) ((void)0)
+#define PCS_POINT(op, obj) PCS_TRACE((op), (obj))
 #endif
 
 #define pcs_load(p, mo) (PCS_POINT(PCS_OP_LOAD, (p)), atomic_load_explicit((p), (mo)))

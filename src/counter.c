@@ -32,6 +32,9 @@
 #ifdef PCSTOCK_EXPLORE
 void (*pcstock_explore_hook)(enum pcs_atomic_op op, const void *obj);
 #endif
+#ifdef PCSTOCK_TRACE
+void (*pcstock_trace_hook)(enum pcs_atomic_op op, const void *obj);
+#endif
 #ifdef PCSTOCK_FAULT_INJECT
 bool (*pcstock_fault_hook)(const char *site);
 #endif
