@@ -56,6 +56,8 @@ struct tree_spec {
  * index (0..BENCH_MAX_THREADS-1; the main thread uses 0 outside runs).
  * check() verifies conservation at a quiescent point: @held[l] is what the
  * workers hold through leaf l; it returns 0 or -1 with a reason in @why.
+ * counters(), optional, calls @fn on every counter of the tree with a
+ * label ("level 0", "leaf 3"), so that the line model can name lines.
  */
 struct strategy {
 	const char *name;
@@ -78,6 +80,10 @@ struct strategy {
 	unsigned long (*stock_pages)(void *inst);
 	unsigned long (*stock_bound)(void *inst);
 	int (*check)(void *inst, const long *held, char *why, size_t len);
+	void (*counters)(void *inst,
+			 void (*fn)(const struct pcstock_counter *c,
+				    const char *label, void *arg),
+			 void *arg);
 };
 
 struct opts;
@@ -142,6 +148,10 @@ struct opts {
 	bool quick;
 	bool full;
 	uint64_t seed;
+	bool lines;			/* --lines: the cache-line model */
+	const char *sim_cpus;		/* --cpus LIST for --lines */
+	const char *topology;		/* --topology for --lines */
+	double remote_factor;		/* --remote-factor for --lines */
 	unsigned int nr_os_cpus;	/* CPUs this process may run on */
 	int *os_cpus;
 };
@@ -159,6 +169,7 @@ unsigned int bench_thread_list(const struct opts *o, unsigned int *v,
 			       unsigned int room, const unsigned int *dflt,
 			       unsigned int nr_dflt);
 extern const struct workload wl_drain, wl_strand;
+extern const struct workload wl_sock, wl_scale, wl_tenants;
 
 /* run.c: the timed thread harness shared by the workloads */
 struct worker;
@@ -234,5 +245,8 @@ const char *cpu_mode_name(enum pcstock_cpu_mode m);
 
 /* profile.c */
 int profile_main(const char *what, unsigned long n);
+
+/* lines.c (pcstock-bench-lines only) */
+int lines_main(const struct opts *o);
 
 #endif /* BENCH_H */

@@ -273,6 +273,25 @@ static int grp_check(void *inst, const long *held, char *why, size_t len)
 			   why, len);
 }
 
+static void grp_counters(void *inst,
+			 void (*fn)(const struct pcstock_counter *c,
+				    const char *label, void *arg),
+			 void *arg)
+{
+	struct grp_tree *t = inst;
+	char label[24];
+	unsigned int i;
+
+	for (i = 0; i < t->created; i++) {
+		if (i < t->shape.nr_anc)
+			snprintf(label, sizeof(label), "level %u", i);
+		else
+			snprintf(label, sizeof(label), "leaf %u",
+				 i - t->shape.nr_anc);
+		fn(pcstock_group_memory(t->node[i]), label, arg);
+	}
+}
+
 #define GRP_STRATEGY(sname, swhat, sflags, screate)                          \
 	{                                                                    \
 		.name = sname, .what = swhat, .flags = sflags,               \
@@ -283,6 +302,7 @@ static int grp_check(void *inst, const long *held, char *why, size_t len)
 		.drain_all = grp_drain_all,                                  \
 		.stock_pages = grp_stock_pages,                              \
 		.stock_bound = grp_stock_bound, .check = grp_check,          \
+		.counters = grp_counters,                                    \
 	}
 
 const struct strategy strat_none = GRP_STRATEGY("none",

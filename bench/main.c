@@ -49,13 +49,23 @@ static const char usage_text[] =
 "  --profile WHAT     callgrind mode: run N operations of one kind in a\n"
 "                     marked function (see scripts/callgrind-fastpath)\n"
 "  --ops N            operations for --profile (default 100000)\n"
+"  --lines            the cache-line model instead of the matrix: sock,\n"
+"                     scale, tenants and fault traced on simulated CPUs,\n"
+"                     predicted against measured (docs/lines-model.md);\n"
+"                     writes lines.jsonl, lines-*.dat and plots\n"
+"  --cpus LIST        --lines: simulated CPU counts, even, 2..1024\n"
+"                     (default 2,16,64,224,1024)\n"
+"  --topology DESC    --lines: hwloc synthetic topology (default: two\n"
+"                     packages of N/4 two-thread cores from 16 CPUs on)\n"
+"  --remote-factor X  --lines: cost of a cross-package transfer against\n"
+"                     a local one (default 1: not measurable here)\n"
 "  --help             this text\n";
 
 enum {
 	OPT_WORKLOAD = 256, OPT_STRATEGY, OPT_BASELINE, OPT_THREADS,
 	OPT_DURATION, OPT_WARMUP, OPT_REPS, OPT_BATCH, OPT_CPU_MODE, OPT_SEED,
 	OPT_FULL, OPT_QUICK, OPT_JSON, OPT_OUT, OPT_LIST, OPT_PROFILE, OPT_OPS,
-	OPT_HELP,
+	OPT_HELP, OPT_LINES, OPT_CPUS, OPT_TOPOLOGY, OPT_REMOTE,
 };
 
 static const struct option long_opts[] = {
@@ -77,6 +87,10 @@ static const struct option long_opts[] = {
 	{ "profile", required_argument, NULL, OPT_PROFILE },
 	{ "ops", required_argument, NULL, OPT_OPS },
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "lines", no_argument, NULL, OPT_LINES },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
+	{ "remote-factor", required_argument, NULL, OPT_REMOTE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -318,12 +332,47 @@ static int pick(struct opts *o, const struct strategy **st,
 	return 0;
 }
 
+/*
+ * --lines needs the trace variant of the library (src/atomic.h), which
+ * the measuring binary must not carry: it lives in pcstock-bench-lines,
+ * next to this one, which does everything --lines reports.
+ */
+static int run_lines(struct opts *o, char **argv)
+{
+#ifdef BENCH_LINES
+	int ret = allowed_cpus(o);
+
+	(void)argv;
+	if (ret)
+		return 1;
+	ret = lines_main(o);
+	free(o->os_cpus);
+	return ret;
+#else
+	char self[4096], *slash;
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 32);
+
+	(void)o;
+	if (len <= 0) {
+		fprintf(stderr, "pcstock-bench: cannot find myself\n");
+		return 1;
+	}
+	self[len] = 0;
+	slash = strrchr(self, '/');
+	strcpy(slash ? slash + 1 : self, "pcstock-bench-lines");
+	execv(self, argv);
+	fprintf(stderr, "pcstock-bench: cannot run %s: %s\n", self,
+		strerror(errno));
+	return 1;
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = {
 		.duration = 0.1, .warmup = -1, .reps = 5, .batch = 64,
 		.mode = PCSTOCK_CPU_SIM, .seed = 1, .out = "results",
-		.baseline = "memcg7",
+		.baseline = "memcg7", .remote_factor = 1,
 	};
 	static struct config cfg[BENCH_MAX_CONFIGS];
 	const struct strategy *st[BENCH_MAX_STRATEGIES];
@@ -396,6 +445,18 @@ int main(int argc, char **argv)
 		case OPT_HELP:
 			printf(usage_text, bench_default_strategies());
 			return 0;
+		case OPT_LINES:
+			o.lines = true;
+			break;
+		case OPT_CPUS:
+			o.sim_cpus = optarg;
+			break;
+		case OPT_TOPOLOGY:
+			o.topology = optarg;
+			break;
+		case OPT_REMOTE:
+			ret = parse_double(optarg, 0.1, &o.remote_factor);
+			break;
 		default:
 			fprintf(stderr, usage_text,
 				bench_default_strategies());
@@ -419,6 +480,8 @@ int main(int argc, char **argv)
 	}
 	if (o.warmup < 0)
 		o.warmup = o.duration / 5;
+	if (o.lines)
+		return run_lines(&o, argv);
 	ret = allowed_cpus(&o);
 	if (!ret)
 		ret = pick(&o, st, &nr_st, cfg, &nr_cfg);

@@ -24,3 +24,14 @@ if(PCSTOCK_BUILD_BENCH AND EXISTS ${PROJECT_SOURCE_DIR}/bench/CMakeLists.txt)
 			LABELS bench TIMEOUT 300)
 	endforeach()
 endif()
+
+# The cache-line model (pcstock-bench --lines, bench/lines.c): sane output,
+# and a planted cost bug caught (bench/lines_smoke.cmake).
+if(PCSTOCK_BUILD_BENCH AND EXISTS ${PROJECT_SOURCE_DIR}/bench/lines.c)
+	add_test(NAME bench_lines COMMAND ${CMAKE_COMMAND}
+		-DBENCH=$<TARGET_FILE:pcstock-bench>
+		-DPLANTED=$<TARGET_FILE:pcstock-bench-lines-planted>
+		-DOUT=${CMAKE_CURRENT_BINARY_DIR}/bench-lines
+		-P ${PROJECT_SOURCE_DIR}/bench/lines_smoke.cmake)
+	set_tests_properties(bench_lines PROPERTIES LABELS bench TIMEOUT 300)
+endif()

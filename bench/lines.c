@@ -1,0 +1,1373 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * lines.c - pcstock-bench --lines: how many contended cache lines one
+ * operation of each stock design moves, and what that predicts for
+ * machines we do not have (docs/lines-model.md states the model).
+ *
+ * This file is built only into pcstock-bench-lines, whose library is the
+ * trace variant (PCSTOCK_TRACE): every atomic access the library makes
+ * calls pcstock_trace_hook.  The workloads run in one OS thread that plays
+ * N simulated CPUs in a fixed round-robin order, one step of the
+ * workload's loop body per CPU per round (the same body as the timed
+ * workload in workload.c).  The hook feeds each access to a directory
+ * model of a MESI-style protocol on N CPUs placed on an hwloc synthetic
+ * topology, which counts line transfers (same package or cross package),
+ * invalidations and transfers per line.
+ *
+ * Two costs are measured in the same run on this machine: the local cost
+ * of an operation (the same stepped loop, untraced, on one OS thread: no
+ * line ever leaves the core) and the cost of one line transfer (two
+ * pinned threads adding to one shared counter, against each adding to its
+ * own line).  The prediction per CPU count is
+ *	ops/s per CPU = min(1 / (local + transfers/op x transfer),
+ *			    1 / (N x transfer x hottest-line transfers/op)).
+ * Where N fits this machine the real workload is measured beside it.
+ */
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <hwloc.h>
+
+#include "atomic.h"
+#include "bench.h"
+#include "strategy.h"
+
+#define LM_MAX_CPUS 1024U
+#define LM_WORDS (LM_MAX_CPUS / 64)
+#define LM_LINE 64U
+#define LM_HOT 3		/* hottest lines reported per run */
+#define LM_MAX_N 16		/* CPU counts per run */
+#define LM_STRATS 4
+#define LM_LOCAL_Q 64		/* steps per turn when timing local cost */
+#define LM_CALIB_CPUS 2U	/* where local costs and measurements are */
+
+/* ---- the directory ------------------------------------------------------ */
+
+struct lm_line {
+	uintptr_t tag;			/* address / LM_LINE; 0: free entry */
+	int owner;			/* CPU holding it modified, -1: none */
+	int first;			/* first CPU that touched it */
+	unsigned long xfer;		/* transfers of this line */
+	unsigned long xfer_remote;	/* of which cross-package */
+	uint64_t sharers[LM_WORDS];	/* CPUs holding a copy */
+};
+
+struct lm_dir {
+	struct lm_line *tab;
+	size_t cap, used;
+	unsigned int nr_cpus;
+	int pkg[LM_MAX_CPUS];		/* package of each simulated CPU */
+	unsigned long xfer, xfer_remote, inval, accesses;
+};
+
+static struct lm_line *dir_slot(struct lm_line *tab, size_t cap,
+				uintptr_t tag)
+{
+	size_t i = (size_t)(tag * 0x9E3779B97F4A7C15ULL) & (cap - 1);
+
+	while (tab[i].tag && tab[i].tag != tag)
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static int dir_grow(struct lm_dir *d)
+{
+	size_t cap = d->cap ? 2 * d->cap : 4096, i;
+	struct lm_line *tab = calloc(cap, sizeof(*tab));
+
+	if (!tab)
+		return -ENOMEM;
+	for (i = 0; i < d->cap; i++)
+		if (d->tab[i].tag)
+			*dir_slot(tab, cap, d->tab[i].tag) = d->tab[i];
+	free(d->tab);
+	d->tab = tab;
+	d->cap = cap;
+	return 0;
+}
+
+static struct lm_line *dir_find(struct lm_dir *d, uintptr_t tag)
+{
+	struct lm_line *l;
+
+	if (2 * (d->used + 1) > d->cap && dir_grow(d))
+		abort();	/* the model cannot go on without its table */
+	l = dir_slot(d->tab, d->cap, tag);
+	if (!l->tag) {
+		l->tag = tag;
+		l->owner = -1;
+		l->first = -1;
+		d->used++;
+	}
+	return l;
+}
+
+static void dir_transfer(struct lm_dir *d, struct lm_line *l,
+			 unsigned int to, unsigned int from)
+{
+	bool remote = d->pkg[to] != d->pkg[from];
+
+	d->xfer++;
+	d->xfer_remote += remote;
+	l->xfer++;
+	l->xfer_remote += remote;
+}
+
+/*
+ * One access of @cpu to the line holding @addr.  A read of a line that
+ * another CPU holds modified is a transfer (perf c2c's HITM) and leaves
+ * both with a shared copy; a write (store or RMW, failed CAS included:
+ * x86 takes the line exclusive either way) by a CPU holding no copy of a
+ * line that others hold is a transfer, from the modified holder if any,
+ * else from a sharer in the writer's package if any.  A write
+ * invalidates every other copy; a write by a sharer (an upgrade) moves no
+ * data and counts its invalidations only.  A line nobody holds comes from
+ * memory: no transfer.
+ */
+static void dir_access(struct lm_dir *d, unsigned int cpu, uintptr_t addr,
+		       bool write)
+{
+	struct lm_line *l = dir_find(d, addr / LM_LINE);
+	unsigned int w = cpu / 64, i;
+	uint64_t bit = 1ULL << (cpu % 64), o;
+	bool have = l->sharers[w] & bit;
+	int src = l->owner, cand;
+
+	d->accesses++;
+	if (l->first < 0)
+		l->first = (int)cpu;
+	if (!write) {
+		if (have)
+			return;
+		l->sharers[w] |= bit;
+		l->owner = -1;
+		if (src >= 0)
+			dir_transfer(d, l, cpu, (unsigned int)src);
+		return;
+	}
+	if (l->owner == (int)cpu)
+		return;
+	for (i = 0; i < LM_WORDS; i++) {
+		o = l->sharers[i] & ~(i == w ? bit : 0);
+		d->inval += (unsigned long)__builtin_popcountll(o);
+		for (; !have && o && (src < 0 || d->pkg[src] != d->pkg[cpu]);
+		     o &= o - 1) {
+			cand = (int)(i * 64 + (unsigned)__builtin_ctzll(o));
+			if (src < 0 || d->pkg[cand] == d->pkg[cpu])
+				src = cand;
+		}
+		l->sharers[i] = 0;
+	}
+	l->sharers[w] = bit;
+	l->owner = (int)cpu;
+	if (src >= 0)
+		dir_transfer(d, l, cpu, (unsigned int)src);
+}
+
+/* Keep every line's state, forget what was counted (after a warm-up). */
+static void dir_zero(struct lm_dir *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->cap; i++) {
+		d->tab[i].xfer = 0;
+		d->tab[i].xfer_remote = 0;
+	}
+	d->xfer = d->xfer_remote = d->inval = d->accesses = 0;
+}
+
+static void dir_clear(struct lm_dir *d)
+{
+	free(d->tab);
+	d->tab = NULL;
+	d->cap = d->used = 0;
+	dir_zero(d);
+}
+
+/* The @n most transferred lines, most first. */
+static unsigned int dir_hottest(const struct lm_dir *d, struct lm_line *out,
+				unsigned int n)
+{
+	unsigned int k = 0, j;
+	size_t i;
+
+	for (i = 0; i < d->cap; i++) {
+		if (!d->tab[i].tag || !d->tab[i].xfer)
+			continue;
+		for (j = k < n ? k++ : n; j > 0 &&
+		     out[j - 1].xfer < d->tab[i].xfer; j--)
+			if (j < n)
+				out[j] = out[j - 1];
+		if (j < n)
+			out[j] = d->tab[i];
+	}
+	return k;
+}
+
+/* ---- the trace ---------------------------------------------------------- */
+
+static struct lm_dir dir;
+/* Thread-local: liburcu's call_rcu thread runs library code too. */
+static _Thread_local int sim_cpu = -1;	/* CPU being played, -1: none */
+
+static void trace_access(enum pcs_atomic_op op, const void *obj)
+{
+	if (sim_cpu >= 0 && obj)
+		dir_access(&dir, (unsigned int)sim_cpu, (uintptr_t)obj,
+			   op != PCS_OP_LOAD);
+}
+
+/* ---- naming lines ------------------------------------------------------- */
+
+struct lm_owner {
+	const struct pcstock_counter *c;
+	char label[24];
+};
+
+struct lm_owners {
+	struct lm_owner *v;
+	unsigned int nr, room;
+};
+
+static void owner_add(const struct pcstock_counter *c, const char *label,
+		      void *arg)
+{
+	struct lm_owners *ow = arg;
+	struct lm_owner *v;
+
+	if (ow->nr == ow->room) {
+		v = realloc(ow->v, (ow->room * 2 + 16) * sizeof(*v));
+		if (!v)
+			return;
+		ow->v = v;
+		ow->room = ow->room * 2 + 16;
+	}
+	ow->v[ow->nr].c = c;
+	snprintf(ow->v[ow->nr].label, sizeof(ow->v[0].label), "%s", label);
+	ow->nr++;
+}
+
+static bool in_line(const void *p, uintptr_t tag)
+{
+	return (uintptr_t)p / LM_LINE == tag;
+}
+
+/*
+ * What line @tag holds: one of a counter's four lines (pcstock/counter.h
+ * lays them out), or a stock slot or statistics of some CPU (the bench
+ * peeks at the counter's arena handles for this name only), else the CPU
+ * that touched it first.
+ */
+static void line_name(const struct lm_owners *ow, const struct lm_line *l,
+		      unsigned int nr_cpus, char *buf, size_t len)
+{
+	static const char *const part[] = {
+		"usage", "protection", "limits", "stock descriptor",
+	};
+	const struct pcstock_counter *c;
+	uintptr_t base;
+	unsigned int i, cpu;
+	bool slot, stats;
+
+	for (i = 0; i < ow->nr; i++) {
+		c = ow->v[i].c;
+		base = (uintptr_t)c / LM_LINE;
+		if (l->tag >= base && l->tag < base + 4) {
+			snprintf(buf, len, "%s %s", ow->v[i].label,
+				 part[l->tag - base]);
+			return;
+		}
+		/* A group's memory counter opens it (hierarchy.c). */
+		if (l->tag >= base + 4 && l->tag < base + 12) {
+			snprintf(buf, len, "%s group +%#x", ow->v[i].label,
+				 (unsigned int)(l->tag - base) * LM_LINE);
+			return;
+		}
+	}
+	for (i = 0; i < ow->nr; i++) {
+		c = ow->v[i].c;
+		if (!c->stock_domain)
+			continue;
+		for (cpu = 0; cpu < nr_cpus; cpu++) {
+			slot = in_line(pcstock_percpu_ptr(c->stock_domain,
+							  c->stock_slots, cpu),
+				       l->tag);
+			stats = in_line(pcstock_percpu_ptr(c->stock_domain,
+							   c->stock_stats,
+							   cpu),
+					l->tag);
+			if (!slot && !stats)
+				continue;
+			snprintf(buf, len, "stock %s of cpu %u (%s)",
+				 slot && stats ? "slot+stats" :
+				 slot ? "slot" : "stats", cpu, ow->v[i].label);
+			return;
+		}
+	}
+	snprintf(buf, len, "unnamed line first used by cpu %d", l->first);
+}
+
+/* ---- topology ----------------------------------------------------------- */
+
+/*
+ * The topology for @n CPUs: the user's, else two packages of n / 4 cores
+ * of two threads each when n is a multiple of 4 and at least 16 (n = 224
+ * is the LKP machine, package:2 core:56 pu:2), else one package of n
+ * cores (this machine's shape at 2).
+ */
+static void topo_string(const char *user, unsigned int n, char *buf,
+			size_t len)
+{
+	if (user)
+		snprintf(buf, len, "%s", user);
+	else if (n >= 16 && n % 4 == 0)
+		snprintf(buf, len, "package:2 core:%u pu:2", n / 4);
+	else
+		snprintf(buf, len, "package:1 core:%u pu:1", n);
+}
+
+/* Simulated CPU i is PU P#i: its package's logical index, for each CPU. */
+static int topo_place(const char *desc, unsigned int n, int *pkg)
+{
+	hwloc_topology_t t;
+	hwloc_obj_t pu, p;
+	unsigned int i;
+	int ret = 0;
+
+	if (hwloc_topology_init(&t))
+		return -ENOMEM;
+	if (hwloc_topology_set_synthetic(t, desc) || hwloc_topology_load(t)) {
+		hwloc_topology_destroy(t);
+		return -EINVAL;
+	}
+	for (i = 0; i < n && !ret; i++) {
+		pu = hwloc_get_pu_obj_by_os_index(t, i);
+		if (!pu) {
+			ret = -ERANGE;
+			break;
+		}
+		p = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, pu);
+		pkg[i] = p ? (int)p->logical_index : 0;
+	}
+	hwloc_topology_destroy(t);
+	return ret;
+}
+
+/* ---- the stepped workloads ---------------------------------------------- */
+
+/* A series is one workload shape, at any CPU count. */
+struct series {
+	const char *name;
+	const char *workload;		/* its name for --workload */
+	const struct workload *wl;	/* the timed twin, for measurements */
+	bool sock;
+	unsigned int leaves;		/* 0: one per CPU (sock: per pair) */
+	unsigned int depth;
+	unsigned int arg[3];
+};
+
+#define SOCK_RING 256U
+
+struct sim_ring {
+	unsigned int head, tail;
+	unsigned char pages[SOCK_RING];
+};
+
+struct sim {
+	const struct strategy *s;
+	void *inst;
+	const struct config *cfg;
+	unsigned int n;
+	unsigned int *pos;		/* pair: each CPU's leaf */
+	unsigned int *phase;		/* pair: charges made in the burst */
+	unsigned int *got;		/* pair: pages to give back */
+	unsigned int *order;		/* this round's order of the CPUs */
+	uint64_t order_rng;
+	uint64_t *rng;
+	struct sim_ring *ring;		/* sock: one per CPU (its sends) */
+	long *held;			/* per leaf */
+	unsigned long ops;
+};
+
+/*
+ * One library call of pair_body()'s loop for @cpu (workload.c): the
+ * burst's charges one per step, then the uncharges of what they got.  One
+ * operation per charge attempt, as the timed workload counts.
+ */
+static void pair_step(struct sim *m, unsigned int cpu)
+{
+	const struct config *c = m->cfg;
+	unsigned int leaf = m->pos[cpu];
+
+	if (m->phase[cpu] < c->arg[2]) {
+		if (m->s->charge(m->inst, cpu, leaf, 1)) {
+			m->got[cpu]++;
+			m->held[leaf]++;
+		}
+		m->phase[cpu]++;
+		m->ops++;
+	} else if (m->got[cpu]) {
+		m->s->uncharge(m->inst, cpu, leaf, 1);
+		m->got[cpu]--;
+		m->held[leaf]--;
+	}
+	if (m->phase[cpu] < c->arg[2] || m->got[cpu])
+		return;
+	m->phase[cpu] = 0;
+	if (c->arg[0] > 1)
+		m->pos[cpu] = leaf + 1 == c->arg[0] ? 0 : leaf + 1;
+}
+
+/* One pass of sock_body()'s loop for @cpu, rr: pairs (2p, 2p + 1). */
+static void sock_step(struct sim *m, unsigned int cpu)
+{
+	unsigned int pair = cpu / 2, i;
+	struct sim_ring *tx = &m->ring[cpu], *rx = &m->ring[cpu ^ 1];
+	unsigned long pages;
+	int got;
+
+	if (pair >= m->cfg->tree.nr_leaves)
+		return;
+	for (i = 0; i < 8 && rx->tail != rx->head; i++) {
+		got = rx->pages[rx->tail++ % SOCK_RING];
+		m->s->uncharge(m->inst, cpu, pair, (unsigned long)got);
+		m->held[pair] -= got;
+	}
+	if (tx->head - tx->tail == SOCK_RING)
+		return;
+	pages = 1 + rng_next(&m->rng[cpu]) % 4;
+	if (m->s->charge(m->inst, cpu, pair, pages)) {
+		m->held[pair] += (long)pages;
+		tx->pages[tx->head++ % SOCK_RING] = (unsigned char)pages;
+		m->ops++;
+	}
+}
+
+static void sim_step(struct sim *m, bool sock, unsigned int cpu)
+{
+	if (sock)
+		sock_step(m, cpu);
+	else
+		pair_step(m, cpu);
+}
+
+static int sim_init(struct sim *m, const struct strategy *s, void *inst,
+		    const struct config *cfg, uint64_t seed)
+{
+	unsigned int i, n = cfg->threads;
+
+	memset(m, 0, sizeof(*m));
+	m->s = s;
+	m->inst = inst;
+	m->cfg = cfg;
+	m->n = n;
+	m->pos = calloc(n, sizeof(*m->pos));
+	m->phase = calloc(n, sizeof(*m->phase));
+	m->got = calloc(n, sizeof(*m->got));
+	m->order = calloc(n, sizeof(*m->order));
+	m->order_rng = seed * 0xD1B54A32D192ED03ULL + n;
+	m->rng = calloc(n, sizeof(*m->rng));
+	m->ring = calloc(n, sizeof(*m->ring));
+	m->held = calloc(cfg->tree.nr_leaves, sizeof(*m->held));
+	if (!m->pos || !m->phase || !m->got || !m->order || !m->rng ||
+	    !m->ring || !m->held)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		m->order[i] = i;
+		m->pos[i] = cfg->arg[1] ? i : i * cfg->arg[0] / n;
+		m->rng[i] = seed * 0x9E3779B97F4A7C15ULL + i + 1;
+	}
+	return 0;
+}
+
+/* Give back what the messages in flight hold, drain, check conservation. */
+static int sim_fini(struct sim *m)
+{
+	char why[160];
+	int ret = 0;
+
+	if (m->held && release_and_check(m->s, m->inst, &m->cfg->tree,
+					 m->held, why, sizeof(why))) {
+		fprintf(stderr, "\nlines: conservation violated: %s %s: %s\n",
+			m->cfg->label, m->s->name, why);
+		ret = -EIO;
+	}
+	free(m->pos);
+	free(m->phase);
+	free(m->got);
+	free(m->order);
+	free(m->rng);
+	free(m->ring);
+	free(m->held);
+	return ret;
+}
+
+/*
+ * @rounds rounds, each giving every CPU @q consecutive steps, the CPUs in
+ * an order shuffled afresh each round from a seeded generator: so that a
+ * contended line comes from a CPU picked at random (as under real
+ * contention) rather than from the previous CPU by number, which a fixed
+ * round-robin would make a same-package neighbour almost always.  @trace:
+ * feed the accesses to the directory.
+ */
+static int sim_rounds(struct sim *m, bool sock, unsigned long rounds,
+		      unsigned int q, bool trace)
+{
+	unsigned int cpu, k, i, j, t;
+	unsigned long r;
+	int ret;
+
+	for (r = 0; r < rounds; r++) {
+		for (i = m->n; i > 1; i--) {
+			j = (unsigned int)(rng_next(&m->order_rng) % i);
+			t = m->order[i - 1];
+			m->order[i - 1] = m->order[j];
+			m->order[j] = t;
+		}
+		for (i = 0; i < m->n; i++) {
+			cpu = m->order[i];
+			ret = m->s->enter(m->inst, cpu);
+			if (ret)
+				return ret;
+			sim_cpu = trace ? (int)cpu : -1;
+			for (k = 0; k < q; k++)
+				sim_step(m, sock, cpu);
+			sim_cpu = -1;
+			m->s->exit(m->inst);
+		}
+	}
+	return 0;
+}
+
+/*
+ * cfg->arg as in workload.c.  sock: n / 2 request/response pairs, a leaf
+ * each; scale: every CPU on one leaf, or each on its own; tenants at the
+ * 7-slot cliff: every CPU round-robin over 8 groups; fault: a group per
+ * CPU, 512 single-page charges, then their uncharges.
+ */
+static const struct series all_series[] = {
+	{ "sock", "sock", &wl_sock, true, 0, 3, { 1 } },
+	{ "scale-shared", "scale", &wl_scale, false, 1, 2, { 1, 0, 1 } },
+	{ "scale-own", "scale", &wl_scale, false, 0, 2, { 1, 1, 1 } },
+	{ "tenants", "tenants", &wl_tenants, false, 8, 2, { 8, 0, 1 } },
+	{ "fault", "fault", &wl_scale, false, 0, 2, { 1, 1, 512 } },
+};
+#define NR_SERIES (sizeof(all_series) / sizeof(all_series[0]))
+
+static void config_for(const struct opts *o, const struct series *se,
+		       unsigned int n, enum pcstock_cpu_mode mode,
+		       struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->wl = se->wl;
+	c->tree.batch = o->batch;
+	c->tree.mode = mode;
+	c->threads = n;
+	c->tree.nr_cpus = n;
+	c->tree.nr_leaves = se->leaves ? se->leaves : se->sock ? n / 2 : n;
+	c->tree.depth = se->depth;
+	memcpy(c->arg, se->arg, sizeof(se->arg));
+	snprintf(c->label, sizeof(c->label), "%s N=%u", se->name, n);
+}
+
+/* ---- calibration -------------------------------------------------------- */
+
+struct pp {
+	_Alignas(BENCH_LINE) atomic_long ctr;
+	_Alignas(BENCH_LINE) atomic_long own[2][BENCH_LINE / sizeof(long)];
+	atomic_int ready;
+	unsigned long n;
+	int os_cpu[2];
+	double secs[2];
+	bool shared;
+};
+
+struct pp_arg {
+	struct pp *p;
+	unsigned int i;
+};
+
+static void *pp_thread(void *arg)
+{
+	struct pp_arg *a = arg;
+	struct pp *p = a->p;
+	atomic_long *v = p->shared ? &p->ctr : &p->own[a->i][0];
+	unsigned long k;
+	double t0;
+
+	bind_self(p->os_cpu[a->i]);
+	atomic_fetch_add(&p->ready, 1);
+	while (atomic_load(&p->ready) < 2)
+		cpu_relax();
+	t0 = now_s();
+	for (k = 0; k < p->n; k++)
+		atomic_fetch_add_explicit(v, 1, memory_order_relaxed);
+	p->secs[a->i] = now_s() - t0;
+	return NULL;
+}
+
+/* Seconds per fetch_add, both threads running, slower of the two. */
+static double pp_trial(const struct opts *o, bool shared)
+{
+	struct pp *p = zalloc_lines(sizeof(*p));
+	struct pp_arg a[2];
+	pthread_t tid[2];
+	unsigned int i;
+	double t;
+
+	if (!p)
+		return NAN;
+	p->n = 4000000;
+	p->shared = shared;
+	for (i = 0; i < 2; i++) {
+		p->os_cpu[i] = o->os_cpus[i];
+		a[i] = (struct pp_arg){ p, i };
+		if (pthread_create(&tid[i], NULL, pp_thread, &a[i])) {
+			free(p);
+			return NAN;
+		}
+	}
+	for (i = 0; i < 2; i++)
+		pthread_join(tid[i], NULL);
+	t = fmax(p->secs[0], p->secs[1]) / (double)p->n;
+	free(p);
+	return t;
+}
+
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The least disturbed of @n samples (the smallest time or the largest
+ * rate): the machine is shared, and a neighbour only ever slows a run.
+ */
+static double best(double *v, unsigned int n, bool rate)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return rate ? v[n - 1] : v[0];
+}
+
+/* ---- one run of the model ----------------------------------------------- */
+
+struct lm_result {
+	unsigned int n;
+	unsigned long ops;
+	double xfer, xfer_remote, inval;	/* per op */
+	double hot_per_op, hot_share;
+	char hot[LM_HOT][72];
+	double hot_shares[LM_HOT];
+	unsigned int nr_hot;
+	double local_s, pred, cap, measured;
+	bool done;
+};
+
+/* Steps measured per run: about this many library calls. */
+static unsigned long rounds_for(const struct opts *o, const struct config *c,
+				const struct series *se)
+{
+	unsigned long per_round = (unsigned long)c->threads *
+				  (se->sock ? 2 : 1);
+	unsigned long budget = o->quick ? 20000 : 300000;
+	unsigned long least = se->sock ? 8 : 4UL * c->arg[2];
+
+	return budget / per_round > least ? budget / per_round : least;
+}
+
+static int model_run(const struct opts *o, const struct series *se,
+		     const struct strategy *s, unsigned int n,
+		     const char *topo, struct lm_result *r)
+{
+	struct lm_line hot[LM_HOT];
+	struct lm_owners ow = { 0 };
+	struct config c;
+	struct sim m;
+	unsigned long rounds;
+	unsigned int i;
+	void *inst;
+	int ret;
+
+	config_for(o, se, n, PCSTOCK_CPU_SIM, &c);
+	dir_clear(&dir);
+	dir.nr_cpus = n;
+	ret = topo_place(topo, n, dir.pkg);
+	if (ret) {
+		fprintf(stderr, "lines: topology '%s' cannot place %u CPUs\n",
+			topo, n);
+		return ret;
+	}
+	ret = s->create(&c.tree, &inst);
+	if (ret)
+		return ret;
+	if (s->counters)
+		s->counters(inst, owner_add, &ow);
+	rounds = rounds_for(o, &c, se);
+	ret = sim_init(&m, s, inst, &c, o->seed);
+	pcstock_trace_hook = trace_access;
+	if (!ret)
+		ret = sim_rounds(&m, se->sock, rounds / 4 + 1, 1, true);
+	dir_zero(&dir);
+	m.ops = 0;
+	if (!ret)
+		ret = sim_rounds(&m, se->sock, rounds, 1, true);
+	pcstock_trace_hook = NULL;
+	r->n = n;
+	r->ops = m.ops;
+	if (!ret && m.ops) {
+		r->xfer = (double)dir.xfer / (double)m.ops;
+		r->xfer_remote = (double)dir.xfer_remote / (double)m.ops;
+		r->inval = (double)dir.inval / (double)m.ops;
+		r->nr_hot = dir_hottest(&dir, hot, LM_HOT);
+		for (i = 0; i < r->nr_hot; i++) {
+			line_name(&ow, &hot[i], n, r->hot[i],
+				  sizeof(r->hot[i]));
+			r->hot_shares[i] = (double)hot[i].xfer /
+					   (double)dir.xfer;
+		}
+		r->hot_per_op = r->nr_hot ? (double)hot[0].xfer /
+					    (double)m.ops : 0;
+		r->hot_share = r->nr_hot ? r->hot_shares[0] : 0;
+		r->done = true;
+	}
+	i = sim_fini(&m) ? 1 : 0;
+	s->destroy(inst);
+	free(ow.v);
+	return ret ? ret : i ? -EIO : 0;
+}
+
+/* Seconds per operation of the stepped loop on one OS thread, untraced. */
+static double local_time(const struct opts *o, const struct series *se,
+			 const struct strategy *s, void *inst,
+			 const struct config *c)
+{
+	struct sim m;
+	double t0, t = 0;
+	unsigned long ops;
+
+	if (sim_init(&m, s, inst, c, o->seed) ||
+	    sim_rounds(&m, se->sock, 4, LM_LOCAL_Q, false)) {
+		sim_fini(&m);
+		return NAN;
+	}
+	m.ops = 0;
+	t0 = now_s();
+	do {
+		if (sim_rounds(&m, se->sock, 4, LM_LOCAL_Q, false))
+			break;
+		t = now_s() - t0;
+	} while (t < o->duration);
+	ops = m.ops;
+	if (sim_fini(&m))
+		return NAN;
+	return ops ? t / (double)ops : (double)NAN;
+}
+
+struct lt_arg {
+	const struct opts *o;
+	const struct series *se;
+	const struct strategy *s;
+	const struct config *c;
+	atomic_uint *ready;
+	int os_cpu;
+	double secs;
+};
+
+static void *lt_thread(void *arg)
+{
+	struct lt_arg *a = arg;
+	void *inst = NULL;
+
+	a->secs = NAN;
+	if (bind_self(a->os_cpu) || a->s->create(&a->c->tree, &inst))
+		inst = NULL;
+	atomic_fetch_add(a->ready, 1);
+	while (atomic_load(a->ready) < 2)
+		sched_yield();
+	if (!inst)
+		return NULL;
+	a->secs = local_time(a->o, a->se, a->s, inst, a->c);
+	a->s->destroy(inst);
+	return NULL;
+}
+
+/*
+ * The local cost: the stepped loop, untraced, LM_LOCAL_Q steps per CPU
+ * per turn (so that a line stays on its core), on two pinned threads at
+ * once, each on a tree of its own.  Nothing is shared between them, but
+ * they run under the same conditions as the measured run beside them
+ * (both cores busy, the same neighbours).  Mean of the two.
+ */
+static double local_cost(const struct opts *o, const struct series *se,
+			 const struct strategy *s, const struct config *c)
+{
+	atomic_uint ready = 0;
+	struct lt_arg a[2];
+	pthread_t tid[2];
+	unsigned int i, started = 0;
+
+	for (i = 0; i < 2; i++) {
+		a[i] = (struct lt_arg){ .o = o, .se = se, .s = s, .c = c,
+					.ready = &ready,
+					.os_cpu = o->os_cpus[i] };
+		if (pthread_create(&tid[i], NULL, lt_thread, &a[i]))
+			break;
+		started++;
+	}
+	if (started < 2)
+		atomic_fetch_add(&ready, 2);
+	for (i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	return started < 2 ? (double)NAN : (a[0].secs + a[1].secs) / 2;
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+struct lm_cell {
+	double local[BENCH_MAX_REPS];
+	double meas[BENCH_MAX_REPS];
+	unsigned int nr_local, nr_meas;
+	struct lm_result res[LM_MAX_N];
+};
+
+struct lm_run {
+	const struct opts *o;
+	const struct strategy *st[LM_STRATS];
+	unsigned int nr_st;
+	unsigned int cpus[LM_MAX_N];
+	unsigned int nr_cpus;
+	double pp_shared[BENCH_MAX_REPS];
+	double pp_own[BENCH_MAX_REPS];
+	unsigned int nr_tcost;
+	double transfer_s;
+	double remote_factor;
+	struct lm_cell cell[NR_SERIES][LM_STRATS];
+	FILE *jsonl;
+};
+
+/* One repetition of the paired measurements at LM_CALIB_CPUS. */
+static int calibrate_rep(struct lm_run *x, struct opts *pinned)
+{
+	const struct opts *o = x->o;
+	struct config cs, cp;
+	struct sample smp;
+	unsigned int i, k;
+	void *pi;
+	double t_shared, t_own;
+
+	for (i = 0; i < 3 && x->nr_tcost < BENCH_MAX_REPS; i++) {
+		t_shared = pp_trial(o, true);
+		t_own = pp_trial(o, false);
+		if (isfinite(t_shared - t_own)) {
+			x->pp_shared[x->nr_tcost] = t_shared;
+			x->pp_own[x->nr_tcost++] = t_own;
+		}
+	}
+	for (i = 0; i < NR_SERIES; i++) {
+		config_for(o, &all_series[i], LM_CALIB_CPUS, PCSTOCK_CPU_SIM,
+			   &cs);
+		config_for(o, &all_series[i], LM_CALIB_CPUS,
+			   PCSTOCK_CPU_PINNED, &cp);
+		for (k = 0; k < x->nr_st; k++) {
+			struct lm_cell *cell = &x->cell[i][k];
+
+			cell->local[cell->nr_local] =
+				local_cost(o, &all_series[i], x->st[k], &cs);
+			cell->nr_local += isfinite(cell->local[cell->nr_local]);
+			if (x->st[k]->create(&cp.tree, &pi))
+				return -ENOMEM;
+			memset(&smp, 0, sizeof(smp));
+			smp.cons_ok = true;
+			if (!cp.wl->measure(pinned, &cp, x->st[k], pi, &smp) &&
+			    smp.cons_ok)
+				cell->meas[cell->nr_meas++] = smp.value;
+			x->st[k]->destroy(pi);
+			if (!smp.cons_ok)
+				return -EIO;
+		}
+	}
+	return 0;
+}
+
+static double predict(const struct lm_run *x, const struct lm_result *r,
+		      double local, double *cap)
+{
+	double per_xfer = x->transfer_s *
+			  (1 + (x->remote_factor - 1) *
+			   (r->xfer ? r->xfer_remote / r->xfer : 0));
+	double one = 1 / (local + r->xfer * per_xfer);
+
+	*cap = r->hot_per_op > 0 ?
+	       1 / ((double)r->n * per_xfer * r->hot_per_op) : (double)INFINITY;
+	return fmin(one, *cap);
+}
+
+static void json_s(FILE *f, const char *k, const char *v, bool first)
+{
+	fprintf(f, "%s\"%s\":\"%s\"", first ? "{" : ",", k, v);
+}
+
+static void json_d(FILE *f, const char *k, double v)
+{
+	if (isfinite(v))
+		fprintf(f, ",\"%s\":%.6g", k, v);
+	else
+		fprintf(f, ",\"%s\":null", k);
+}
+
+static void emit_result(const struct lm_run *x, const struct series *se,
+			const struct strategy *s, const char *topo,
+			const struct lm_result *r)
+{
+	FILE *f = x->jsonl;
+	unsigned int i;
+
+	if (!f)
+		return;
+	json_s(f, "kind", "lines", true);
+	json_s(f, "workload", se->name, false);
+	json_s(f, "strategy", s->name, false);
+	json_s(f, "topology", topo, false);
+	json_d(f, "cpus", r->n);
+	json_d(f, "ops", (double)r->ops);
+	json_d(f, "transfers_per_op", r->xfer);
+	json_d(f, "remote_transfers_per_op", r->xfer_remote);
+	json_d(f, "invalidations_per_op", r->inval);
+	json_s(f, "hot_line", r->nr_hot ? r->hot[0] : "", false);
+	json_d(f, "hot_share", r->hot_share);
+	json_d(f, "hot_transfers_per_op", r->hot_per_op);
+	fprintf(f, ",\"hot_lines\":[");
+	for (i = 0; i < r->nr_hot; i++)
+		fprintf(f, "%s{\"line\":\"%s\",\"share\":%.4f}", i ? "," : "",
+			r->hot[i], r->hot_shares[i]);
+	fprintf(f, "]");
+	json_d(f, "local_ns", r->local_s * 1e9);
+	json_d(f, "transfer_ns", x->transfer_s * 1e9);
+	json_d(f, "predicted_ops_per_s", r->pred);
+	json_d(f, "predicted_cap_ops_per_s", r->cap);
+	json_d(f, "measured_ops_per_s", r->measured);
+	fprintf(f, "}\n");
+}
+
+static void print_header(const struct series *se)
+{
+	printf("\n### %s\n\n| cpus | strategy | xfer/op | remote/op | "
+	       "inval/op | hottest line (share of transfers) | local ns | "
+	       "predicted ops/s/CPU | measured | pred/meas |\n"
+	       "|---:|---|---:|---:|---:|---|---:|---:|---:|---:|\n",
+	       se->name);
+}
+
+static void print_result(const struct strategy *s, const struct lm_result *r)
+{
+	char hot[100];
+
+	snprintf(hot, sizeof(hot), "%s (%.0f %%)",
+		 r->nr_hot ? r->hot[0] : "-", 100 * r->hot_share);
+	printf("| %u | %s | %.3f | %.3f | %.3f | %s | %.1f | %.3g |",
+	       r->n, s->name, r->xfer, r->xfer_remote, r->inval, hot,
+	       r->local_s * 1e9, r->pred);
+	if (isfinite(r->measured))
+		printf(" %.3g | %.2f |\n", r->measured,
+		       r->pred / r->measured);
+	else
+		printf(" - | - |\n");
+}
+
+static int model_series(struct lm_run *x, unsigned int si)
+{
+	const struct series *se = &all_series[si];
+	struct lm_result *r;
+	char topo[96];
+	unsigned int j, k;
+	int ret;
+
+	print_header(se);
+	for (j = 0; j < x->nr_cpus; j++) {
+		topo_string(x->o->topology, x->cpus[j], topo, sizeof(topo));
+		for (k = 0; k < x->nr_st; k++) {
+			struct lm_cell *cell = &x->cell[si][k];
+
+			r = &cell->res[j];
+			fprintf(stderr, "lines: %s %s %u CPUs (%s)\n",
+				se->name, x->st[k]->name, x->cpus[j], topo);
+			ret = model_run(x->o, se, x->st[k], x->cpus[j], topo,
+					r);
+			if (ret)
+				return ret;
+			r->local_s = best(cell->local, cell->nr_local, false);
+			r->pred = predict(x, r, r->local_s, &r->cap);
+			r->measured = x->cpus[j] == LM_CALIB_CPUS ?
+				      best(cell->meas, cell->nr_meas, true) :
+				      (double)NAN;
+			print_result(x->st[k], r);
+			emit_result(x, se, x->st[k], topo, r);
+		}
+	}
+	return 0;
+}
+
+/* ---- drain_all: reading a slot before exchanging it --------------------- */
+
+struct drain_cost {
+	double xfer, remote, inval;	/* per drain_all, beyond the charger */
+};
+
+static void drain_take(struct drain_cost *d, unsigned long nr,
+		       const unsigned long *base, double base_share)
+{
+	d->xfer = ((double)dir.xfer - (double)base[0] * base_share) / nr;
+	d->remote = ((double)dir.xfer_remote - (double)base[1] * base_share) /
+		    nr;
+	d->inval = ((double)dir.inval - (double)base[2] * base_share) / nr;
+}
+
+/*
+ * @n CPUs charge the shared leaf a few rounds (every CPU's slot warm),
+ * then CPU 0 keeps charging while, every @every of its steps, drain_all
+ * runs on another CPU: CPU 1 each time, or rotating over 1..n-1 (the CPU
+ * that hits the limit varies).  What CPU 0 costs alone over as many steps
+ * is subtracted.  The first drain (every slot full) and the later ones
+ * (only CPU 0 refills) are reported apart.
+ */
+static int drain_effect(struct lm_run *x, const struct strategy *s,
+			unsigned int n, bool rotate, struct drain_cost *first,
+			struct drain_cost *later)
+{
+	const struct series *se = &all_series[1];
+	unsigned int steps = x->o->quick ? 1024 : 4096, every = 256, i;
+	unsigned int drains = steps / every;
+	unsigned long base[3];
+	struct config c;
+	struct sim m;
+	char topo[96];
+	void *inst;
+	int ret;
+
+	config_for(x->o, se, n, PCSTOCK_CPU_SIM, &c);
+	topo_string(x->o->topology, n, topo, sizeof(topo));
+	dir_clear(&dir);
+	ret = topo_place(topo, n, dir.pkg);
+	if (!ret)
+		ret = s->create(&c.tree, &inst);
+	if (ret)
+		return ret;
+	ret = sim_init(&m, s, inst, &c, x->o->seed);
+	pcstock_trace_hook = trace_access;
+	if (!ret)
+		ret = sim_rounds(&m, false, 4, 1, true);
+	/* CPU 0 alone (once settled), then CPU 0 with the drains. */
+	m.n = 1;
+	if (!ret)
+		ret = sim_rounds(&m, false, steps, 1, true);
+	dir_zero(&dir);
+	if (!ret)
+		ret = sim_rounds(&m, false, steps, 1, true);
+	base[0] = dir.xfer;
+	base[1] = dir.xfer_remote;
+	base[2] = dir.inval;
+	dir_zero(&dir);
+	for (i = 0; !ret && i < drains; i++) {
+		ret = sim_rounds(&m, false, every, 1, true);
+		sim_cpu = rotate ? (int)(1 + i % (n - 1)) : 1;
+		if (!ret)
+			ret = s->enter(inst, (unsigned int)sim_cpu);
+		if (!ret) {
+			s->drain_all(inst);
+			s->exit(inst);
+		}
+		sim_cpu = -1;
+		if (!i) {
+			drain_take(first, 1, base, 1.0 / drains);
+			dir_zero(&dir);
+		}
+	}
+	drain_take(later, drains - 1, base, (drains - 1.0) / drains);
+	pcstock_trace_hook = NULL;
+	m.n = n;
+	i = sim_fini(&m) ? 1 : 0;
+	s->destroy(inst);
+	return ret ? ret : i ? -EIO : 0;
+}
+
+static void emit_drain(const struct lm_run *x, const struct strategy *s,
+		       unsigned int n, const char *drainer, const char *which,
+		       const struct drain_cost *d)
+{
+	printf("| %s | %s | %s | %.1f | %.1f | %.1f | %.2f |\n", s->name,
+	       drainer, which, d->xfer, d->remote, d->inval,
+	       d->xfer * x->transfer_s * 1e6);
+	if (!x->jsonl)
+		return;
+	json_s(x->jsonl, "kind", "lines_drain", true);
+	json_s(x->jsonl, "strategy", s->name, false);
+	json_s(x->jsonl, "drainer", drainer, false);
+	json_s(x->jsonl, "drain", which, false);
+	json_d(x->jsonl, "cpus", n);
+	json_d(x->jsonl, "transfers_per_drain", d->xfer);
+	json_d(x->jsonl, "remote_transfers_per_drain", d->remote);
+	json_d(x->jsonl, "invalidations_per_drain", d->inval);
+	json_d(x->jsonl, "transfer_ns", x->transfer_s * 1e9);
+	fprintf(x->jsonl, "}\n");
+}
+
+static int model_drain(struct lm_run *x)
+{
+	unsigned int n = x->o->quick ? 16 : 256, k, rot;
+	struct drain_cost first, later;
+	char topo[96];
+	int ret;
+
+	topo_string(x->o->topology, n, topo, sizeof(topo));
+	printf("\n### drain_all with a charger running, %u CPUs (%s)\n\n"
+	       "| strategy | drainer | drain | transfers | remote | "
+	       "invalidations | predicted us |\n"
+	       "|---|---|---|---:|---:|---:|---:|\n", n, topo);
+	for (k = 0; k < x->nr_st; k++) {
+		if (!(x->st[k]->flags & STRAT_STOCK))
+			continue;
+		for (rot = 0; rot < 2; rot++) {
+			ret = drain_effect(x, x->st[k], n, rot, &first,
+					   &later);
+			if (ret)
+				return ret;
+			emit_drain(x, x->st[k], n, rot ? "rotating" : "cpu 1",
+				   "first", &first);
+			emit_drain(x, x->st[k], n, rot ? "rotating" : "cpu 1",
+				   "later", &later);
+		}
+	}
+	return 0;
+}
+
+/* ---- LKP comparison and plots ------------------------------------------- */
+
+static int strat_index(const struct lm_run *x, const char *name)
+{
+	unsigned int k;
+
+	for (k = 0; k < x->nr_st; k++)
+		if (!strcmp(x->st[k]->name, name))
+			return (int)k;
+	return -1;
+}
+
+static void compare_lkp(const struct lm_run *x)
+{
+	int v4 = strat_index(x, "v4"), m7 = strat_index(x, "memcg7");
+	const struct lm_result *a, *b;
+	unsigned int j;
+
+	if (v4 < 0 || m7 < 0)
+		return;
+	for (j = 0; j < x->nr_cpus; j++) {
+		a = &x->cell[0][v4].res[j];
+		b = &x->cell[0][m7].res[j];
+		if (!a->done || !b->done || a->n < 16)
+			continue;
+		printf("\nsock at %u CPUs, v4 against memcg7: predicted "
+		       "messages/s per CPU %+.1f %%; cross-package transfers "
+		       "per message %.3f -> %.3f (%+.0f %%); all transfers "
+		       "%.3f -> %.3f (LKP, 224 CPUs: netperf SCTP_RR "
+		       "-73.9 %%, HITM.remote +105 %%)\n",
+		       a->n, 100 * (a->pred / b->pred - 1), b->xfer_remote,
+		       a->xfer_remote,
+		       b->xfer_remote > 0 ?
+		       100 * (a->xfer_remote / b->xfer_remote - 1) :
+		       (double)NAN,
+		       b->xfer, a->xfer);
+	}
+}
+
+static void emit_plots(const struct lm_run *x)
+{
+	char path[4096], cmd[4400];
+	unsigned int i, j, k;
+	FILE *gp, *dat;
+
+	snprintf(path, sizeof(path), "%s/lines.gp", x->o->out);
+	gp = fopen(path, "w");
+	if (!gp)
+		return;
+	fprintf(gp, "# gnuplot script written by pcstock-bench --lines\n"
+		"set terminal pngcairo size 900,560\nset key outside right\n"
+		"set grid\nset logscale xy\nset xlabel 'simulated CPUs'\n"
+		"set ylabel 'predicted ops/s per CPU'\n");
+	for (i = 0; i < NR_SERIES; i++) {
+		snprintf(path, sizeof(path), "%s/lines-%s.dat", x->o->out,
+			 all_series[i].name);
+		dat = fopen(path, "w");
+		if (!dat)
+			continue;
+		fprintf(dat, "# cpus");
+		for (k = 0; k < x->nr_st; k++)
+			fprintf(dat, " %s", x->st[k]->name);
+		fprintf(dat, "\n");
+		for (j = 0; j < x->nr_cpus; j++) {
+			fprintf(dat, "%u", x->cpus[j]);
+			for (k = 0; k < x->nr_st; k++)
+				fprintf(dat, " %g", x->cell[i][k].res[j].pred);
+			fprintf(dat, "\n");
+		}
+		fclose(dat);
+		fprintf(gp, "set output 'lines-%s.png'\nset title "
+			"'%s: predicted throughput per CPU (line model)'\n"
+			"plot ", all_series[i].name, all_series[i].name);
+		for (k = 0; k < x->nr_st; k++)
+			fprintf(gp, "%s'lines-%s.dat' using 1:%u with "
+				"linespoints title '%s'", k ? ", " : "",
+				all_series[i].name, k + 2, x->st[k]->name);
+		fprintf(gp, "\n");
+	}
+	fclose(gp);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && gnuplot lines.gp 2>gnuplot.log"
+		 " || echo 'pcstock-bench: gnuplot failed or is missing' >&2",
+		 x->o->out);
+	if (system(cmd) == -1)
+		fprintf(stderr, "pcstock-bench: cannot run gnuplot\n");
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static int parse_cpus(struct lm_run *x, const char *list)
+{
+	const char *p = list;
+	char *end;
+	unsigned long v;
+
+	x->nr_cpus = 0;
+	while (*p) {
+		v = strtoul(p, &end, 10);
+		if (end == p || v < 2 || v > LM_MAX_CPUS || v % 2 ||
+		    x->nr_cpus == LM_MAX_N || (*end && *end != ','))
+			return -EINVAL;
+		x->cpus[x->nr_cpus++] = (unsigned int)v;
+		p = *end ? end + 1 : end;
+	}
+	return x->nr_cpus ? 0 : -EINVAL;
+}
+
+static int pick_strategies(struct lm_run *x, const char *list)
+{
+	const char *p;
+	char name[32];
+	size_t len;
+
+	for (p = list; *p; p += len + (p[len] == ',')) {
+		len = strcspn(p, ",");
+		snprintf(name, sizeof(name), "%.*s", (int)len, p);
+		if (!bench_strategy(name) || x->nr_st == LM_STRATS ||
+		    !(bench_strategy(name)->flags & STRAT_DOMAIN)) {
+			fprintf(stderr, "pcstock-bench: --lines models the "
+				"group strategies (none memcg7 v4 default), "
+				"not '%s'\n", name);
+			return -EINVAL;
+		}
+		x->st[x->nr_st++] = bench_strategy(name);
+	}
+	return 0;
+}
+
+int lines_main(const struct opts *o)
+{
+	static struct lm_run x;
+	struct opts pinned = *o;
+	unsigned int rep, i;
+	char path[4096];
+	char *mj, *mt;
+	double t0 = now_s();
+	int ret = 0;
+
+	x.o = o;
+	x.remote_factor = o->remote_factor;
+	if (pick_strategies(&x, o->strategies ? o->strategies :
+			    "none,memcg7,v4,default") ||
+	    parse_cpus(&x, o->sim_cpus ? o->sim_cpus : "2,16,64,224,1024"))
+		return 1;
+	if (o->nr_os_cpus < LM_CALIB_CPUS) {
+		fprintf(stderr, "pcstock-bench: --lines calibrates on %u "
+			"CPUs; this process may use %u\n", LM_CALIB_CPUS,
+			o->nr_os_cpus);
+		return 1;
+	}
+	if (mkdir(o->out, 0777) && errno != EEXIST) {
+		fprintf(stderr, "pcstock-bench: cannot create %s\n", o->out);
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s/lines.jsonl", o->out);
+	x.jsonl = fopen(path, "w");
+	pinned.mode = PCSTOCK_CPU_PINNED;
+	for (rep = 0; rep < o->reps; rep++) {
+		fprintf(stderr, "lines: calibration %u/%u\n", rep + 1,
+			o->reps);
+		ret = calibrate_rep(&x, &pinned);
+		if (ret)
+			goto out;
+	}
+	x.transfer_s = best(x.pp_shared, x.nr_tcost, false) -
+		       best(x.pp_own, x.nr_tcost, false);
+	if (!(x.transfer_s > 0)) {
+		fprintf(stderr, "pcstock-bench: no line transfer cost "
+			"measurable (a shared add no slower than a private "
+			"one): predicting with 0\n");
+		x.transfer_s = 0;
+	}
+	mt = meta_text(o, now_s() - t0);
+	printf("## pcstock-bench --lines\n\n%s\n"
+	       "transfer cost %.1f ns (two-thread shared add minus private "
+	       "add), remote factor %g; local cost and measured at %u CPUs;"
+	       " each the best of %u repetitions\n", mt ? mt : "",
+	       x.transfer_s * 1e9,
+	       x.remote_factor, LM_CALIB_CPUS, x.nr_tcost);
+	free(mt);
+	if (x.jsonl) {
+		json_s(x.jsonl, "kind", "lines_calibration", true);
+		json_d(x.jsonl, "transfer_ns", x.transfer_s * 1e9);
+		json_d(x.jsonl, "remote_factor", x.remote_factor);
+		json_d(x.jsonl, "reps", x.nr_tcost);
+		fprintf(x.jsonl, "}\n");
+	}
+	for (i = 0; i < NR_SERIES; i++) {
+		if (o->workloads && !strstr(o->workloads,
+					    all_series[i].workload))
+			continue;
+		ret = model_series(&x, i);
+		if (ret)
+			goto out;
+	}
+	if (!o->workloads || strstr(o->workloads, "drain"))
+		ret = model_drain(&x);
+	if (!ret) {
+		compare_lkp(&x);
+		emit_plots(&x);
+	}
+	mj = meta_json(o, now_s() - t0);
+	snprintf(path, sizeof(path), "%s/meta.json", o->out);
+	if (mj) {
+		FILE *f = fopen(path, "w");
+
+		if (f) {
+			fputs(mj, f);
+			fclose(f);
+		}
+		free(mj);
+	}
+out:
+	if (x.jsonl)
+		fclose(x.jsonl);
+	dir_clear(&dir);
+	if (ret)
+		fprintf(stderr, "pcstock-bench --lines: %s\n",
+			strerror(-ret));
+	return ret ? (ret == -EIO ? 2 : 1) : 0;
+}

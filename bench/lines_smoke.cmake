@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The line model's test (ctest label bench), run as
+#   cmake -DBENCH=<pcstock-bench> -DPLANTED=<pcstock-bench-lines-planted>
+#         -DOUT=<dir> -P lines_smoke.cmake
+# Runs pcstock-bench --lines on scale at 2 and 16 simulated CPUs and checks
+# what the model says, not how fast anything ran:
+#  - every "lines" record is there and sane (finite, non-negative
+#    transfers, a share in [0, 1], a positive prediction, a measurement at
+#    2 CPUs only);
+#  - none, whose every charge and uncharge writes the shared usage lines,
+#    moves at least one line per operation at 16 CPUs, while default's
+#    stock hits (per-CPU slots) move almost none;
+#  - the same run over the planted cost bug (every CPU counts its stock
+#    hits on CPU 0's statistics line) moves at least half a line per
+#    operation for default (ten times the clean bound), and names that
+#    line the hottest.
+
+cmake_minimum_required(VERSION 3.20)
+
+if(NOT BENCH OR NOT PLANTED OR NOT OUT)
+	message(FATAL_ERROR "usage: cmake -DBENCH=... -DPLANTED=... -DOUT=... "
+		"-P lines_smoke.cmake")
+endif()
+
+set(args --lines --quick --reps 1 --cpus 2,16 --workload scale)
+
+function(run_lines bin dir)
+	file(REMOVE_RECURSE "${dir}")
+	file(MAKE_DIRECTORY "${OUT}")
+	execute_process(COMMAND "${bin}" ${args} --out "${dir}"
+		RESULT_VARIABLE rc OUTPUT_VARIABLE table ERROR_VARIABLE err)
+	if(NOT rc EQUAL 0)
+		message(FATAL_ERROR "${bin} --lines exited with ${rc}:\n${err}")
+	endif()
+	if(NOT table MATCHES "### scale-shared" OR
+	   NOT table MATCHES "### scale-own")
+		message(FATAL_ERROR "no tables on stdout:\n${table}")
+	endif()
+	if(NOT EXISTS "${dir}/lines.gp" OR NOT EXISTS "${dir}/lines-sock.dat")
+		message(FATAL_ERROR "no plot script or data in ${dir}")
+	endif()
+endfunction()
+
+# Sets <prefix>_<series>_<strategy>_<cpus>_{xfer,hot} in the caller.
+function(read_lines dir prefix)
+	file(STRINGS "${dir}/lines.jsonl" lines)
+	set(n 0)
+	foreach(line IN LISTS lines)
+		string(JSON kind GET "${line}" kind)
+		if(NOT kind STREQUAL "lines")
+			continue()
+		endif()
+		math(EXPR n "${n} + 1")
+		string(JSON wl GET "${line}" workload)
+		string(JSON st GET "${line}" strategy)
+		string(JSON cpus GET "${line}" cpus)
+		string(JSON xfer GET "${line}" transfers_per_op)
+		string(JSON share GET "${line}" hot_share)
+		string(JSON pred GET "${line}" predicted_ops_per_s)
+		string(JSON meas TYPE "${line}" measured_ops_per_s)
+		string(JSON hot GET "${line}" hot_line)
+		if(NOT xfer MATCHES "^[0-9.e+-]+$" OR xfer LESS 0 OR
+		   share LESS 0 OR share GREATER 1 OR
+		   NOT pred MATCHES "^[0-9.e+]+$" OR NOT pred GREATER 0)
+			message(FATAL_ERROR "insane record: ${line}")
+		endif()
+		if((cpus EQUAL 2) EQUAL (meas STREQUAL "NULL"))
+			message(FATAL_ERROR "measured only at 2 CPUs: ${line}")
+		endif()
+		set(${prefix}_${wl}_${st}_${cpus}_xfer ${xfer} PARENT_SCOPE)
+		set(${prefix}_${wl}_${st}_${cpus}_hot "${hot}" PARENT_SCOPE)
+	endforeach()
+	# 2 series x 2 CPU counts x 4 strategies
+	if(NOT n EQUAL 16)
+		message(FATAL_ERROR "${dir}/lines.jsonl: ${n} lines records")
+	endif()
+endfunction()
+
+run_lines("${BENCH}" "${OUT}/clean")
+read_lines("${OUT}/clean" clean)
+run_lines("${PLANTED}" "${OUT}/planted")
+read_lines("${OUT}/planted" bug)
+
+if(clean_scale-shared_none_16_xfer LESS 1)
+	message(FATAL_ERROR "none moves ${clean_scale-shared_none_16_xfer} "
+		"lines per op at 16 CPUs: the model misses shared usage")
+endif()
+if(clean_scale-shared_default_16_xfer GREATER 0.05)
+	message(FATAL_ERROR "default moves ${clean_scale-shared_default_16_xfer}"
+		" lines per op: stock hits should stay local")
+endif()
+# At least 0.5 against at most 0.05: ten times the clean figure.
+set(bug ${bug_scale-shared_default_16_xfer})
+if(bug LESS 0.5)
+	message(FATAL_ERROR "planted shared hit statistic: ${bug} transfers "
+		"per op, clean ${clean_scale-shared_default_16_xfer}: not caught")
+endif()
+if(NOT bug_scale-shared_default_16_hot MATCHES "stats of cpu 0")
+	message(FATAL_ERROR "planted bug's hottest line is "
+		"'${bug_scale-shared_default_16_hot}', not CPU 0's statistics")
+endif()
+message(STATUS "lines: none ${clean_scale-shared_none_16_xfer}, default "
+	"${clean_scale-shared_default_16_xfer}, planted ${bug} transfers/op "
+	"at 16 CPUs")
