@@ -222,6 +222,15 @@ static void trace_access(enum pcs_atomic_op op, const void *obj)
 			   op != PCS_OP_LOAD);
 }
 
+#define SOCK_RING 256U
+
+/* workload.c's ring, laid out alike: its lines are traced as well. */
+struct sim_ring {
+	_Alignas(BENCH_LINE) unsigned int head;	/* written by the sender */
+	_Alignas(BENCH_LINE) unsigned int tail;	/* written by the receiver */
+	_Alignas(BENCH_LINE) unsigned char pages[SOCK_RING];
+};
+
 /* ---- naming lines ------------------------------------------------------- */
 
 struct lm_owner {
@@ -232,6 +241,7 @@ struct lm_owner {
 struct lm_owners {
 	struct lm_owner *v;
 	unsigned int nr, room;
+	const struct sim_ring *ring;	/* sock's rings, or NULL */
 };
 
 static void owner_add(const struct pcstock_counter *c, const char *label,
@@ -310,6 +320,12 @@ static void line_name(const struct lm_owners *ow, const struct lm_line *l,
 		}
 	}
 	snprintf(buf, len, "unnamed line first used by cpu %d", l->first);
+	if (ow->ring && l->tag >= (uintptr_t)ow->ring / LM_LINE &&
+	    l->tag < (uintptr_t)(ow->ring + nr_cpus) / LM_LINE)
+		snprintf(buf, len, "sock ring of cpu %u",
+			 (unsigned int)((l->tag * LM_LINE -
+					 (uintptr_t)ow->ring) /
+					sizeof(*ow->ring)));
 }
 
 /* ---- topology ----------------------------------------------------------- */
@@ -371,13 +387,6 @@ struct series {
 	unsigned int arg[3];
 };
 
-#define SOCK_RING 256U
-
-struct sim_ring {
-	unsigned int head, tail;
-	unsigned char pages[SOCK_RING];
-};
-
 struct sim {
 	const struct strategy *s;
 	void *inst;
@@ -423,7 +432,11 @@ static void pair_step(struct sim *m, unsigned int cpu)
 		m->pos[cpu] = leaf + 1 == c->arg[0] ? 0 : leaf + 1;
 }
 
-/* One pass of sock_body()'s loop for @cpu, rr: pairs (2p, 2p + 1). */
+/*
+ * One pass of sock_body()'s loop for @cpu, rr: pairs (2p, 2p + 1).  The
+ * ring accesses ring_pop() and ring_push() make are traced too: they are
+ * the workload's own line traffic.
+ */
 static void sock_step(struct sim *m, unsigned int cpu)
 {
 	unsigned int pair = cpu / 2, i;
@@ -433,17 +446,25 @@ static void sock_step(struct sim *m, unsigned int cpu)
 
 	if (pair >= m->cfg->tree.nr_leaves)
 		return;
-	for (i = 0; i < 8 && rx->tail != rx->head; i++) {
+	for (i = 0; i < 8; i++) {
+		trace_access(PCS_OP_LOAD, &rx->head);
+		if (rx->tail == rx->head)
+			break;
+		trace_access(PCS_OP_LOAD, &rx->pages[rx->tail % SOCK_RING]);
 		got = rx->pages[rx->tail++ % SOCK_RING];
+		trace_access(PCS_OP_STORE, &rx->tail);
 		m->s->uncharge(m->inst, cpu, pair, (unsigned long)got);
 		m->held[pair] -= got;
 	}
+	trace_access(PCS_OP_LOAD, &tx->tail);
 	if (tx->head - tx->tail == SOCK_RING)
 		return;
 	pages = 1 + rng_next(&m->rng[cpu]) % 4;
 	if (m->s->charge(m->inst, cpu, pair, pages)) {
 		m->held[pair] += (long)pages;
+		trace_access(PCS_OP_STORE, &tx->pages[tx->head % SOCK_RING]);
 		tx->pages[tx->head++ % SOCK_RING] = (unsigned char)pages;
+		trace_access(PCS_OP_STORE, &tx->head);
 		m->ops++;
 	}
 }
@@ -472,7 +493,7 @@ static int sim_init(struct sim *m, const struct strategy *s, void *inst,
 	m->order = calloc(n, sizeof(*m->order));
 	m->order_rng = seed * 0xD1B54A32D192ED03ULL + n;
 	m->rng = calloc(n, sizeof(*m->rng));
-	m->ring = calloc(n, sizeof(*m->ring));
+	m->ring = zalloc_lines(n * sizeof(*m->ring));
 	m->held = calloc(cfg->tree.nr_leaves, sizeof(*m->held));
 	if (!m->pos || !m->phase || !m->got || !m->order || !m->rng ||
 	    !m->ring || !m->held)
@@ -714,6 +735,7 @@ static int model_run(const struct opts *o, const struct series *se,
 		s->counters(inst, owner_add, &ow);
 	rounds = rounds_for(o, &c, se);
 	ret = sim_init(&m, s, inst, &c, o->seed);
+	ow.ring = se->sock ? m.ring : NULL;
 	pcstock_trace_hook = trace_access;
 	if (!ret)
 		ret = sim_rounds(&m, se->sock, rounds / 4 + 1, 1, true);
