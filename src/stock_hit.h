@@ -216,7 +216,7 @@ static inline bool pcs_stock_give(struct pcstock_counter *c,
 	unsigned int batch = pcs_load(&c->stock_refill_batch, PCS_RELAXED);
 	atomic_int *slot;
 	char *region;
-	int old;
+	int old, want;
 
 	/* Batch first: V4's uncharges leave at the first test. */
 	if (nr - 1 >= batch || f->key != key)
@@ -225,11 +225,15 @@ static inline bool pcs_stock_give(struct pcstock_counter *c,
 	region = f->region;
 	slot = pcs_slot_at(c, region);
 	old = pcs_load(slot, PCS_RELAXED);
-	/* No overflow: old and nr are at most batch <= INT_MAX / 2. */
+	/*
+	 * No overflow: nr and old (a DEFAULT slot) are at most batch <=
+	 * INT_MAX / 2.
+	 */
 	do {
-		if ((unsigned int)old + nr > batch)
+		want = old + (int)nr;
+		if ((unsigned int)want > batch)
 			return false;
-	} while (!pcs_slot_refill(slot, &old, old + (int)nr));
+	} while (!pcs_slot_refill(slot, &old, want));
 	pcs_stat_add(&pcs_stats_at(c, region)->refills, 1);
 	pcs_refill_recheck(c, region);
 	return true;
