@@ -1133,8 +1133,14 @@ group_uncharge_slow(struct pcstock_group *g, unsigned long nr_pages)
 
 int pcstock_group_uncharge(struct pcstock_group *g, unsigned long nr_pages)
 {
-	if (g && pcs_stock_give(&g->memory,
-				pcs_load(&g->hit_key, PCS_RELAXED), nr_pages))
+	unsigned int batch;
+
+	if (!g)
+		return -EINVAL;
+	batch = pcs_load(&g->memory.stock_refill_batch, PCS_RELAXED);
+	if (pcs_stock_refills(batch, nr_pages) &&
+	    pcs_stock_give(&g->memory, pcs_load(&g->hit_key, PCS_RELAXED),
+			   batch, nr_pages))
 		return 0;
 	return group_uncharge_slow(g, nr_pages);
 }

@@ -387,20 +387,17 @@ bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
 }
 
 /*
- * Everything but an uncharge that fits the cached CPU's slot: a full slot
- * (flushed up with the pages), no cached region, V4, a disabled stock.
+ * An uncharge that may refill but did not fit the cached CPU's slot (which
+ * is then flushed up with the pages), or found no cached region.
  */
 static __attribute__((noinline)) void
-uncharge_slow(struct pcstock_counter *c, unsigned long nr_pages)
+uncharge_slow(struct pcstock_counter *c, unsigned int batch,
+	      unsigned long nr_pages)
 {
 	const struct pcs_cpu_fast *f = &pcs_tls_fast;
-	/* 0 unless the stock is enabled with the DEFAULT policy. */
-	unsigned int batch = pcs_load(&c->stock_refill_batch, PCS_RELAXED);
-	char *region = NULL;
+	char *region = f->key == c->stock_key ? f->region :
+						this_region(c, true);
 
-	if (nr_pages && nr_pages <= batch)
-		region = f->key == c->stock_key ? f->region :
-						  this_region(c, true);
 	if (region)
 		pcs_refill_capped(c, region, (int)batch, (int)nr_pages);
 	else
@@ -410,8 +407,12 @@ uncharge_slow(struct pcstock_counter *c, unsigned long nr_pages)
 void pcstock_counter_uncharge_stock(struct pcstock_counter *c,
 				    unsigned long nr_pages)
 {
-	if (!pcs_stock_give(c, c->stock_key, nr_pages))
-		uncharge_slow(c, nr_pages);
+	unsigned int batch = pcs_load(&c->stock_refill_batch, PCS_RELAXED);
+
+	if (!pcs_stock_refills(batch, nr_pages))
+		pcstock_counter_uncharge(c, nr_pages);
+	else if (!pcs_stock_give(c, c->stock_key, batch, nr_pages))
+		uncharge_slow(c, batch, nr_pages);
 }
 
 /* ---- readers -------------------------------------------------------------- */

@@ -204,22 +204,32 @@ static inline bool pcs_stock_take(struct pcstock_counter *c,
 }
 
 /*
- * The uncharge into the stock: true if @nr (1..batch) pages went into the
- * slot of the thread's cached CPU (DEFAULT, enabled) and fit.  A slot they
- * do not fit (the slow path flushes it up with them), nr 0 and everything
- * else return false untouched.
+ * Whether an uncharge of @nr pages may go into a slot, given @batch, @c's
+ * stock_refill_batch: 1..batch pages of an enabled DEFAULT stock.  The
+ * others (0 pages, more than batch, V4, disabled, unstocked) go straight
+ * up the hierarchy.
+ */
+static inline bool pcs_stock_refills(unsigned int batch, unsigned long nr)
+{
+	return nr - 1 < batch;
+}
+
+/*
+ * The uncharge into the stock, for @nr pages that pcs_stock_refills():
+ * true if they went into the slot of the thread's cached CPU and fit.  A
+ * slot they do not fit (the slow path flushes it up with them) and a
+ * thread with no cached region for @key return false untouched.
  */
 static inline bool pcs_stock_give(struct pcstock_counter *c,
-				  unsigned long long key, unsigned long nr)
+				  unsigned long long key, unsigned int batch,
+				  unsigned long nr)
 {
 	const struct pcs_cpu_fast *f = &pcs_tls_fast;
-	unsigned int batch = pcs_load(&c->stock_refill_batch, PCS_RELAXED);
 	atomic_int *slot;
 	char *region;
 	int old, want;
 
-	/* Batch first: V4's uncharges leave at the first test. */
-	if (nr - 1 >= batch || f->key != key)
+	if (f->key != key)
 		return false;
 	/* Once: the seq_cst CAS would make the compiler reload it. */
 	region = f->region;

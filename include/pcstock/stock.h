@@ -9,6 +9,13 @@
  * counter; a miss charges a whole batch and parks the surplus in the slot.
  * Any thread can drain any CPU's slot with an atomic exchange.
  *
+ * A hit finds the calling CPU's slot through a per-thread cache of that
+ * CPU's region of the domain's per-CPU arena (the kernel's per-CPU offset):
+ * a compare, an add and the slot's CAS.  The cache holds the domain of the
+ * thread's last stocked call, so a thread's first stocked call in a domain,
+ * its first after a call in another domain, and every call in an RSEQ
+ * domain (whose CPU changes under the thread) find the CPU the long way.
+ *
  * Invariant at every quiescent point, for every counter:
  *   usage == pages held by callers (through it and its descendants)
  *            + the stock of it and its descendants,
