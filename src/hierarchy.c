@@ -1071,12 +1071,11 @@ group_charge_slow(struct pcstock_group *g, unsigned long nr_pages,
 	/*
 	 * The first attempt (steps 1-4) for the configurations without memsw
 	 * is kept out of the slow path's frame.  Per-counter stock: one
-	 * stocked attempt (hit, else batch, else exact); memcg7: the cache
-	 * lookup; none: one exact attempt.
+	 * stocked attempt (hit, else batch, else exact); none: one exact
+	 * attempt.  memcg7: pcstock_group_charge() made the cache lookup.
 	 */
 	if (t->m7)
-		return memcg7_consume(t->m7, g, nr_pages) ?
-			       0 : try_charge_group(g, nr_pages, flags, NULL);
+		return try_charge_group(g, nr_pages, flags, NULL);
 	if (!t->attr.memsw) {
 		struct pcstock_counter *fail = NULL;
 		unsigned long charged = nr_pages;
@@ -1097,8 +1096,25 @@ group_charge_slow(struct pcstock_group *g, unsigned long nr_pages,
 
 /*
  * A hit needs no other check: a key is only set on a non-root group, and a
- * hit takes at most a slot's pages, so nr_pages is in range.
+ * hit takes at most a slot's pages, so nr_pages is in range.  memcg7's
+ * consume_stock() comes first too: only non-root groups are cached, at
+ * most a batch is taken, and an offline group's slots are drained before
+ * (locked) or at (owner) the next lookup after its destroy queued that.
  */
+static __attribute__((noinline)) int
+group_charge_miss(struct pcstock_group *g, unsigned long nr_pages,
+		  unsigned int flags)
+{
+	struct memcg7 *m7;
+
+	if (!g || (flags & ~CHARGE_FLAGS))
+		return group_charge_slow(g, nr_pages, flags);
+	m7 = g->tree->m7;
+	if (m7 && memcg7_consume(m7, g, nr_pages))
+		return 0;
+	return group_charge_slow(g, nr_pages, flags);
+}
+
 int pcstock_group_charge(struct pcstock_group *g, unsigned long nr_pages,
 			 unsigned int flags)
 {
@@ -1106,7 +1122,7 @@ int pcstock_group_charge(struct pcstock_group *g, unsigned long nr_pages,
 	    pcs_stock_take(&g->memory, pcs_load(&g->hit_key, PCS_RELAXED),
 			   nr_pages))
 		return 0;	/* the series: a stock hit skips the high check */
-	return group_charge_slow(g, nr_pages, flags);
+	return group_charge_miss(g, nr_pages, flags);
 }
 
 static __attribute__((noinline)) int

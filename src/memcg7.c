@@ -111,10 +111,11 @@ static struct memcg7_pcp *pcp_of(const struct memcg7 *m, unsigned int cpu)
  * and a store, no RMW; remote readers see some recent value); the locked
  * variant's may be bumped by threads sharing the CPU at once.
  */
-static void stat_add(const struct memcg7 *m, struct memcg7_pcp *p,
-		     enum memcg7_stat s, unsigned long v)
+static inline __attribute__((always_inline)) void
+stat_add(bool owned, struct memcg7_pcp *p, enum memcg7_stat s,
+	 unsigned long v)
 {
-	if (m->owned)
+	if (owned)
 		pcs_store(&p->st[s], pcs_load(&p->st[s], PCS_RELAXED) + v,
 			  PCS_RELAXED);
 	else
@@ -157,8 +158,8 @@ static void drain_slot(const struct memcg7 *m, struct memcg7_pcp *p,
 	if (nr) {
 		m->ops->uncharge(key, nr);
 		pcs_store(&p->nr_pages[i], 0, PCS_RELAXED);
-		stat_add(m, p, ST_SLOT_DRAINS, 1);
-		stat_add(m, p, ST_DRAINED_PAGES, nr);
+		stat_add(m->owned, p, ST_SLOT_DRAINS, 1);
+		stat_add(m->owned, p, ST_DRAINED_PAGES, nr);
 	}
 	pcs_store(&p->cached[i], NULL, PCS_RELAXED);
 	if (!m->owned)
@@ -360,13 +361,11 @@ void memcg7_destroy(struct memcg7 *m)
 /* ---- the charge path ---------------------------------------------------- */
 
 /*
- * The current CPU's cache, or NULL when the thread is no CPU of the
- * domain.  Locked variant: also NULL when the trylock fails (the kernel's
- * local_trylock on the charge path: a busy cache is bypassed, never
- * waited for); the cache is returned locked.  Owner variant: queued work
- * is run first.
+ * Locked variant: the current CPU's cache, locked, or NULL when the thread
+ * is no CPU of the domain or the trylock fails (the kernel's local_trylock
+ * on the charge path: a busy cache is bypassed, never waited for).
  */
-static struct memcg7_pcp *this_pcp(struct memcg7 *m, int *cpu)
+static struct memcg7_pcp *this_pcp_trylock(struct memcg7 *m, int *cpu)
 {
 	struct memcg7_pcp *p;
 
@@ -374,22 +373,30 @@ static struct memcg7_pcp *this_pcp(struct memcg7 *m, int *cpu)
 	if (*cpu < 0)
 		return NULL;
 	p = pcp_of(m, (unsigned int)*cpu);
-	if (m->owned)
-		owner_work(m, p);
-	else if (!pcp_trylock(p))
+	return pcp_trylock(p) ? p : NULL;
+}
+
+/*
+ * Owner variant: the current CPU's cache, its queued work run, or NULL
+ * when the thread is no CPU of the domain.  PINNED and COOP keep the CPU
+ * the thread entered in a thread-local, read inline.
+ */
+static inline __attribute__((always_inline)) struct memcg7_pcp *
+this_pcp_owned(struct memcg7 *m, int *cpu)
+{
+	struct memcg7_pcp *p;
+
+	*cpu = pcs_tls_entered.id == m->d->id ? pcs_tls_entered.cpu : -1;
+	if (*cpu < 0)
 		return NULL;
+	p = pcp_of(m, (unsigned int)*cpu);
+	owner_work(m, p);
 	return p;
 }
 
-static void this_pcp_done(const struct memcg7 *m, struct memcg7_pcp *p)
-{
-	if (!m->owned)
-		pcp_unlock(p);
-}
-
 /* Take @nr_pages from @key's slot of @p, if it has them. */
-static inline __attribute__((always_inline)) bool consume_slot(struct memcg7_pcp *p, void *key,
-			 unsigned int nr_pages)
+static inline __attribute__((always_inline)) bool
+consume_slot(struct memcg7_pcp *p, void *key, unsigned int nr_pages)
 {
 	/* A key occupies at most one slot: stop at the first match. */
 	for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++) {
@@ -414,20 +421,15 @@ static inline __attribute__((always_inline)) bool consume_slot(struct memcg7_pcp
 static __attribute__((noinline)) bool
 consume_owned(struct memcg7 *m, void *key, unsigned int nr_pages)
 {
-	/* PINNED and COOP: the CPU the thread entered, read inline. */
-	int cpu = pcs_tls_entered.id == m->d->id ? pcs_tls_entered.cpu : -1;
 	struct memcg7_pcp *p;
-	enum memcg7_stat s;
 	bool ok;
+	int cpu;
 
-	if (cpu < 0)
+	p = this_pcp_owned(m, &cpu);
+	if (!p)
 		return false;
-	p = pcp_of(m, (unsigned int)cpu);
-	owner_work(m, p);
 	ok = consume_slot(p, key, nr_pages);
-	s = ok ? ST_HITS : ST_MISSES;
-	pcs_store(&p->st[s], pcs_load(&p->st[s], PCS_RELAXED) + 1,
-		  PCS_RELAXED);
+	stat_add(true, p, ok ? ST_HITS : ST_MISSES, 1);
 	return ok;
 }
 
@@ -439,11 +441,11 @@ consume_locked(struct memcg7 *m, void *key, unsigned int nr_pages)
 	bool ok;
 	int cpu;
 
-	p = this_pcp(m, &cpu);
+	p = this_pcp_trylock(m, &cpu);
 	if (!p)
 		return false;
 	ok = consume_slot(p, key, nr_pages);
-	stat_add(m, p, ok ? ST_HITS : ST_MISSES, 1);
+	stat_add(false, p, ok ? ST_HITS : ST_MISSES, 1);
 	pcp_unlock(p);
 	return ok;
 }
@@ -469,31 +471,22 @@ bool memcg7_consume(struct memcg7 *m, void *key, unsigned long nr_pages)
  * the acquire in run_work()), so a refill either precedes the drain this
  * CPU will run or, having run it, sees the flag.
  */
-static bool may_cache(const struct memcg7 *m, unsigned int cpu, void *key)
+static inline __attribute__((always_inline)) bool
+may_cache(const struct memcg7 *m, unsigned int cpu, void *key)
 {
-	return pcstock_cpu_online(m->d, cpu) && m->ops->online(key);
+	/* Relaxed: ordered by the CPU lock or the work bit, as above. */
+	return pcs_load(&m->d->online[cpu], PCS_RELAXED) &&
+	       m->ops->online(key);
 }
 
-void memcg7_refill(struct memcg7 *m, void *key, unsigned long nr_pages)
+/* refill_stock() on @p, which may cache @key. */
+static inline __attribute__((always_inline)) void
+refill_pcp(struct memcg7 *m, struct memcg7_pcp *p, void *key,
+	   unsigned int nr_pages, bool owned)
 {
-	struct memcg7_pcp *p = NULL;
-	int empty = -1, cpu = -1;
+	int empty = -1;
 	unsigned int i;
 
-	if (nr_pages <= m->batch)
-		p = this_pcp(m, &cpu);
-	if (p && !may_cache(m, (unsigned int)cpu, key)) {
-		this_pcp_done(m, p);
-		p = NULL;
-	}
-	if (!p) {
-		m->ops->uncharge(key, nr_pages);
-		cpu = pcs_this_cpu(m->d);
-		if (nr_pages && cpu >= 0)
-			stat_add(m, pcp_of(m, (unsigned int)cpu), ST_BYPASSES,
-				 1);
-		return;
-	}
 	for (i = 0; i < MEMCG7_NR_SLOTS; i++) {
 		void *cached = pcs_load(&p->cached[i], PCS_RELAXED);
 		unsigned int nr;
@@ -503,13 +496,12 @@ void memcg7_refill(struct memcg7 *m, void *key, unsigned long nr_pages)
 		if (cached != key)
 			continue;
 		/* A slot that passes the batch is drained whole (S2). */
-		nr = pcs_load(&p->nr_pages[i], PCS_RELAXED) +
-		     (unsigned int)nr_pages;
+		nr = pcs_load(&p->nr_pages[i], PCS_RELAXED) + nr_pages;
 		pcs_store(&p->nr_pages[i], (uint8_t)nr, PCS_RELAXED);
-		stat_add(m, p, ST_REFILLS, 1);
+		stat_add(owned, p, ST_REFILLS, 1);
 		if (nr > m->batch)
 			drain_slot(m, p, i);
-		goto out;
+		return;
 	}
 	if (empty < 0) {
 		/* Round-robin victim (c0cafe24d3f6), drained whole. */
@@ -517,16 +509,64 @@ void memcg7_refill(struct memcg7 *m, void *key, unsigned long nr_pages)
 		p->drain_idx = (unsigned char)((p->drain_idx + 1) %
 					       MEMCG7_NR_SLOTS);
 		drain_slot(m, p, (unsigned int)empty);
-		stat_add(m, p, ST_EVICTIONS, 1);
+		stat_add(owned, p, ST_EVICTIONS, 1);
 	}
-	if (!m->owned)
+	if (!owned)
 		m->ops->get(key);
 	/* Release: remote readers dereference the key (drain_needed()). */
 	pcs_store(&p->cached[empty], key, PCS_RELEASE);
 	pcs_store(&p->nr_pages[empty], (uint8_t)nr_pages, PCS_RELAXED);
-	stat_add(m, p, ST_REFILLS, 1);
-out:
-	this_pcp_done(m, p);
+	stat_add(owned, p, ST_REFILLS, 1);
+}
+
+/* What the cache does not take goes straight to the counters. */
+static void refill_bypass(struct memcg7 *m, void *key,
+			  unsigned long nr_pages, int cpu)
+{
+	m->ops->uncharge(key, nr_pages);
+	if (nr_pages && cpu >= 0)
+		stat_add(m->owned, pcp_of(m, (unsigned int)cpu), ST_BYPASSES,
+			 1);
+}
+
+static __attribute__((noinline)) void
+refill_owned(struct memcg7 *m, void *key, unsigned int nr_pages)
+{
+	struct memcg7_pcp *p;
+	int cpu;
+
+	p = this_pcp_owned(m, &cpu);
+	if (p && may_cache(m, (unsigned int)cpu, key))
+		refill_pcp(m, p, key, nr_pages, true);
+	else
+		refill_bypass(m, key, nr_pages, cpu);
+}
+
+static __attribute__((noinline)) void
+refill_locked(struct memcg7 *m, void *key, unsigned int nr_pages)
+{
+	struct memcg7_pcp *p;
+	int cpu;
+
+	p = this_pcp_trylock(m, &cpu);
+	if (p && may_cache(m, (unsigned int)cpu, key)) {
+		refill_pcp(m, p, key, nr_pages, false);
+		pcp_unlock(p);
+		return;
+	}
+	if (p)
+		pcp_unlock(p);
+	refill_bypass(m, key, nr_pages, cpu);
+}
+
+void memcg7_refill(struct memcg7 *m, void *key, unsigned long nr_pages)
+{
+	if (nr_pages > m->batch)
+		refill_bypass(m, key, nr_pages, pcs_this_cpu(m->d));
+	else if (m->owned)
+		refill_owned(m, key, (unsigned int)nr_pages);
+	else
+		refill_locked(m, key, (unsigned int)nr_pages);
 }
 
 /* ---- drains ------------------------------------------------------------- */
