@@ -19,7 +19,10 @@
 #include <assert.h>
 #include <errno.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <pcstock/counter.h>
@@ -54,6 +57,20 @@ static_assert(sizeof(struct pcstock_counter) == 4 * PCSTOCK_CACHELINE,
 static_assert(sizeof(long) == sizeof(unsigned long) &&
 		      ATOMIC_LONG_LOCK_FREE == 2,
 	      "counters need lock-free atomic long");
+
+/* ---- documented aborts ---------------------------------------------------- */
+
+void pcs_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("pcstock: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
 
 /* ---- one-time warning ---------------------------------------------------- */
 
@@ -182,8 +199,13 @@ void pcstock_counter_init(struct pcstock_counter *c,
 	 * The kernel initialises four fields and relies on kzalloc for the
 	 * rest; a struct embedded anywhere needs every field set.  Lock-free
 	 * atomics of these types have no hidden state, so zero bytes are a
-	 * valid zero value.
+	 * valid zero value.  Every link is checked when it is made, so no
+	 * chain can already hold a cycle that would stop this walk.
 	 */
+	for (const struct pcstock_counter *p = parent; p; p = p->parent)
+		if (p == c)
+			pcs_die("pcstock_counter_init(): counter %p would be "
+				"its own ancestor", (void *)c);
 	memset(c, 0, sizeof(*c));
 	atomic_init(&c->max, PCSTOCK_COUNTER_MAX);
 	c->parent = parent;

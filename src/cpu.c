@@ -14,6 +14,7 @@
  * unlinked hook cannot be found again.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -99,6 +100,46 @@ int pcs_thread_cpu_assign(struct pcstock_domain *d)
 	t->cpu = (int)(n % d->nr_cpus);
 	t->id = d->id;
 	return t->cpu;
+}
+
+/*
+ * hwloc builds a synthetic topology in a time that grows much faster than
+ * its size (1,024 PUs load in 0.05 s, 4,096 in 2 s, 16,384 in minutes), so
+ * a description is refused before hwloc sees it when it is longer than
+ * PCSTOCK_MAX_TOPOLOGY_LEN or its levels' arities multiply to more than
+ * PCSTOCK_MAX_SYNTHETIC_PUS leaves.  Arities are the numbers that start a
+ * word or follow a ':' outside attributes "(...)" and memory children
+ * "[...]"; anything else is left to hwloc's parser.
+ */
+static int synthetic_check(const char *s)
+{
+	unsigned long leaves = 1;
+	unsigned int depth = 0;
+
+	if (strlen(s) > PCSTOCK_MAX_TOPOLOGY_LEN)
+		return -E2BIG;
+	for (const char *p = s; *p;) {
+		char *end;
+		unsigned long arity;
+
+		if (*p == '(' || *p == '[') {
+			depth++;
+		} else if ((*p == ')' || *p == ']') && depth) {
+			depth--;
+		} else if (!depth && isdigit((unsigned char)*p) &&
+			   (p == s || p[-1] == ':' ||
+			    isspace((unsigned char)p[-1]))) {
+			arity = strtoul(p, &end, 10);
+			if (arity > PCSTOCK_MAX_SYNTHETIC_PUS / leaves)
+				return -E2BIG;
+			if (arity)
+				leaves *= arity;
+			p = end;
+			continue;
+		}
+		p++;
+	}
+	return 0;
 }
 
 static int topology_load(hwloc_topology_t *out, const char *synthetic)
@@ -320,7 +361,9 @@ int pcstock_domain_create(const struct pcstock_domain_attr *attr,
 	d->mode = attr->mode;
 	pthread_mutex_init(&d->hotplug_lock, NULL);
 	pthread_mutex_init(&d->arena_lock, NULL);
-	err = topology_load(&d->topo, attr->topology);
+	err = attr->topology ? synthetic_check(attr->topology) : 0;
+	if (!err)
+		err = topology_load(&d->topo, attr->topology);
 	if (err) {
 		d->topo = NULL;
 		goto fail;

@@ -44,6 +44,14 @@ static inline void *pcs_aligned_alloc(size_t align, size_t size,
 	return aligned_alloc(align, (size + align - 1) / align * align);
 }
 
+/*
+ * A documented abort: misuse that would otherwise corrupt memory or hang
+ * (a counter made its own ancestor, a reference dropped twice).  Prints
+ * "pcstock: " and the message to stderr, then abort()s.
+ */
+__attribute__((noreturn, format(printf, 1, 2)))
+void pcs_die(const char *fmt, ...);
+
 #define PCS_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define PCS_MAX(a, b) ((a) > (b) ? (a) : (b))
 

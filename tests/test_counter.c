@@ -1011,6 +1011,37 @@ static void test_getters(void **state)
 	assert_int_equal(pcstock_counter_low_usage(&c), 20);
 }
 
+/* ---- misuse ---- */
+
+#include "abort_helpers.h"
+
+static struct pcstock_counter cyc_a, cyc_b;
+
+static void init_self_parent(void *arg)
+{
+	pcstock_counter_init(&cyc_a, &cyc_a, false);
+}
+
+static void init_cycle(void *arg)
+{
+	pcstock_counter_init(&cyc_a, NULL, false);
+	pcstock_counter_init(&cyc_b, &cyc_a, false);
+	pcstock_counter_init(&cyc_a, &cyc_b, false);	/* a -> b -> a */
+}
+
+/* A counter made its own ancestor is a documented abort, not a hang. */
+static void test_init_cycle_aborts(void **state)
+{
+	expect_abort(init_self_parent, NULL, "would be its own ancestor");
+	expect_abort(init_cycle, NULL, "would be its own ancestor");
+	/* re-parenting that makes no cycle is fine */
+	pcstock_counter_init(&cyc_a, NULL, false);
+	pcstock_counter_init(&cyc_b, &cyc_a, false);
+	pcstock_counter_init(&cyc_b, NULL, false);
+	pcstock_counter_init(&cyc_a, &cyc_b, false);
+	assert_ptr_equal(pcstock_counter_parent(&cyc_a), &cyc_b);
+}
+
 /* ---- kernel spellings ---- */
 
 #include <pcstock/kernel_compat.h>
@@ -1095,6 +1126,7 @@ int main(void)
 		T(test_xchg_max_unconditional),
 		T(test_getters),
 		T(test_kernel_compat_spellings),
+		T(test_init_cycle_aborts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

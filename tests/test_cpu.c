@@ -111,6 +111,44 @@ static void test_create_rejects_bad_input(void **state)
 	assert_ptr_equal(d, (struct pcstock_domain *)&attr);
 }
 
+/* Topologies hwloc would take minutes to build are refused at once. */
+static void test_create_refuses_huge_topologies(void **state)
+{
+	static const char *const huge[] = {
+		"core:1024 pu:2",
+		"node:100000 core:100000 pu:100000",
+		"pack:4 [numa] core:512 pu:1",
+		"99999999999999999999999 2",
+	};
+	struct pcstock_domain_attr attr = { 4, PCSTOCK_CPU_SIM, NULL };
+	struct pcstock_domain *d = NULL;
+	char *longest = malloc(PCSTOCK_MAX_TOPOLOGY_LEN + 2);
+
+	for (size_t i = 0; i < sizeof(huge) / sizeof(*huge); i++) {
+		attr.topology = huge[i];
+		assert_int_equal(pcstock_domain_create(&attr, &d), -E2BIG);
+	}
+	assert_non_null(longest);
+	memset(longest, ' ', PCSTOCK_MAX_TOPOLOGY_LEN + 1);
+	memcpy(longest, "pu:2", 4);
+	longest[PCSTOCK_MAX_TOPOLOGY_LEN + 1] = '\0';
+	attr.topology = longest;
+	assert_int_equal(pcstock_domain_create(&attr, &d), -E2BIG);
+	assert_null(d);
+	longest[PCSTOCK_MAX_TOPOLOGY_LEN] = '\0';	/* at the limit: fine */
+	assert_int_equal(pcstock_domain_create(&attr, &d), 0);
+	pcstock_domain_destroy(d);
+	free(longest);
+	/* the limit itself, attributes and memory children are accepted */
+	attr.topology = "pack:2 [numa] core:256 pu:2";
+	assert_int_equal(pcstock_domain_create(&attr, &d), 0);
+	assert_int_equal(pcstock_domain_nr_cpus(d), 4);
+	pcstock_domain_destroy(d);
+	attr.topology = "pack:2 [numa(memory=1GB)] core:2 pu:2";
+	assert_int_equal(pcstock_domain_create(&attr, &d), 0);
+	pcstock_domain_destroy(d);
+}
+
 static void test_create_defaults_to_sim_on_allowed_pus(void **state)
 {
 	struct pcstock_domain *d = NULL;
@@ -803,6 +841,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest unit[] = {
 		cmocka_unit_test(test_create_rejects_bad_input),
 		cmocka_unit_test(test_create_defaults_to_sim_on_allowed_pus),
+		cmocka_unit_test(test_create_refuses_huge_topologies),
 		cmocka_unit_test(test_synthetic_topology_maps_cores_and_nodes),
 		cmocka_unit_test(test_sim_enter_exit),
 		cmocka_unit_test(test_destroyed_domain_releases_its_threads),

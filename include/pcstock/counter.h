@@ -26,6 +26,8 @@
  *    a pointer); memparse() rejects NULL arguments with -EINVAL.
  *  - the one-time underflow WARN is a callback (pcstock_set_warn_handler())
  *    instead of a kernel log line; every underflow is counted.
+ *  - pcstock_counter_init() with a parent chain containing the counter
+ *    aborts with a message (the kernel would loop for ever in a charge).
  */
 #ifndef PCSTOCK_COUNTER_H
 #define PCSTOCK_COUNTER_H
@@ -101,6 +103,12 @@ struct pcstock_counter {
  * Zeroes every field, then sets max to PCSTOCK_COUNTER_MAX, the parent and
  * the protection flag.  high, min and low start at 0 and failcnt tracking
  * off (the kernel's behaviour for a zeroed allocation).
+ *
+ * A @parent that is @c itself or has @c among its ancestors would make
+ * every charge walk a cycle for ever (as it would in the kernel).  The
+ * function returns void, as the kernel's does, so this programming error
+ * is a documented abort: a message on stderr naming the counter, then
+ * abort().  The check walks @parent's chain once (O(depth)).
  *
  * Context: must not race with any other use of @c.
  */

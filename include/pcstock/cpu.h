@@ -73,6 +73,13 @@ enum pcstock_cpu_mode {
 
 /* The largest nr_cpus a domain accepts. */
 #define PCSTOCK_MAX_CPUS 65536U
+/*
+ * Limits on a synthetic topology (hwloc's load time grows much faster than
+ * the topology): its length in bytes, and the processing units it may
+ * describe (more CPUs than PUs wrap round-robin, so nr_cpus may exceed it).
+ */
+#define PCSTOCK_MAX_TOPOLOGY_LEN 1024U
+#define PCSTOCK_MAX_SYNTHETIC_PUS 1024UL
 
 /**
  * struct pcstock_domain_attr - how to build a domain
@@ -113,7 +120,9 @@ struct pcstock_domain_memory {
  * Context: any thread.
  *
  * Return: 0; -EINVAL for a NULL @out, an unknown mode, nr_cpus above
- * PCSTOCK_MAX_CPUS or a malformed topology; -ENOMEM; -ENODEV when no
+ * PCSTOCK_MAX_CPUS or a malformed topology; -E2BIG for a topology longer
+ * than PCSTOCK_MAX_TOPOLOGY_LEN bytes or of more than
+ * PCSTOCK_MAX_SYNTHETIC_PUS processing units; -ENOMEM; -ENODEV when no
  * processing unit is usable; the errno hwloc reports if it cannot load the
  * real machine's topology.
  */
