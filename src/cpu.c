@@ -394,12 +394,25 @@ fail:
 	return err;
 }
 
-void pcstock_domain_destroy(struct pcstock_domain *d)
+/*
+ * Relaxed: a user's creation and destruction are ordered with the domain's
+ * destruction by the caller (nothing may use a domain being destroyed);
+ * the count only turns a use-after-free into -EBUSY.
+ */
+void pcs_domain_users_add(struct pcstock_domain *d, int delta)
+{
+	pcs_fetch_add(&d->users, delta, PCS_RELAXED);
+}
+
+int pcstock_domain_destroy(struct pcstock_domain *d)
 {
 	if (!d)
-		return;
+		return 0;
+	if (pcs_load(&d->users, PCS_RELAXED))
+		return -EBUSY;
 	live_del(d);
 	domain_free(d);
+	return 0;
 }
 
 unsigned int pcstock_domain_nr_cpus(const struct pcstock_domain *d)

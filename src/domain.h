@@ -103,6 +103,7 @@ struct pcstock_domain {
 	bool use_rseq;		/* RSEQ: glibc registered an rseq area */
 	ptrdiff_t rseq_offset;	/* RSEQ: its offset from the thread ptr */
 	_Atomic unsigned int next_thread;	/* THREAD: next CPU to give */
+	_Atomic int users;	/* trees and stocked counters over it */
 
 	/* Topology: CPU c runs on pus[c % nr_pus]. */
 	hwloc_topology_t topo;	/* describes the CPUs (maybe synthetic) */

@@ -25,6 +25,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
@@ -65,7 +66,6 @@ static char rcu_hb_token;
 #define DELAY_SCALING_SHIFT 14
 #define MAX_HIGH_DELAY (2 * HZ)
 #define HIGH_RECLAIM_RETRY_PAGES 32UL	/* SWAP_CLUSTER_MAX */
-#define NAME_MAX_LEN 255
 #define NR_MUTEXES 4		/* struct pcstock_tree's locks */
 
 struct pcstock_group {
@@ -120,15 +120,25 @@ static void rcu_unlock(void)
 
 static void group_free_rcu(struct rcu_head *head);
 
+static bool group_is_root(const struct pcstock_group *g)
+{
+	return !g->parent;
+}
+
+/* The root is not counted: it lives until pcstock_tree_destroy(). */
 void pcstock_group_get(struct pcstock_group *g)
 {
-	pcs_fetch_add(&g->refs, 1, PCS_RELAXED);
+	if (g && !group_is_root(g))
+		pcs_fetch_add(&g->refs, 1, PCS_RELAXED);
 }
 
 /* inc-not-zero, for groups found under RCU. */
 static bool group_tryget(struct pcstock_group *g)
 {
 	long refs = pcs_load(&g->refs, PCS_RELAXED);
+
+	if (group_is_root(g))
+		return true;
 
 	while (refs > 0)
 		if (pcs_cas(&g->refs, &refs, refs + 1, PCS_RELAXED,
@@ -143,8 +153,22 @@ static bool group_tryget(struct pcstock_group *g)
  */
 void pcstock_group_put(struct pcstock_group *g)
 {
-	if (!g || pcs_fetch_sub(&g->refs, 1, PCS_ACQ_REL) != 1)
+	long refs;
+
+	if (!g || group_is_root(g))
 		return;
+	refs = pcs_fetch_sub(&g->refs, 1, PCS_ACQ_REL);
+	if (refs > 1)
+		return;
+	/*
+	 * The tree holds a reference while @g is online: reaching zero on
+	 * an online group, or going below zero, means a put too many.  The
+	 * relaxed load is ordered by the acq_rel decrement, which reads
+	 * from pcstock_group_destroy()'s put after its release of online.
+	 */
+	if (refs < 1 || pcs_load(&g->online, PCS_RELAXED))
+		pcs_die("pcstock_group_put(): group \"%s\" (%p) put more often "
+			"than it was got", g->name, (void *)g);
 	rcu_hb_release();
 	urcu_bp_call_rcu(&g->rcu, group_free_rcu);
 }
@@ -172,11 +196,6 @@ static void group_free_rcu(struct rcu_head *head)
 	/* Release pairs with the acquire in wait_rcu_frees() (and TSan's). */
 	rcu_hb_release();
 	pcs_fetch_sub(&t->nr_groups, 1, PCS_RELEASE);
-}
-
-static bool group_is_root(const struct pcstock_group *g)
-{
-	return !g->parent;
 }
 
 static bool in_subtree(const struct pcstock_group *g,
@@ -326,6 +345,123 @@ static const struct memcg7_ops m7_ops = {
 	.in_subtree = m7_in_subtree,
 };
 
+/* ---- over-high records --------------------------------------------------- */
+
+/*
+ * A thread's charges over memory.high record the pages and a referenced
+ * group (the kernel keeps both in the task) for pcstock_handle_over_high().
+ * Records are also listed process-wide so that pcstock_tree_destroy() can
+ * drop those other threads hold on its groups: a pool thread that never
+ * handles its record must not pin a tree.  The group pointer changes hands
+ * only by exchange or compare-and-swap (acq_rel, each pairing with the
+ * others), so the owner and a destroyer never put the same reference; a
+ * destroyer reads another thread's group under RCU, so it is not freed
+ * under the read.
+ */
+struct high_rec {
+	_Atomic(struct pcstock_group *) g;
+	unsigned long pages;		/* the owner's only */
+	struct high_rec *next, *prev;	/* under high_lock */
+};
+
+static pthread_mutex_t high_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct high_rec *high_recs;
+static pthread_key_t high_key;		/* its destructor runs at thread exit */
+static pthread_once_t high_once = PTHREAD_ONCE_INIT;
+static bool high_key_ok;
+static _Thread_local struct high_rec *high_self;
+
+static void high_rec_free(void *arg)
+{
+	struct high_rec *r = arg;
+
+	pthread_mutex_lock(&high_lock);
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		high_recs = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	pthread_mutex_unlock(&high_lock);
+	pcstock_group_put(pcs_xchg(&r->g, NULL, PCS_ACQ_REL));
+	high_self = NULL;
+	free(r);
+}
+
+static void high_key_create(void)
+{
+	high_key_ok = !pthread_key_create(&high_key, high_rec_free);
+}
+
+/* The calling thread's record, listed on first use; NULL without memory. */
+static struct high_rec *high_rec_get(void)
+{
+	struct high_rec *r = high_self;
+
+	if (r)
+		return r;
+	/* pthread_once() orders the key's creation before the read. */
+	pthread_once(&high_once, high_key_create);
+	if (!high_key_ok)
+		return NULL;
+	r = pcs_calloc(1, sizeof(*r), "hierarchy.high");
+	if (!r)
+		return NULL;
+	if (pthread_setspecific(high_key, r)) {
+		free(r);
+		return NULL;
+	}
+	pthread_mutex_lock(&high_lock);
+	r->next = high_recs;
+	if (high_recs)
+		high_recs->prev = r;
+	high_recs = r;
+	pthread_mutex_unlock(&high_lock);
+	high_self = r;
+	return r;
+}
+
+/* Take the record's group (and its reference); NULL if there is none. */
+static struct pcstock_group *high_rec_take(void)
+{
+	struct high_rec *r = high_self;
+
+	return r ? pcs_xchg(&r->g, NULL, PCS_ACQ_REL) : NULL;
+}
+
+static void high_record(struct pcstock_group *g, unsigned long nr_pages)
+{
+	struct high_rec *r = high_rec_get();
+	struct pcstock_group *old;
+
+	if (!r)
+		return;
+	if (pcs_load(&r->g, PCS_RELAXED) != g) {
+		pcstock_group_get(g);
+		old = pcs_xchg(&r->g, g, PCS_ACQ_REL);
+		if (!old)	/* handled, or dropped by a tree's destroy */
+			r->pages = 0;
+		pcstock_group_put(old);
+	}
+	r->pages += nr_pages;
+}
+
+/* Every thread's record on a group of @t lets go of it. */
+static void high_recs_drop(struct pcstock_tree *t)
+{
+	pthread_mutex_lock(&high_lock);
+	rcu_lock();
+	for (struct high_rec *r = high_recs; r; r = r->next) {
+		struct pcstock_group *g = pcs_load(&r->g, PCS_ACQUIRE);
+
+		if (g && g->tree == t &&
+		    pcs_cas(&r->g, &g, NULL, PCS_ACQ_REL, PCS_ACQUIRE))
+			pcstock_group_put(g);
+	}
+	rcu_unlock();
+	pthread_mutex_unlock(&high_lock);
+}
+
 /* ---- tree -------------------------------------------------------------- */
 
 static const char *const policy_names[PCSTOCK_TREE_NR_POLICIES] = {
@@ -453,6 +589,7 @@ int pcstock_tree_create(struct pcstock_domain *d,
 			goto free_root;
 	}
 	pcs_store(&t->nr_groups, 1, PCS_RELAXED);
+	pcs_domain_users_add(d, 1);
 	*out = t;
 	return 0;
 
@@ -479,23 +616,28 @@ static void wait_rcu_frees(struct pcstock_tree *t)
 
 int pcstock_tree_destroy(struct pcstock_tree *t)
 {
+	unsigned long leaked;
+
 	if (!t)
 		return 0;
 	if (pcs_load(&t->root->children, PCS_ACQUIRE))
 		return -EBUSY;
+	high_recs_drop(t);
 	/* memcg7 holds references on (offline) groups: drop them. */
 	if (t->m7)
 		memcg7_flush(t->m7);
 	wait_rcu_frees(t);
 	/* Acquire pairs with the release decrement in group_free_rcu(). */
-	if (pcs_load(&t->nr_groups, PCS_ACQUIRE) != 1 ||
-	    pcs_load(&t->root->refs, PCS_RELAXED) != 1)
+	if (pcs_load(&t->nr_groups, PCS_ACQUIRE) != 1)
 		return -EBUSY;
+	/* Every group is gone: what the root still counts, nobody holds. */
+	leaked = pcstock_counter_read(&t->root->memory);
 	memcg7_destroy(t->m7);
 	group_free(t->root);
 	mutexes_destroy(t, NR_MUTEXES);
+	pcs_domain_users_add(t->domain, -1);
 	free(t);
-	return 0;
+	return (int)PCS_MIN(leaked, (unsigned long)INT_MAX);
 }
 
 struct pcstock_group *pcstock_tree_root(struct pcstock_tree *t)
@@ -505,17 +647,23 @@ struct pcstock_group *pcstock_tree_root(struct pcstock_tree *t)
 
 struct pcstock_domain *pcstock_tree_domain(const struct pcstock_tree *t)
 {
-	return t->domain;
+	return t ? t->domain : NULL;
 }
 
 enum pcstock_tree_policy pcstock_tree_policy(const struct pcstock_tree *t)
 {
-	return t->attr.policy;
+	return t ? t->attr.policy : PCSTOCK_TREE_NR_POLICIES;
 }
 
 void pcstock_tree_stats(const struct pcstock_tree *t,
 			struct pcstock_tree_stats *st)
 {
+	if (!st)
+		return;
+	if (!t) {
+		*st = (struct pcstock_tree_stats){ 0 };
+		return;
+	}
 	*st = (struct pcstock_tree_stats){
 		.nr_groups = (unsigned long)pcs_load(&t->nr_groups,
 						     PCS_RELAXED),
@@ -530,11 +678,18 @@ void pcstock_tree_stats(const struct pcstock_tree *t,
 
 /* ---- groups -------------------------------------------------------------- */
 
+/* As cgroupfs: not "." or "..", no '/'; also no control characters. */
 static bool name_valid(const char *name)
 {
-	size_t len = strlen(name);
+	size_t len = strnlen(name, PCSTOCK_GROUP_NAME_MAX + 1);
 
-	return len && len <= NAME_MAX_LEN && !strchr(name, '/');
+	if (!len || len > PCSTOCK_GROUP_NAME_MAX || !strcmp(name, ".") ||
+	    !strcmp(name, ".."))
+		return false;
+	for (const unsigned char *p = (const void *)name; *p; p++)
+		if (*p == '/' || *p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
 }
 
 /* Under the tree lock: an online child of @parent called @name. */
@@ -729,34 +884,34 @@ int pcstock_group_walk(struct pcstock_group *root, pcstock_walk_fn fn,
 
 const char *pcstock_group_name(const struct pcstock_group *g)
 {
-	return g->name;
+	return g ? g->name : NULL;
 }
 
 struct pcstock_group *pcstock_group_parent(const struct pcstock_group *g)
 {
-	return g->parent;
+	return g ? g->parent : NULL;
 }
 
 struct pcstock_tree *pcstock_group_tree(const struct pcstock_group *g)
 {
-	return g->tree;
+	return g ? g->tree : NULL;
 }
 
 bool pcstock_group_online(const struct pcstock_group *g)
 {
-	return pcs_load(&g->online, PCS_ACQUIRE);
+	return g && pcs_load(&g->online, PCS_ACQUIRE);
 }
 
 const struct pcstock_counter *
 pcstock_group_memory(const struct pcstock_group *g)
 {
-	return &g->memory;
+	return g ? &g->memory : NULL;
 }
 
 const struct pcstock_counter *
 pcstock_group_memsw(const struct pcstock_group *g)
 {
-	return g->tree->attr.memsw ? &g->memsw : NULL;
+	return g && g->tree->attr.memsw ? &g->memsw : NULL;
 }
 
 /* ---- charge ------------------------------------------------------------ */
@@ -895,47 +1050,6 @@ static bool group_oom(struct pcstock_group *g, unsigned long need,
 	}
 	pthread_mutex_unlock(&t->oom_lock);
 	return res != PCSTOCK_OOM_NONE;
-}
-
-/* This thread's over-high record: a referenced group and pages. */
-static pthread_key_t high_key;
-static pthread_once_t high_once = PTHREAD_ONCE_INIT;
-static bool high_key_ok;
-static _Thread_local unsigned long high_pages;
-
-static void high_key_drop(void *g)
-{
-	pcstock_group_put(g);
-}
-
-static void high_key_create(void)
-{
-	high_key_ok = !pthread_key_create(&high_key, high_key_drop);
-}
-
-/* pthread_once() orders the key's creation before every read of it. */
-static bool high_key_ready(void)
-{
-	pthread_once(&high_once, high_key_create);
-	return high_key_ok;
-}
-
-static void high_record(struct pcstock_group *g, unsigned long nr_pages)
-{
-	struct pcstock_group *old;
-
-	if (!high_key_ready())
-		return;
-	old = pthread_getspecific(high_key);
-	if (old != g) {
-		pcstock_group_get(g);
-		if (pthread_setspecific(high_key, g)) {
-			pcstock_group_put(g);
-			return;
-		}
-		pcstock_group_put(old);
-	}
-	high_pages += nr_pages;
 }
 
 /* Step 17: the first level above its high records the charged pages. */
@@ -1221,19 +1335,16 @@ static unsigned long high_delay(struct pcstock_group *g,
 
 unsigned long pcstock_handle_over_high(void)
 {
-	unsigned long nr_pages = high_pages, delay = 0, reclaimed;
+	struct pcstock_group *g = high_rec_take();
+	unsigned long nr_pages, delay = 0, reclaimed;
 	int nr_retries = PCSTOCK_MAX_RECLAIM_RETRIES;
 	unsigned int rounds = 0;
 	bool in_retry = false;
-	struct pcstock_group *g;
 
-	high_pages = 0;
-	if (!high_key_ready())
-		return 0;
-	g = pthread_getspecific(high_key);
 	if (!g)
 		return 0;
-	pthread_setspecific(high_key, NULL);
+	nr_pages = high_self->pages;
+	high_self->pages = 0;
 	while (nr_pages) {
 		reclaimed = reclaim_high(g, in_retry ?
 						    HIGH_RECLAIM_RETRY_PAGES :
@@ -1254,7 +1365,9 @@ unsigned long pcstock_handle_over_high(void)
 
 unsigned long pcstock_over_high_pages(void)
 {
-	return high_pages;
+	struct high_rec *r = high_self;
+
+	return r && pcs_load(&r->g, PCS_RELAXED) ? r->pages : 0;
 }
 
 /* ---- limits ------------------------------------------------------------ */
@@ -1450,12 +1563,12 @@ void pcstock_group_calculate_protection(struct pcstock_group *g)
 
 unsigned long pcstock_group_usage(const struct pcstock_group *g)
 {
-	return pcstock_counter_read(&g->memory);
+	return g ? pcstock_counter_read(&g->memory) : 0;
 }
 
 unsigned long pcstock_group_memsw_usage(const struct pcstock_group *g)
 {
-	return g->tree->attr.memsw ? pcstock_counter_read(&g->memsw) : 0;
+	return g && g->tree->attr.memsw ? pcstock_counter_read(&g->memsw) : 0;
 }
 
 unsigned long pcstock_group_stock_pages(const struct pcstock_group *g)
@@ -1463,7 +1576,7 @@ unsigned long pcstock_group_stock_pages(const struct pcstock_group *g)
 	struct pcstock_group *root = (struct pcstock_group *)g, *pos;
 	unsigned long sum = 0;
 
-	if (g->tree->attr.policy == PCSTOCK_TREE_NONE)
+	if (!g || g->tree->attr.policy == PCSTOCK_TREE_NONE)
 		return 0;
 	rcu_lock();
 	if (g->tree->m7) {
@@ -1487,7 +1600,7 @@ unsigned long pcstock_group_usage_exact(const struct pcstock_group *g)
 unsigned long pcstock_group_events(const struct pcstock_group *g,
 				   enum pcstock_event ev)
 {
-	if ((unsigned int)ev >= PCSTOCK_NR_EVENTS)
+	if (!g || (unsigned int)ev >= PCSTOCK_NR_EVENTS)
 		return 0;
 	return pcs_load(&g->events[ev], PCS_RELAXED);
 }
@@ -1495,9 +1608,18 @@ unsigned long pcstock_group_events(const struct pcstock_group *g,
 void pcstock_group_stats(const struct pcstock_group *g,
 			 struct pcstock_group_stats *st)
 {
-	const struct pcstock_counter *m = &g->memory, *s = &g->memsw;
-	bool memsw = g->tree->attr.memsw;
+	const struct pcstock_counter *m, *s;
+	bool memsw;
 
+	if (!st)
+		return;
+	if (!g) {
+		*st = (struct pcstock_group_stats){ 0 };
+		return;
+	}
+	m = &g->memory;
+	s = &g->memsw;
+	memsw = g->tree->attr.memsw;
 	*st = (struct pcstock_group_stats){
 		.usage = pcstock_counter_read(m),
 		.usage_exact = pcstock_group_usage_exact(g),

@@ -52,6 +52,13 @@ static inline void *pcs_aligned_alloc(size_t align, size_t size,
 __attribute__((noreturn, format(printf, 1, 2)))
 void pcs_die(const char *fmt, ...);
 
+struct pcstock_domain;
+/*
+ * Trees and stocked counters count themselves as users of their domain, so
+ * that pcstock_domain_destroy() refuses to free it under them.
+ */
+void pcs_domain_users_add(struct pcstock_domain *d, int delta);
+
 #define PCS_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define PCS_MAX(a, b) ((a) > (b) ? (a) : (b))
 

@@ -59,6 +59,7 @@
 
 #include "atomic.h"
 #include "domain.h"
+#include "internal.h"
 #include "stock_hit.h"
 
 static_assert(PCSTOCK_STOCK_MAX_BATCH <= INT_MAX / 2,
@@ -214,6 +215,7 @@ int pcstock_counter_alloc_stock(struct pcstock_counter *c,
 		return ret;
 	}
 	c->stock_link = hook;
+	pcs_domain_users_add(d, 1);
 	return 0;
 }
 
@@ -244,6 +246,7 @@ void pcstock_counter_free_stock(struct pcstock_counter *c)
 	n = nr_cpus(c);
 	for (cpu = 0; cpu < n; cpu++)
 		pcstock_counter_drain_stock(c, cpu);
+	pcs_domain_users_add(c->stock_domain, -1);
 	stock_release(c);
 }
 

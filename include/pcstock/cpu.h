@@ -133,10 +133,17 @@ PCSTOCK_API int pcstock_domain_create(const struct pcstock_domain_attr *attr,
  * pcstock_domain_destroy() - free a domain and its arena
  * @d: the domain, or NULL
  *
- * Context: nothing may use @d or its per-CPU memory any more; threads still
- * entered in it simply stop being CPUs of it.
+ * Refuses while the domain is in use: a tree (pcstock/hierarchy.h) not yet
+ * destroyed or a counter whose stock (pcstock/stock.h) is not yet freed.
+ * Per-CPU allocations of the caller's own (pcstock/percpu.h) and offline
+ * hooks still registered are freed with the domain; threads still entered
+ * in it simply stop being CPUs of it.
+ *
+ * Context: nothing may use @d concurrently.
+ *
+ * Return: 0 (also for NULL); -EBUSY if @d is in use (it is left intact).
  */
-PCSTOCK_API void pcstock_domain_destroy(struct pcstock_domain *d);
+PCSTOCK_API int pcstock_domain_destroy(struct pcstock_domain *d);
 
 /** pcstock_domain_nr_cpus() - number of CPUs of @d (0 for NULL) */
 PCSTOCK_API unsigned int

@@ -27,7 +27,14 @@
  * disabled and drained into the parent chain, unlinked from the tree); the
  * memory is freed after the last reference is put and an RCU grace period.
  * Pages charged to a group keep their group alive only through the
- * reference their holder keeps: hold one while you hold pages.
+ * reference their holder keeps: hold one while you hold pages.  The root is
+ * not reference counted (get and put do nothing on it): it lives until
+ * pcstock_tree_destroy().  A put too many is a documented abort (see
+ * pcstock_group_put()).
+ *
+ * NULL.  Every function taking a group or a tree accepts NULL: commands
+ * return -EINVAL, readers return 0, false, NULL or a zeroed snapshot (as
+ * documented on each), and get, put and drain_all do nothing.
  *
  * Deliberate differences from the kernel (each pinned by a test):
  *  - drain_all (and the v2/v1 limit writers' drains) drain every CPU's slot
@@ -105,6 +112,8 @@ enum pcstock_tree_policy {
 	PCSTOCK_TREE_NR_POLICIES,
 };
 
+/* The longest group name, in bytes (as a file name). */
+#define PCSTOCK_GROUP_NAME_MAX 255U
 /* The kernel's MEMCG_CHARGE_BATCH, the default batch. */
 #define PCSTOCK_DEFAULT_BATCH 64U
 /* The kernel's MAX_RECLAIM_RETRIES. */
@@ -353,36 +362,48 @@ PCSTOCK_API int pcstock_tree_create(struct pcstock_domain *d,
  * @t: the tree, or NULL
  *
  * Every group but the root must have been destroyed and every reference
- * put, including the calling thread's over-high record
- * (pcstock_handle_over_high() drops it; exiting threads drop theirs).  Waits
- * for pending RCU frees.
+ * put.  The over-high records threads hold on the tree's groups (see
+ * pcstock_handle_over_high()) are dropped here, whichever thread holds
+ * them, so a pool thread that never handles its record does not pin the
+ * tree.  Waits for pending RCU frees.  Once every group is gone, pages
+ * still charged (the root's usage) can only be pages whose holders put
+ * their reference without uncharging them: they are reported by the
+ * return value, and the tree is freed all the same.
  *
  * Context: no concurrent use of @t.  Not from a callback or RCU section.
  *
- * Return: 0; -EBUSY if a group other than the root exists or is still
- * referenced (the tree is then left usable).
+ * Return: 0 (also for NULL); a positive number: the tree is freed, but
+ * that many pages (at most INT_MAX) were still charged; -EBUSY if a group
+ * other than the root exists or is still referenced (the tree is then left
+ * usable).
  */
 PCSTOCK_API int pcstock_tree_destroy(struct pcstock_tree *t);
 
 /**
  * pcstock_tree_root() - the root group of @t
  *
- * Return: the root (no reference taken: it lives as long as the tree).
+ * Return: the root, NULL for a NULL @t.  The root is not reference
+ * counted: pcstock_group_get() and pcstock_group_put() leave it alone, and
+ * it lives as long as the tree.
  */
 PCSTOCK_API struct pcstock_group *pcstock_tree_root(struct pcstock_tree *t);
 
-/** pcstock_tree_domain() - the domain @t was created over */
+/** pcstock_tree_domain() - the domain @t was created over (NULL for NULL) */
 PCSTOCK_API struct pcstock_domain *
 pcstock_tree_domain(const struct pcstock_tree *t);
 
-/** pcstock_tree_policy() - the stock policy of @t */
+/**
+ * pcstock_tree_policy() - the stock policy of @t
+ *
+ * Return: the policy; PCSTOCK_TREE_NR_POLICIES (no policy) for NULL.
+ */
 PCSTOCK_API enum pcstock_tree_policy
 pcstock_tree_policy(const struct pcstock_tree *t);
 
 /**
  * pcstock_tree_stats() - tree-wide statistics
- * @t: the tree
- * @st: receives them
+ * @t: the tree (NULL fills @st with zeroes)
+ * @st: receives them (NULL: nothing is done)
  */
 PCSTOCK_API void pcstock_tree_stats(const struct pcstock_tree *t,
 				    struct pcstock_tree_stats *st);
@@ -407,7 +428,9 @@ PCSTOCK_API const char *pcstock_tree_policy_name(enum pcstock_tree_policy p);
 /**
  * pcstock_group_create() - create a group under @parent
  * @parent: an online group of the tree
- * @name: 1..255 bytes, no '/', unique among @parent's online children
+ * @name: 1..PCSTOCK_GROUP_NAME_MAX bytes, not "." or "..", without '/'
+ *	or control characters (bytes below 0x20 and 0x7f; other bytes,
+ *	UTF-8 included, are fine), unique among @parent's online children
  * @out: receives the new group with one reference for the caller
  *
  * The group starts with no limits (max, high, memsw max = PCSTOCK_COUNTER_MAX,
@@ -416,7 +439,8 @@ PCSTOCK_API const char *pcstock_tree_policy_name(enum pcstock_tree_policy p);
  *
  * Context: any thread; serialised with other topology changes of the tree.
  *
- * Return: 0; -EINVAL (NULL, empty or bad name); -EEXIST (name taken);
+ * Return: 0; -EINVAL (NULL, or a name breaking the rules above); -EEXIST
+ * (name taken);
  * -ENOENT (@parent offline); -ENOMEM.
  */
 PCSTOCK_API int pcstock_group_create(struct pcstock_group *parent,
@@ -439,12 +463,22 @@ PCSTOCK_API int pcstock_group_create(struct pcstock_group *parent,
  */
 PCSTOCK_API int pcstock_group_destroy(struct pcstock_group *g);
 
-/** pcstock_group_get() - take a reference on @g (which the caller holds) */
+/**
+ * pcstock_group_get() - take a reference on @g (which the caller holds)
+ * @g: the group; NULL and the root are left alone
+ */
 PCSTOCK_API void pcstock_group_get(struct pcstock_group *g);
 
 /**
  * pcstock_group_put() - drop a reference
- * @g: the group, or NULL
+ * @g: the group; NULL and the root are left alone
+ *
+ * A put too many is a documented abort ("pcstock: pcstock_group_put():
+ * group ... put more often than it was got" on stderr, then abort()) when
+ * it is detectable: the count reaching zero while @g is still online (the
+ * tree's own reference would be gone), or going below zero before the
+ * group's memory is freed.  A put after the memory was freed (one grace
+ * period after the last put) is a use after free and cannot be detected.
  *
  * Context: any thread, also inside RCU sections and callbacks.
  */
@@ -488,25 +522,33 @@ typedef int (*pcstock_walk_fn)(struct pcstock_group *g, void *arg);
 PCSTOCK_API int pcstock_group_walk(struct pcstock_group *root,
 				   pcstock_walk_fn fn, void *arg);
 
-/** pcstock_group_name() - name of @g ("" for the root), valid while held */
+/**
+ * pcstock_group_name() - name of @g
+ *
+ * Return: the name ("" for the root), valid while @g is held; NULL for NULL.
+ */
 PCSTOCK_API const char *pcstock_group_name(const struct pcstock_group *g);
 
-/** pcstock_group_parent() - parent of @g, NULL for the root (no reference) */
+/**
+ * pcstock_group_parent() - parent of @g (no reference taken)
+ *
+ * Return: the parent; NULL for the root or NULL.
+ */
 PCSTOCK_API struct pcstock_group *
 pcstock_group_parent(const struct pcstock_group *g);
 
-/** pcstock_group_tree() - the tree @g belongs to */
+/** pcstock_group_tree() - the tree @g belongs to (NULL for NULL) */
 PCSTOCK_API struct pcstock_tree *
 pcstock_group_tree(const struct pcstock_group *g);
 
-/** pcstock_group_online() - false once @g was destroyed */
+/** pcstock_group_online() - false once @g was destroyed (and for NULL) */
 PCSTOCK_API bool pcstock_group_online(const struct pcstock_group *g);
 
 /**
  * pcstock_group_memory() - the memory counter of @g, for its readers
  *
  * Return: the counter (read it with the pcstock_counter_* readers; change
- * it only through the group functions).
+ * it only through the group functions); NULL for NULL.
  */
 PCSTOCK_API const struct pcstock_counter *
 pcstock_group_memory(const struct pcstock_group *g);
@@ -514,7 +556,7 @@ pcstock_group_memory(const struct pcstock_group *g);
 /**
  * pcstock_group_memsw() - the memsw counter of @g
  *
- * Return: the counter, or NULL without memsw accounting.
+ * Return: the counter, or NULL without memsw accounting or for NULL.
  */
 PCSTOCK_API const struct pcstock_counter *
 pcstock_group_memsw(const struct pcstock_group *g);
@@ -729,26 +771,31 @@ PCSTOCK_API int pcstock_group_write_limit(struct pcstock_group *g,
  */
 PCSTOCK_API void pcstock_group_calculate_protection(struct pcstock_group *g);
 
-/** pcstock_group_usage() - memory usage of @g in pages, stock included */
+/**
+ * pcstock_group_usage() - memory usage of @g in pages, stock included
+ *
+ * Return: the usage; 0 for NULL.
+ */
 PCSTOCK_API unsigned long pcstock_group_usage(const struct pcstock_group *g);
 
 /**
  * pcstock_group_usage_exact() - usage minus the stock of the subtree
  *
  * Return: pages held by callers through @g and its descendants, exact when
- * nothing charges concurrently (clamped at 0 otherwise).
+ * nothing charges concurrently (clamped at 0 otherwise); 0 for NULL.
  */
 PCSTOCK_API unsigned long
 pcstock_group_usage_exact(const struct pcstock_group *g);
 
-/** pcstock_group_memsw_usage() - memsw usage, 0 without memsw */
+/** pcstock_group_memsw_usage() - memsw usage, 0 without memsw or for NULL */
 PCSTOCK_API unsigned long
 pcstock_group_memsw_usage(const struct pcstock_group *g);
 
 /**
  * pcstock_group_stock_pages() - pages in the stock of @g's subtree
  *
- * Return: a snapshot (memory stock; memcg7: the slots of the subtree).
+ * Return: a snapshot (memory stock; memcg7: the slots of the subtree); 0
+ * for NULL.
  */
 PCSTOCK_API unsigned long
 pcstock_group_stock_pages(const struct pcstock_group *g);
@@ -756,15 +803,15 @@ pcstock_group_stock_pages(const struct pcstock_group *g);
 /**
  * pcstock_group_events() - hierarchical event count (memory.events)
  *
- * Return: the count, 0 for an unknown event.
+ * Return: the count, 0 for an unknown event or a NULL group.
  */
 PCSTOCK_API unsigned long pcstock_group_events(const struct pcstock_group *g,
 					       enum pcstock_event ev);
 
 /**
  * pcstock_group_stats() - snapshot of a group
- * @g: the group
- * @st: receives it
+ * @g: the group (NULL fills @st with zeroes)
+ * @st: receives it (NULL: nothing is done)
  *
  * Context: any thread; does not stop chargers.
  */
@@ -779,7 +826,8 @@ PCSTOCK_API void pcstock_group_stats(const struct pcstock_group *g,
  * pages recorded by this thread's charges, reclaims them from each level
  * of the last charged group above its high (raising HIGH events), and
  * retries while reclaim progresses (at most PCSTOCK_MAX_PROGRESS_ROUNDS
- * times) or 16 times while the throttling delay exceeds 10 ms.  Drops the thread's record (and its group reference).
+ * times) or 16 times while the throttling delay exceeds 10 ms.  Drops the
+ * thread's record (and its group reference).
  *
  * Context: any thread, not from a callback or RCU section.
  *
