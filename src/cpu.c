@@ -344,8 +344,13 @@ static void domain_free(struct pcstock_domain *d)
 int pcstock_domain_create(const struct pcstock_domain_attr *attr,
 			  struct pcstock_domain **out)
 {
+	/*
+	 * RSEQ: threads that never enter a CPU still get a stock, and threads
+	 * share a slot only when they share an OS CPU (THREAD would wrap
+	 * threads of different cores onto one slot).
+	 */
 	static const struct pcstock_domain_attr defaults = {
-		0, PCSTOCK_CPU_SIM, NULL
+		0, PCSTOCK_CPU_RSEQ, NULL
 	};
 	struct pcstock_domain *d;
 	int err;

@@ -149,14 +149,16 @@ static void test_create_refuses_huge_topologies(void **state)
 	pcstock_domain_destroy(d);
 }
 
-static void test_create_defaults_to_sim_on_allowed_pus(void **state)
+static void test_create_defaults_to_rseq_on_allowed_pus(void **state)
 {
 	struct pcstock_domain *d = NULL;
 	cpu_set_t set;
 	unsigned int cpu;
 
 	assert_int_equal(pcstock_domain_create(NULL, &d), 0);
-	assert_int_equal(pcstock_domain_mode(d), PCSTOCK_CPU_SIM);
+	assert_int_equal(pcstock_domain_mode(d), PCSTOCK_CPU_RSEQ);
+	/* a thread that never entered is a CPU of it, so it has a stock */
+	assert_true(pcstock_this_cpu(d) >= 0);
 	assert_int_equal(pcstock_domain_nr_cpus(d), allowed_cpus(&set));
 	for (cpu = 0; cpu < pcstock_domain_nr_cpus(d); cpu++) {
 		int os = pcstock_cpu_os_index(d, cpu);
@@ -840,7 +842,7 @@ int main(int argc, char **argv)
 	const char *group = argc > 1 ? argv[1] : "unit";
 	const struct CMUnitTest unit[] = {
 		cmocka_unit_test(test_create_rejects_bad_input),
-		cmocka_unit_test(test_create_defaults_to_sim_on_allowed_pus),
+		cmocka_unit_test(test_create_defaults_to_rseq_on_allowed_pus),
 		cmocka_unit_test(test_create_refuses_huge_topologies),
 		cmocka_unit_test(test_synthetic_topology_maps_cores_and_nodes),
 		cmocka_unit_test(test_sim_enter_exit),

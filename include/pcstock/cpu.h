@@ -108,7 +108,10 @@ struct pcstock_domain_memory {
 
 /**
  * pcstock_domain_create() - create a domain
- * @attr: the description; NULL means { 0, PCSTOCK_CPU_SIM, NULL }
+ * @attr: the description; NULL means { 0, PCSTOCK_CPU_RSEQ, NULL }: one
+ *	CPU per usable PU, and every thread is the CPU it runs on, without
+ *	calling pcstock_cpu_enter(), so a daemon's threads charge through
+ *	the stock (in SIM mode a thread that never enters has no stock)
  * @out: receives the domain on success; untouched on failure
  *
  * Loads the topology once (without changing the caller's CPU binding):
