@@ -794,6 +794,47 @@ static void test_destroy_returns_stock(void **state)
 	rmgroup(a);
 }
 
+/*
+ * Whoever sees a group offline cannot charge it, not even from pages still
+ * in its stock: destroy clears the group's hit key before online and
+ * drains after.  The explore hook stops the destroy just after online
+ * clears (at the disable of the memory counter's stock, a CAS on its
+ * state), while the slot still holds pages, and charges from there.
+ */
+static struct pcstock_group *offline_group;
+static bool offline_armed;
+static int offline_ret;
+
+static void offline_charge_hook(enum pcs_atomic_op op, const void *obj)
+{
+	if (!offline_armed || op != PCS_OP_CAS ||
+	    obj != &pcstock_group_memory(offline_group)->stock_state)
+		return;
+	offline_armed = false;
+	assert_false(pcstock_group_online(offline_group));
+	assert_int_equal(pcstock_group_stock_pages(offline_group), BATCH - 1);
+	offline_ret = pcstock_group_charge(offline_group, 1, 0);
+}
+
+static void test_offline_group_takes_no_hit(void **state)
+{
+	struct pcstock_group *a = mkgroup(fx.root, "a");
+
+	assert_int_equal(pcstock_group_charge(a, 1, 0), 0);
+	offline_group = a;
+	offline_armed = true;
+	offline_ret = 0;
+	pcstock_explore_hook = offline_charge_hook;
+	assert_int_equal(pcstock_group_destroy(a), 0);
+	pcstock_explore_hook = NULL;
+	assert_false(offline_armed);
+	assert_int_equal(offline_ret, -ENOENT);
+	assert_int_equal(pcstock_group_usage(fx.root), 1);
+	assert_int_equal(pcstock_group_uncharge(a, 1), 0);
+	assert_int_equal(pcstock_group_usage(fx.root), 0);
+	pcstock_group_put(a);
+}
+
 static void test_stats_snapshot(void **state)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a");
@@ -928,6 +969,12 @@ static void test_enomem_leaves_nothing(void **state)
 						 &policies[1]),             \
 	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
 						 &policies[2])
+/* The two policies with a per-counter stock. */
+#define COUNTER_STOCK(fn)                                                   \
+	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
+						 &policies[0]),             \
+	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
+						 &policies[1])
 #define ONCE(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -959,6 +1006,7 @@ int main(void)
 		PER_POLICY(test_protection_5_3),
 		PER_POLICY(test_cpu_offline_drains),
 		PER_POLICY(test_destroy_returns_stock),
+		COUNTER_STOCK(test_offline_group_takes_no_hit),
 		PER_POLICY(test_stats_snapshot),
 		PER_POLICY(test_enomem_leaves_nothing),
 	};
