@@ -607,14 +607,30 @@ static void config_for(const struct opts *o, const struct series *se,
 
 /* ---- calibration -------------------------------------------------------- */
 
+/*
+ * The transfer cost: two pinned threads add to one shared counter (every
+ * add finds the line on the other core, as the model's interleaving
+ * assumes), against each adding to its own line.  The machine is shared:
+ * a thread can be descheduled at any time, letting the other add
+ * uncontended, and neighbours change the clock and the caches.  So both
+ * threads alternate between the two kinds of adds in short chunks, in step
+ * (the kind is chosen by the clock, 50 us per kind), a chunk counts only if
+ * the other thread made progress meanwhile, and the cost is the difference
+ * of the median chunks of each kind.
+ */
+#define PP_CHUNK 200U
+#define PP_CHUNKS 8000U
+#define PP_PERIOD 50e-6
+
 struct pp {
 	_Alignas(BENCH_LINE) atomic_long ctr;
 	_Alignas(BENCH_LINE) atomic_long own[2][BENCH_LINE / sizeof(long)];
+	_Alignas(BENCH_LINE) atomic_uint done[2][BENCH_LINE / sizeof(int)];
 	atomic_int ready;
-	unsigned long n;
 	int os_cpu[2];
-	double secs[2];
-	bool shared;
+	double t0;
+	double chunk[2][2 * PP_CHUNKS];	/* [shared] seconds per chunk */
+	unsigned int nr[2][2];		/* [thread][shared] chunks kept */
 };
 
 struct pp_arg {
@@ -626,34 +642,47 @@ static void *pp_thread(void *arg)
 {
 	struct pp_arg *a = arg;
 	struct pp *p = a->p;
-	atomic_long *v = p->shared ? &p->ctr : &p->own[a->i][0];
-	unsigned long k;
+	atomic_uint *other = &p->done[!a->i][0];
+	unsigned int c, k, seen, kind, at;
+	atomic_long *v;
 	double t0;
 
 	bind_self(p->os_cpu[a->i]);
 	atomic_fetch_add(&p->ready, 1);
 	while (atomic_load(&p->ready) < 2)
 		cpu_relax();
-	t0 = now_s();
-	for (k = 0; k < p->n; k++)
-		atomic_fetch_add_explicit(v, 1, memory_order_relaxed);
-	p->secs[a->i] = now_s() - t0;
+	for (c = 0; c < PP_CHUNKS; c++) {
+		seen = atomic_load_explicit(other, memory_order_relaxed);
+		t0 = now_s();
+		kind = (unsigned int)((t0 - p->t0) / PP_PERIOD) % 2;
+		v = kind ? &p->ctr : &p->own[a->i][0];
+		for (k = 0; k < PP_CHUNK; k++)
+			atomic_fetch_add_explicit(v, 1, memory_order_relaxed);
+		if (atomic_load_explicit(other, memory_order_relaxed) != seen) {
+			/* Each thread its own half of the kind's array. */
+			at = a->i * PP_CHUNKS + p->nr[a->i][kind]++;
+			p->chunk[kind][at] = now_s() - t0;
+		}
+		atomic_store_explicit(&p->done[a->i][0], c + 1,
+				      memory_order_relaxed);
+	}
 	return NULL;
 }
 
-/* Seconds per fetch_add, both threads running, slower of the two. */
-static double pp_trial(const struct opts *o, bool shared)
+static double median(double *v, unsigned int n);
+
+/* Seconds per add: shared minus private, the median chunks of each. */
+static double pp_trial(const struct opts *o)
 {
 	struct pp *p = zalloc_lines(sizeof(*p));
 	struct pp_arg a[2];
 	pthread_t tid[2];
-	unsigned int i;
-	double t;
+	double t[2];
+	unsigned int i, k, n0, n1;
 
 	if (!p)
 		return NAN;
-	p->n = 4000000;
-	p->shared = shared;
+	p->t0 = now_s();
 	for (i = 0; i < 2; i++) {
 		p->os_cpu[i] = o->os_cpus[i];
 		a[i] = (struct pp_arg){ p, i };
@@ -664,17 +693,30 @@ static double pp_trial(const struct opts *o, bool shared)
 	}
 	for (i = 0; i < 2; i++)
 		pthread_join(tid[i], NULL);
-	t = fmax(p->secs[0], p->secs[1]) / (double)p->n;
+	for (k = 0; k < 2; k++) {
+		n0 = p->nr[0][k];
+		n1 = p->nr[1][k];
+		memmove(&p->chunk[k][n0], &p->chunk[k][PP_CHUNKS],
+			n1 * sizeof(double));
+		t[k] = median(p->chunk[k], n0 + n1) / PP_CHUNK;
+	}
 	free(p);
-	return t;
+	return t[1] - t[0];
 }
-
 
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
+}
+
+static double median(double *v, unsigned int n)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /*
@@ -879,8 +921,7 @@ struct lm_run {
 	unsigned int nr_st;
 	unsigned int cpus[LM_MAX_N];
 	unsigned int nr_cpus;
-	double pp_shared[BENCH_MAX_REPS];
-	double pp_own[BENCH_MAX_REPS];
+	double tcost[BENCH_MAX_REPS];
 	unsigned int nr_tcost;
 	double transfer_s;
 	double remote_factor;
@@ -896,16 +937,11 @@ static int calibrate_rep(struct lm_run *x, struct opts *pinned)
 	struct sample smp;
 	unsigned int i, k;
 	void *pi;
-	double t_shared, t_own;
+	double t;
 
-	for (i = 0; i < 3 && x->nr_tcost < BENCH_MAX_REPS; i++) {
-		t_shared = pp_trial(o, true);
-		t_own = pp_trial(o, false);
-		if (isfinite(t_shared - t_own)) {
-			x->pp_shared[x->nr_tcost] = t_shared;
-			x->pp_own[x->nr_tcost++] = t_own;
-		}
-	}
+	t = pp_trial(o);
+	if (isfinite(t))
+		x->tcost[x->nr_tcost++] = t;
 	for (i = 0; i < NR_SERIES; i++) {
 		config_for(o, &all_series[i], LM_CALIB_CPUS, PCSTOCK_CPU_SIM,
 			   &cs);
@@ -1349,8 +1385,7 @@ int lines_main(const struct opts *o)
 		if (ret)
 			goto out;
 	}
-	x.transfer_s = best(x.pp_shared, x.nr_tcost, false) -
-		       best(x.pp_own, x.nr_tcost, false);
+	x.transfer_s = median(x.tcost, x.nr_tcost);
 	if (!(x.transfer_s > 0)) {
 		fprintf(stderr, "pcstock-bench: no line transfer cost "
 			"measurable (a shared add no slower than a private "
@@ -1360,10 +1395,10 @@ int lines_main(const struct opts *o)
 	mt = meta_text(o, now_s() - t0);
 	printf("## pcstock-bench --lines\n\n%s\n"
 	       "transfer cost %.1f ns (two-thread shared add minus private "
-	       "add), remote factor %g; local cost and measured at %u CPUs;"
-	       " each the best of %u repetitions\n", mt ? mt : "",
+	       "add, median), remote factor %g; local cost and measured at "
+	       "%u CPUs (best of %u repetitions)\n", mt ? mt : "",
 	       x.transfer_s * 1e9,
-	       x.remote_factor, LM_CALIB_CPUS, x.nr_tcost);
+	       x.remote_factor, LM_CALIB_CPUS, o->reps);
 	free(mt);
 	if (x.jsonl) {
 		json_s(x.jsonl, "kind", "lines_calibration", true);
