@@ -30,4 +30,17 @@ if(NOT PCSTOCK_SANITIZE)
 			${CMAKE_CURRENT_BINARY_DIR}/consumer ${CMAKE_C_COMPILER})
 	set_tests_properties(consumer_install PROPERTIES LABELS project
 		TIMEOUT 300)
+	# The headers as C++ (g++ -Werror), against the installed package;
+	# g++ is a test-only tool, so the project itself stays C.
+	find_program(PCSTOCK_CXX NAMES g++ c++ clang++)
+	if(PCSTOCK_CXX)
+		add_test(NAME consumer_cxx
+			COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/consumer/run_cxx.sh
+				${CMAKE_COMMAND} ${PROJECT_BINARY_DIR}
+				${CMAKE_CURRENT_SOURCE_DIR}/consumer
+				${CMAKE_CURRENT_BINARY_DIR}/consumer_cxx
+				${CMAKE_C_COMPILER} ${PCSTOCK_CXX})
+		set_tests_properties(consumer_cxx PROPERTIES LABELS project
+			TIMEOUT 300)
+	endif()
 endif()

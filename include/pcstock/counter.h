@@ -32,11 +32,25 @@
 #ifndef PCSTOCK_COUNTER_H
 #define PCSTOCK_COUNTER_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include <pcstock/common.h>
+
+/*
+ * C++ sees struct pcstock_counter's layout only: every field is private to
+ * the C library, which alone touches them.  Each atomic type has the size
+ * and alignment of its plain type on the ABIs pcstock supports, which
+ * tests/consumer's C++ consumer checks field by field.
+ */
+#ifdef __cplusplus
+#define PCSTOCK_ATOMIC(type) type
+#define PCSTOCK_ALIGNED(n) alignas(n)
+#else
+#include <stdatomic.h>
+#define PCSTOCK_ATOMIC(type) _Atomic(type)
+#define PCSTOCK_ALIGNED(n) _Alignas(n)
+#endif
 
 PCSTOCK_EXTERN_C_BEGIN
 
@@ -55,34 +69,34 @@ struct pcstock_domain;
  */
 struct pcstock_counter {
 	/* Hot: every charge and uncharge. */
-	_Alignas(PCSTOCK_CACHELINE) atomic_long usage;
-	atomic_ulong failcnt;
+	PCSTOCK_ALIGNED(PCSTOCK_CACHELINE) PCSTOCK_ATOMIC(long) usage;
+	PCSTOCK_ATOMIC(unsigned long) failcnt;
 
 	/* Protection and peaks. */
-	_Alignas(PCSTOCK_CACHELINE) atomic_ulong emin;
-	atomic_long min_usage;
-	atomic_long children_min_usage;
-	atomic_ulong elow;
-	atomic_long low_usage;
-	atomic_long children_low_usage;
-	atomic_ulong watermark;
-	atomic_ulong local_watermark;
+	PCSTOCK_ALIGNED(PCSTOCK_CACHELINE) PCSTOCK_ATOMIC(unsigned long) emin;
+	PCSTOCK_ATOMIC(long) min_usage;
+	PCSTOCK_ATOMIC(long) children_min_usage;
+	PCSTOCK_ATOMIC(unsigned long) elow;
+	PCSTOCK_ATOMIC(long) low_usage;
+	PCSTOCK_ATOMIC(long) children_low_usage;
+	PCSTOCK_ATOMIC(unsigned long) watermark;
+	PCSTOCK_ATOMIC(unsigned long) local_watermark;
 
 	/* Read-mostly: limits, tree link, flags. */
-	_Alignas(PCSTOCK_CACHELINE) struct pcstock_counter *parent;
-	atomic_ulong max;
-	atomic_ulong high;
-	atomic_ulong min;
-	atomic_ulong low;
+	PCSTOCK_ALIGNED(PCSTOCK_CACHELINE) struct pcstock_counter *parent;
+	PCSTOCK_ATOMIC(unsigned long) max;
+	PCSTOCK_ATOMIC(unsigned long) high;
+	PCSTOCK_ATOMIC(unsigned long) min;
+	PCSTOCK_ATOMIC(unsigned long) low;
 	bool protection_support;
 	bool track_failcnt;
 
 	/* Per-CPU stock (pcstock/stock.h); all zero while unstocked. */
-	_Alignas(PCSTOCK_CACHELINE) struct pcstock_domain *stock_domain;
+	PCSTOCK_ALIGNED(PCSTOCK_CACHELINE) struct pcstock_domain *stock_domain;
 	size_t stock_slots;		/* arena handle of the 4-byte slots */
 	size_t stock_stats;		/* arena handle of per-CPU statistics */
-	atomic_uint stock_batch;
-	atomic_uchar stock_state;
+	PCSTOCK_ATOMIC(unsigned int) stock_batch;
+	PCSTOCK_ATOMIC(unsigned char) stock_state;
 	unsigned char stock_policy;
 	void *stock_link;		/* stock layer's private bookkeeping */
 	/*
@@ -91,7 +105,7 @@ struct pcstock_counter {
 	 * slot: batch while ENABLED with the DEFAULT policy, else 0.
 	 */
 	unsigned long long stock_key;
-	atomic_uint stock_refill_batch;
+	PCSTOCK_ATOMIC(unsigned int) stock_refill_batch;
 };
 
 /**
