@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Thin wrapper around CMake.  Every target first makes sure the build
-# dependencies are installed (scripts/deps.sh).
+# Thin wrapper around CMake.  Every target first makes sure the
+# dependencies it needs are installed (scripts/deps.sh): the build set for
+# `install`, everything (CMocka, clang, spin, gnuplot too) for the rest.
 #
 #   make test                 build and run the whole test suite (ctest)
 #   make bench                build and run the default benchmark matrix
 #   make install PREFIX=/usr/local
+#                             build the library alone (no tests, no bench,
+#                             in $(BUILD)-lib) and install it
 #   make clean
 
 BUILD    ?= build
@@ -15,12 +18,15 @@ JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: all deps configure build test bench install clean
+.PHONY: all deps deps-build configure build test bench install clean
 
 all: build
 
 deps:
-	@sh scripts/deps.sh
+	@sh scripts/deps.sh all
+
+deps-build:
+	@sh scripts/deps.sh build
 
 configure: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(TYPE) \
@@ -39,8 +45,13 @@ bench: build
 		echo "no benchmark yet"; \
 	fi
 
-install: build
-	cmake --install $(BUILD) --prefix $(PREFIX)
+# The library alone needs only the build dependencies.
+install: deps-build
+	cmake -S . -B $(BUILD)-lib -DCMAKE_BUILD_TYPE=$(TYPE) \
+		-DCMAKE_INSTALL_PREFIX=$(PREFIX) -DPCSTOCK_BUILD_TESTS=OFF \
+		-DPCSTOCK_BUILD_BENCH=OFF $(CMAKE_ARGS)
+	cmake --build $(BUILD)-lib -j $(JOBS)
+	cmake --install $(BUILD)-lib --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-lib

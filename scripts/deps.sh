@@ -1,28 +1,43 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Make sure the build dependencies of pcstock are present on a Debian or
-# Ubuntu machine.  Run by every Makefile target before CMake.  As root it
-# installs what is missing with apt-get; otherwise it prints the exact
-# command to run and fails.  Nothing is downloaded from anywhere but the
-# distribution's package archive.
+# deps.sh [build|all] - make sure the dependencies of pcstock are present
+# on a Debian or Ubuntu machine.
+#
+#   build  what building and installing the library needs (make install)
+#   all    build, plus what the tests and the benchmark need (make test,
+#          make bench): the default
+#
+# As root it installs what is missing with apt-get; otherwise it prints
+# the exact command to run and fails.  Nothing is downloaded from anywhere
+# but the distribution's package archive.
 set -eu
 
 # package:probe pairs; the probe is a command name or pkg-config module.
-# clang + libclang-rt-14-dev give libFuzzer, spin the model checker,
-# gnuplot-nox the benchmark plots.
-want="cmake:cmd:cmake
+build="cmake:cmd:cmake
 gcc:cmd:gcc
 libc6-dev:dpkg:libc6-dev
 make:cmd:make
 pkg-config:cmd:pkg-config
 liburcu-dev:pc:liburcu
-libhwloc-dev:pc:hwloc
-libcmocka-dev:pc:cmocka
+libhwloc-dev:pc:hwloc"
+# CMocka runs the tests; clang + libclang-rt-14-dev give libFuzzer, spin
+# the model checker, gnuplot-nox the benchmark plots.
+check="libcmocka-dev:pc:cmocka
 clang:cmd:clang
 libclang-rt-14-dev:dpkg:libclang-rt-14-dev
 spin:cmd:spin
 gnuplot-nox:cmd:gnuplot"
+
+case ${1:-all} in
+build) want=$build ;;
+all) want="$build
+$check" ;;
+*)
+	echo "usage: deps.sh [build|all]" >&2
+	exit 2
+	;;
+esac
 
 missing=""
 for line in $want; do
@@ -44,16 +59,16 @@ done
 
 cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends$missing"
 if [ "$(id -u)" != 0 ]; then
-	echo "pcstock: missing build dependencies:$missing" >&2
+	echo "pcstock: missing dependencies:$missing" >&2
 	echo "pcstock: run as root:  $cmd" >&2
 	exit 1
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-	echo "pcstock: missing build dependencies:$missing (no apt-get here;" \
+	echo "pcstock: missing dependencies:$missing (no apt-get here;" \
 	     "install them with your package manager)" >&2
 	exit 1
 fi
-echo "pcstock: installing build dependencies:$missing" >&2
+echo "pcstock: installing dependencies:$missing" >&2
 apt-get update -qq
 # shellcheck disable=SC2086
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
