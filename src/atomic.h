@@ -10,7 +10,9 @@
  * library variant, never the installed one) each wrapper first calls
  * pcstock_explore_hook, a scheduling point at which the explorer may switch
  * to another simulated CPU.  The hook receives the operation and the address
- * of the object, so an interleaving can be printed and replayed.
+ * of the object, so an interleaving can be printed and replayed.  With
+ * PCSTOCK_EXPLORE_WMM as well (the explorer's own library variants) the
+ * explorer then performs the access itself, through its weak-memory model.
  *
  * In a trace build (PCSTOCK_TRACE defined; the library variant linked into
  * pcstock-bench's --lines model only) each wrapper first calls
@@ -22,6 +24,7 @@
 #define PCSTOCK_ATOMIC_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 
 enum pcs_atomic_op {
 	PCS_OP_LOAD,
@@ -53,6 +56,59 @@ extern void (*pcstock_explore_hook)(enum pcs_atomic_op op, const void *obj);
 #define PCS_POINT(op, obj) PCS_TRACE((op), (obj))
 #endif
 
+#ifdef PCSTOCK_EXPLORE_WMM
+/*
+ * Weak-memory exploration (tests/explore/explore_wmm.c; explorer-only
+ * library variants).  After the scheduling point every access is carried
+ * out by the explorer's memory model, which may hand a load an older value
+ * than memory holds.  Values travel as uint64_t (pointers through
+ * uintptr_t).  pcs_cas() is a GNU statement expression: gcc and clang, test
+ * builds only.
+ */
+#include <stdint.h>
+
+uint64_t pcstock_explore_wmm(enum pcs_atomic_op op, void *obj, size_t size,
+			     uint64_t val, uint64_t *expected,
+			     memory_order mo, memory_order mo_fail);
+
+/*
+ * The unqualified type of *p, as gcc's own <stdatomic.h> spells it; the
+ * model masks a value to the object's size (a negative int arrives sign
+ * extended).
+ */
+#define PCS_WMM_T(p) __typeof__((void)0, *(p))
+#define pcs_wmm_in(p, v) ((uint64_t)(uintptr_t)(PCS_WMM_T(p))(v))
+#define pcs_wmm_out(p, u) ((PCS_WMM_T(p))(uintptr_t)(u))
+#define pcs_wmm_obj(p) ((void *)(uintptr_t)(p))
+#define pcs_wmm(op, p, v, mo)                                                \
+	(PCS_POINT((op), (p)),                                               \
+	 pcs_wmm_out((p), pcstock_explore_wmm((op), pcs_wmm_obj(p),          \
+					      sizeof(*(p)),                  \
+					      pcs_wmm_in((p), (v)), NULL,    \
+					      (mo), (mo))))
+
+#define pcs_load(p, mo) pcs_wmm(PCS_OP_LOAD, (p), 0, (mo))
+#define pcs_store(p, v, mo) ((void)pcs_wmm(PCS_OP_STORE, (p), (v), (mo)))
+#define pcs_fetch_add(p, v, mo) pcs_wmm(PCS_OP_ADD, (p), (v), (mo))
+#define pcs_fetch_sub(p, v, mo) pcs_wmm(PCS_OP_SUB, (p), (v), (mo))
+#define pcs_xchg(p, v, mo) pcs_wmm(PCS_OP_XCHG, (p), (v), (mo))
+#define pcs_cas(p, expected, desired, mo_ok, mo_fail)                        \
+	__extension__({                                                      \
+		uint64_t pcs_e_ = pcs_wmm_in((p), *(expected));              \
+		bool pcs_ok_;                                                \
+		PCS_POINT(PCS_OP_CAS, (p));                                  \
+		pcs_ok_ = pcstock_explore_wmm(PCS_OP_CAS, pcs_wmm_obj(p),    \
+					      sizeof(*(p)),                  \
+					      pcs_wmm_in((p), (desired)),    \
+					      &pcs_e_, (mo_ok), (mo_fail));  \
+		*(expected) = pcs_wmm_out((p), pcs_e_);                      \
+		pcs_ok_;                                                     \
+	})
+#define pcs_fence(mo)                                                        \
+	(PCS_POINT(PCS_OP_FENCE, NULL),                                      \
+	 (void)pcstock_explore_wmm(PCS_OP_FENCE, NULL, 0, 0, NULL, (mo),     \
+				   (mo)))
+#else /* !PCSTOCK_EXPLORE_WMM */
 #define pcs_load(p, mo) (PCS_POINT(PCS_OP_LOAD, (p)), atomic_load_explicit((p), (mo)))
 #define pcs_store(p, v, mo)                                                  \
 	(PCS_POINT(PCS_OP_STORE, (p)), atomic_store_explicit((p), (v), (mo)))
@@ -69,6 +125,7 @@ extern void (*pcstock_explore_hook)(enum pcs_atomic_op op, const void *obj);
 	 atomic_compare_exchange_strong_explicit((p), (expected), (desired), \
 						 (mo_ok), (mo_fail)))
 #define pcs_fence(mo) (PCS_POINT(PCS_OP_FENCE, NULL), atomic_thread_fence(mo))
+#endif /* PCSTOCK_EXPLORE_WMM */
 
 #define PCS_RELAXED memory_order_relaxed
 #define PCS_ACQUIRE memory_order_acquire

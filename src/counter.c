@@ -289,7 +289,12 @@ bool pcstock_counter_try_charge(struct pcstock_counter *c,
 		 */
 		long new = add_return(&p->usage, nr_pages, PCS_SEQ_CST);
 
+#ifdef PCSTOCK_MUTATE_RELAXED_MAX_LOAD
+		/* Planted bug, test builds only: the limit load weakened. */
+		if ((unsigned long)new > pcs_load(&p->max, PCS_RELAXED)) {
+#else
 		if ((unsigned long)new > pcs_load(&p->max, PCS_SEQ_CST)) {
+#endif
 			/* Undo this level with a relaxed subtraction ... */
 			pcs_fetch_sub(&p->usage, (long)nr_pages, PCS_RELAXED);
 			/*
@@ -354,9 +359,16 @@ int pcstock_counter_set_max(struct pcstock_counter *c, unsigned long nr_pages)
 		 * a charger that read the old limit is bounded by it, hence
 		 * by the new one.
 		 */
+#ifdef PCSTOCK_MUTATE_RELAXED_USAGE_RECHECK
+		/* Planted bug, test builds only: the re-read weakened. */
+		if ((unsigned long)pcs_load(&c->usage, PCS_RELAXED) <= usage ||
+		    nr_pages >= old)
+			return 0;
+#else
 		if ((unsigned long)pcs_load(&c->usage, PCS_SEQ_CST) <= usage ||
 		    nr_pages >= old)
 			return 0;
+#endif
 		/* Usage grew while lowering: restore (plain store) and retry. */
 		pcs_store(&c->max, old, PCS_RELAXED);
 		sched_yield();

@@ -709,7 +709,12 @@ static void link_child(struct pcstock_group *parent, struct pcstock_group *g)
 {
 	pcs_store(&g->sibling, pcs_load(&parent->children, PCS_RELAXED),
 		  PCS_RELAXED);
+#ifdef PCSTOCK_MUTATE_RELAXED_PUBLISH
+	/* Planted bug, test builds only: the publication weakened. */
+	pcs_store(&parent->children, g, PCS_RELAXED);
+#else
 	pcs_store(&parent->children, g, PCS_RELEASE);
+#endif
 }
 
 /* @g keeps its sibling pointer: a walker standing on it carries on. */

@@ -269,9 +269,16 @@ unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 	 * exclusive.  Best effort: the slot may fill right after the read,
 	 * as it may right after an exchange.
 	 */
+#ifdef PCSTOCK_MUTATE_RELAXED_DRAIN_READ
+	/* Planted bug, test builds only: the handshake's read weakened. */
+	if (c->stock_policy == PCSTOCK_STOCK_DEFAULT &&
+	    !pcs_load(slot, PCS_RELAXED))
+		return 0;
+#else
 	if (c->stock_policy == PCSTOCK_STOCK_DEFAULT &&
 	    !pcs_load(slot, PCS_SEQ_CST))
 		return 0;
+#endif
 	/*
 	 * acquire: pairs with the release addition in pcs_refill_capped() or
 	 * refill_v4(), so the charge that created these pages happens

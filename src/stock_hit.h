@@ -107,6 +107,10 @@ static inline void pcs_refill_recheck(struct pcstock_counter *c,
 	 */
 	(void)c;
 	(void)region;
+#elif defined(PCSTOCK_MUTATE_RELAXED_RECHECK)
+	/* Planted bug, test builds only: the handshake's load weakened. */
+	if (pcs_load(&c->stock_state, PCS_RELAXED) != STOCK_ENABLED)
+		pcs_stock_refill_raced(c, region);
 #else
 	if (pcs_load(&c->stock_state, PCS_SEQ_CST) != STOCK_ENABLED)
 		pcs_stock_refill_raced(c, region);

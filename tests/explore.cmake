@@ -4,8 +4,13 @@
 # Every test here carries the label "explore".
 
 set(EXPLORE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/explore)
-set(EXPLORE_SOURCES ${EXPLORE_DIR}/explore.c ${EXPLORE_DIR}/explore_counter.c
-	${EXPLORE_DIR}/explore_stock.c ${EXPLORE_DIR}/explore_group.c)
+set(EXPLORE_SOURCES ${EXPLORE_DIR}/explore.c ${EXPLORE_DIR}/explore_wmm.c
+	${EXPLORE_DIR}/explore_counter.c ${EXPLORE_DIR}/explore_stock.c
+	${EXPLORE_DIR}/explore_group.c)
+# Every explorer's library hands its atomics to the weak-memory model
+# (src/atomic.h, PCSTOCK_EXPLORE_WMM); --weak turns the model on.
+set(EXPLORE_DEFINES PCSTOCK_EXPLORE PCSTOCK_EXPLORE_WMM PCSTOCK_FAULT_INJECT)
+pcstock_add_library(pcstock_explorelib STATIC DEFINES ${EXPLORE_DEFINES})
 
 # pcstock_add_explorer(<binary> <library>): the driver over one library
 # flavour (the test library, or a variant with a planted bug).
@@ -14,12 +19,11 @@ function(pcstock_add_explorer name lib)
 	pcstock_target_flags(${name})
 	target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src
 		${EXPLORE_DIR})
-	target_compile_definitions(${name} PRIVATE PCSTOCK_EXPLORE
-		PCSTOCK_FAULT_INJECT)
+	target_compile_definitions(${name} PRIVATE ${EXPLORE_DEFINES})
 	target_link_libraries(${name} PRIVATE ${lib} Threads::Threads)
 endfunction()
 
-pcstock_add_explorer(pcstock-explore pcstock_testlib)
+pcstock_add_explorer(pcstock-explore pcstock_explorelib)
 
 # pcstock_add_explore_test(<name> ARGS a... [TIMEOUT s] [BINARY b])
 function(pcstock_add_explore_test name)
@@ -36,38 +40,62 @@ function(pcstock_add_explore_test name)
 endfunction()
 
 # Library variants with a planted bug each (the #ifdef blocks in
-# src/stock.c), and an explorer over each.
-foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_RECHECK)
+# src/stock.c, src/counter.c and src/hierarchy.c), and an explorer over
+# each.  The RELAXED_* ones weaken one memory order: only --weak finds them.
+foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_RECHECK
+		RELAXED_RECHECK RELAXED_DRAIN_READ RELAXED_MAX_LOAD
+		RELAXED_USAGE_RECHECK RELAXED_PUBLISH)
 	string(TOLOWER ${mutation} lower)
 	string(REPLACE _ - dashed ${lower})
 	pcstock_add_library(pcstock_mut_${lower} STATIC
-		DEFINES PCSTOCK_EXPLORE PCSTOCK_FAULT_INJECT
-		PCSTOCK_MUTATE_${mutation})
+		DEFINES ${EXPLORE_DEFINES} PCSTOCK_MUTATE_${mutation})
 	pcstock_add_explorer(pcstock-explore-${dashed} pcstock_mut_${lower})
 endforeach()
 
-# Clean scenarios: a fixed budget per scenario and strategy, fixed seeds.
-# PCT runs about ten times as many schedules per second (few switches).
+# explore_budget(<var> <scenario> <strategy>): the arguments of a clean
+# run: a fixed budget per scenario and strategy, fixed seeds.  PCT runs
+# about ten times as many schedules per second (few switches).  Group
+# schedules build and destroy a tree, whose RCU grace periods (the call_rcu
+# thread polls) make them about 30 per second on an idle machine, far fewer
+# on a loaded one: a small budget.  stock-disable's random walk takes a
+# few thousand schedules to find a weakened drain read.
+function(explore_budget var scenario strategy)
+	if(scenario MATCHES "^group-publish")
+		set(n 200)
+	elseif(scenario MATCHES "^group-")
+		set(n 60)
+	elseif(strategy STREQUAL pct OR scenario MATCHES "^stock-disable")
+		set(n 10000)
+	else()
+		set(n 2000)
+	endif()
+	set(args --scenario ${scenario} --strategy ${strategy} --schedules ${n}
+		--seed 1)
+	if(strategy STREQUAL pct)
+		list(APPEND args --depth 3)
+	endif()
+	set(${var} ${args} PARENT_SCOPE)
+endfunction()
+
+# Clean scenarios, sequentially consistent and in weak memory (--weak).
+# group-publish runs only weak: in SC every walker sees every group it
+# reaches initialised, whatever the orders.
 set(EXPLORE_CLEAN counter-tree counter-tight stock-charge-default
 	stock-charge-v4 stock-drain-default stock-drain-v4
 	stock-lifecycle-default stock-lifecycle-v4 stock-limit-default
-	stock-limit-v4)
-foreach(scenario ${EXPLORE_CLEAN})
-	pcstock_add_explore_test(explore_${scenario}_random
-		ARGS --scenario ${scenario} --schedules 2000 --seed 1)
-	pcstock_add_explore_test(explore_${scenario}_pct
-		ARGS --scenario ${scenario} --strategy pct --depth 3
-		--schedules 10000 --seed 1)
-endforeach()
-
-# Groups: each schedule builds and destroys a tree, whose RCU grace
-# periods (the call_rcu thread polls) make these about 30 schedules per
-# second on an idle machine, far fewer on a loaded one: a small budget.
-foreach(scenario group-default group-v4)
-	foreach(strategy random pct)
+	stock-limit-v4 stock-disable-default stock-disable-v4 group-default
+	group-v4)
+foreach(strategy random pct)
+	foreach(scenario ${EXPLORE_CLEAN})
+		explore_budget(args ${scenario} ${strategy})
 		pcstock_add_explore_test(explore_${scenario}_${strategy}
-			ARGS --scenario ${scenario} --strategy ${strategy}
-			--schedules 60 --seed 1)
+			ARGS ${args})
+	endforeach()
+	foreach(scenario ${EXPLORE_CLEAN} group-publish-default
+			group-publish-v4)
+		explore_budget(args ${scenario} ${strategy})
+		pcstock_add_explore_test(explore_${scenario}_weak_${strategy}
+			ARGS ${args} --weak)
 	endforeach()
 endforeach()
 
@@ -95,6 +123,25 @@ foreach(strategy random pct)
 		ARGS --scenario group-default --strategy ${strategy}
 		--schedules 600 --seed 1 --expect-violation)
 endforeach()
+
+# Planted memory-order bugs (a seq_cst or release weakened to relaxed
+# where a comment says the order matters): each is found in weak memory by
+# both strategies, with the very runs the real code passes above.  The
+# report names the schedule of first detection.
+function(pcstock_add_weak_detection_test name scenario)
+	string(REPLACE _ - dashed ${name})
+	foreach(strategy random pct)
+		explore_budget(args ${scenario} ${strategy})
+		pcstock_add_explore_test(explore_detect_${name}_weak_${strategy}
+			BINARY pcstock-explore-${dashed}
+			ARGS ${args} --weak --expect-violation)
+	endforeach()
+endfunction()
+pcstock_add_weak_detection_test(relaxed_recheck stock-disable-default)
+pcstock_add_weak_detection_test(relaxed_drain_read stock-disable-default)
+pcstock_add_weak_detection_test(relaxed_max_load counter-tight)
+pcstock_add_weak_detection_test(relaxed_usage_recheck counter-tight)
+pcstock_add_weak_detection_test(relaxed_publish group-publish-default)
 
 # A violation's printed seed replays to the identical interleaving: V4's
 # real cap violation and a planted bug, with both strategies.

@@ -45,7 +45,10 @@
 struct step {
 	unsigned char thread;
 	unsigned char op;
+	bool has_val;		/* weak mode: the value read or written */
+	unsigned int stale;	/* newer values it did not read */
 	const void *obj;
+	uint64_t val;
 };
 
 struct label {
@@ -233,16 +236,21 @@ static void print_trace(void)
 		const struct step *st = &X.trace[i];
 
 		format_obj(obj, sizeof(obj), st->obj, unknown, &nr_unknown);
-		printf("%6zu t%u %-5s %s\n", i, st->thread, op_name[st->op],
+		printf("%6zu t%u %-5s %s", i, st->thread, op_name[st->op],
 		       obj);
+		if (st->has_val)
+			printf(" = %#" PRIx64, st->val);
+		if (st->stale)
+			printf(" (stale: %u newer)", st->stale);
+		printf("\n");
 	}
 	printf("end of interleaving\n");
 }
 
 static void print_header(const char *what)
 {
-	printf("%s\nscenario: %s  strategy: %s", what, X.s->name,
-	       strategy_name(X.strategy));
+	printf("%s\nscenario: %s  strategy: %s%s", what, X.s->name,
+	       strategy_name(X.strategy), X.opt->weak ? "  memory: weak" : "");
 	if (X.strategy == EXPLORE_PCT)
 		printf("  depth: %u  steps: %lu", X.opt->depth, X.pct_steps);
 	printf("  seed: %" PRIu64 "  schedule: %lu\n", X.seed, X.index + 1);
@@ -254,7 +262,8 @@ static void print_header(const char *what)
 	       X.s->name, strategy_name(X.strategy));
 	if (X.strategy == EXPLORE_PCT)
 		printf(" --depth %u --steps %lu", X.opt->depth, X.pct_steps);
-	printf(" --replay %" PRIu64 "\n", X.seed);
+	printf("%s --replay %" PRIu64 "\n", X.opt->weak ? " --weak" : "",
+	       X.seed);
 }
 
 /*
@@ -262,7 +271,7 @@ static void print_header(const char *what)
  * scheduling points and cannot be unwound.  The status says whether the
  * caller wanted one (planted bugs).
  */
-static void fail(const char *msg)
+void explore_fail(const char *msg)
 {
 	char what[256];
 
@@ -393,10 +402,10 @@ static void hook(enum pcs_atomic_op op, const void *obj)
 		msg = X.s->check_step(X.s);
 		checking = false;
 		if (msg)
-			fail(msg);
+			explore_fail(msg);
 	}
 	if (++X.step > X.max_steps)
-		fail("step limit exceeded (livelock?)");
+		explore_fail("step limit exceeded (livelock?)");
 	next = choose();
 	if (next != (unsigned int)self) {
 		sem_post(&X.sem[next]);
@@ -408,7 +417,33 @@ static void hook(enum pcs_atomic_op op, const void *obj)
 		st->thread = (unsigned char)self;
 		st->op = (unsigned char)op;
 		st->obj = obj;
+		st->has_val = false;
+		st->stale = 0;
 	}
+}
+
+int explore_weak_self(void)
+{
+	return X.opt && X.opt->weak && !checking && pcstock_explore_hook ?
+		       self : -1;
+}
+
+uint64_t explore_pick(uint64_t bound)
+{
+	return X.src->pick(X.src, bound);
+}
+
+/* After hook() traced the step: it belongs to the same thread. */
+void explore_note(uint64_t val, unsigned int stale)
+{
+	struct step *st;
+
+	if (!X.trace_len)
+		return;
+	st = &X.trace[X.trace_len - 1];
+	st->has_val = true;
+	st->val = val;
+	st->stale = stale;
 }
 
 static void finish(unsigned int t)
@@ -509,8 +544,9 @@ static void wait_schedule(void)
 	while (sem_timedwait(&X.main_sem, &deadline)) {
 		if (errno == EINTR)
 			continue;
-		fail("explorer hang: a thread blocked outside a scheduling "
-		     "point (mutex held by a descheduled thread?)");
+		explore_fail("explorer hang: a thread blocked outside a "
+			     "scheduling point (mutex held by a descheduled "
+			     "thread?)");
 	}
 }
 
@@ -527,6 +563,8 @@ static void run_one(struct explore_source *src)
 	if (X.strategy == EXPLORE_PCT)
 		pct_init();
 	X.s->setup(X.s);
+	if (X.opt->weak)
+		explore_wmm_reset();
 	sem_post(&X.sem[choose()]);
 	wait_schedule();
 	if (X.opt->verbose) {
@@ -535,7 +573,7 @@ static void run_one(struct explore_source *src)
 	}
 	msg = X.s->check_end ? X.s->check_end(X.s) : NULL;
 	if (msg)
-		fail(msg);
+		explore_fail(msg);
 	if (X.s->teardown)
 		X.s->teardown(X.s);
 }

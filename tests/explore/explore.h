@@ -119,6 +119,7 @@ struct explore_options {
 	unsigned long max_steps;	/* per schedule; more is a livelock */
 	uint64_t seed;			/* schedule i uses seed + i */
 	unsigned long schedules;
+	bool weak;			/* weak-memory model (explore_wmm.c) */
 	bool verbose;			/* print every interleaving */
 	bool quiet;			/* no trace in reports */
 	int fail_status;		/* exit status after a violation */
@@ -161,5 +162,22 @@ void explore_run_source(const struct explore_options *opt,
 
 /* Called by scenarios' run(): the explored thread's own index. */
 unsigned int explore_self(void);
+
+/* ---- the weak-memory model's interface to the engine -------------------- */
+
+/* explore_wmm_reset() - forget every location; before each schedule */
+void explore_wmm_reset(void);
+/*
+ * explore_weak_self() - the index of the explored thread making an access
+ * the model must handle: -1 outside weak mode, for unscheduled threads and
+ * while an invariant check runs.
+ */
+int explore_weak_self(void);
+/* explore_pick() - a decision in [0, bound) from the schedule's source */
+uint64_t explore_pick(uint64_t bound);
+/* explore_note() - the value the step just traced read or wrote */
+void explore_note(uint64_t val, unsigned int stale);
+/* explore_fail() - report a violation (or a model failure) and exit */
+void explore_fail(const char *msg);
 
 #endif /* PCSTOCK_EXPLORE_H */

@@ -16,6 +16,10 @@
  *  - every step: mid's committed usage is at most the limit promised by
  *    the last successful set_max() (while a raising set_max() runs, at
  *    most the larger of the two);
+ *  - after each of its operations, a leaf thread reads usage at every
+ *    level of its path (pcstock_counter_read(), relaxed) and never sees
+ *    less than it holds there itself: in weak mode (--weak) that read may
+ *    return an older value, but never one from before its own charges;
  *  - at the end: usage == committed at every level, and
  *    children_min_usage == the sum of the children's min_usage.
  */
@@ -41,6 +45,7 @@ static struct {
 	unsigned long inflight[3];	/* per thread */
 	int inflight_leaf[3];		/* -1: mid only (set_max: 0 pages) */
 	unsigned long promise;		/* mid's committed bound */
+	const char *observed;		/* a leaf thread's read went wrong */
 	char msg[160];
 } S;
 
@@ -66,6 +71,7 @@ static void counter_setup(const struct explore_scenario *s)
 		S.inflight_leaf[i] = -1;
 	}
 	S.promise = p->mid_max;
+	S.observed = NULL;
 	pcstock_warn_reset();
 }
 
@@ -93,6 +99,8 @@ static const char *counter_check_step(const struct explore_scenario *s)
 	(void)s;
 	if (pcstock_warn_count())
 		return "usage underflow (warn_count != 0)";
+	if (S.observed)
+		return S.observed;
 	for (lvl = 0; lvl < NR_LEVELS; lvl++) {
 		long usage = (long)pcstock_counter_read(&S.c[lvl]);
 		long lo = committed_at(lvl), hi = lo;
@@ -117,6 +125,18 @@ static const char *counter_check_step(const struct explore_scenario *s)
 	return NULL;
 }
 
+/* What the leaf thread of @leaf reads of its path, against what it holds. */
+static void observe(int leaf)
+{
+	int lvl;
+
+	for (lvl = 0; lvl < NR_LEVELS; lvl++)
+		if (on_path(leaf, lvl) && !S.observed &&
+		    (long)pcstock_counter_read(&S.c[lvl]) < S.committed[leaf])
+			S.observed = "a leaf thread read usage below what it "
+				     "holds";
+}
+
 static void leaf_thread(const struct counter_params *p, int leaf)
 {
 	struct pcstock_counter *c = &S.c[leaf];
@@ -139,6 +159,7 @@ static void leaf_thread(const struct counter_params *p, int leaf)
 			pcstock_counter_uncharge(c, n);
 			S.inflight[t] = 0;
 		}
+		observe(leaf);
 	}
 }
 

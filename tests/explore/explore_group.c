@@ -25,6 +25,14 @@
  *    held(a's subtree) <= 8;
  *  - at the end: usage(g) == held(subtree) + stock(subtree); after
  *    drain_all(root) the online groups' stock is 0.
+ *
+ * group-publish-*: the same tree; thread 0 creates a child "n" of a while
+ * threads 1 and 2 walk the tree (pcstock_group_walk()) and look "a/n" up.
+ * Nothing is destroyed, so every group a walker or a lookup reaches must
+ * be seen fully initialised: online (group_init() stores it before
+ * link_child() publishes the group).  In weak mode (--weak) a walker
+ * reading a stale value would see the child offline unless the
+ * publication's release pairs with the walk's acquires.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +95,8 @@ static struct {
 	struct pcstock_group *g[NR_GROUPS];
 	unsigned long held[NR_THREADS][NR_GROUPS];
 	unsigned long inflight[NR_THREADS];
+	struct pcstock_group *created;	/* group-publish: "n", or NULL */
+	const char *observed;		/* what a walker saw wrong */
 	char msg[160];
 } S;
 
@@ -154,6 +164,8 @@ static void group_setup(const struct explore_scenario *s)
 	}
 	memset(S.held, 0, sizeof(S.held));
 	memset(S.inflight, 0, sizeof(S.inflight));
+	S.created = NULL;
+	S.observed = NULL;
 	pcstock_warn_reset();
 }
 
@@ -212,6 +224,8 @@ static const char *group_check_step(const struct explore_scenario *s)
 
 	if (pcstock_warn_count())
 		return "usage underflow (warn_count != 0)";
+	if (S.observed)
+		return S.observed;
 	if (*policy == PCSTOCK_TREE_DEFAULT && check_cap())
 		return S.msg;
 	if (held_in(G_A) > A_MAX)
@@ -310,6 +324,10 @@ static void group_teardown(const struct explore_scenario *s)
 	int t, g;
 
 	(void)s;
+	if (S.created) {
+		pcstock_group_destroy(S.created);
+		pcstock_group_put(S.created);
+	}
 	for (t = 0; t < NR_THREADS; t++)
 		for (g = 0; g < NR_GROUPS; g++)
 			pcstock_group_uncharge(S.g[g], S.held[t][g]);
@@ -323,27 +341,73 @@ static void group_teardown(const struct explore_scenario *s)
 		pcstock_cpu_set_online(S.d, cpu, true);
 }
 
+/* ---- group-publish ------------------------------------------------------ */
+
+static void seen(const struct pcstock_group *g)
+{
+	if (!pcstock_group_online(g) && !S.observed)
+		S.observed = "a walker reached a group not seen initialised "
+			     "(offline)";
+}
+
+static int walk_visit(struct pcstock_group *g, void *arg)
+{
+	(void)arg;
+	seen(g);
+	return 0;
+}
+
+static void publish_run(const struct explore_scenario *s, unsigned int t)
+{
+	struct pcstock_group *root = pcstock_tree_root(S.t), *g;
+	int i;
+
+	(void)s;
+	if (t == 0) {
+		if (pcstock_group_create(S.g[G_A], "n", &S.created))
+			S.created = NULL;
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		pcstock_group_walk(root, walk_visit, NULL);
+		if (!pcstock_group_lookup(root, "a/n", &g)) {
+			seen(g);
+			pcstock_group_put(g);
+		}
+	}
+}
+
 static const enum pcstock_tree_policy policy_default = PCSTOCK_TREE_DEFAULT;
 static const enum pcstock_tree_policy policy_v4 = PCSTOCK_TREE_V4;
 
-#define GROUP_SCENARIO(id, nm, hlp, pol)                                    \
+#define GROUP_SCENARIO(id, nm, hlp, run_fn, end_fn, pol)                    \
 	static const struct explore_scenario id = {                         \
 		.name = nm, .help = hlp, .nr_threads = NR_THREADS,          \
 		.init = group_init, .thread_init = group_thread_init,        \
-		.setup = group_setup, .run = group_run,                     \
+		.setup = group_setup, .run = run_fn,                        \
 		.check_step = group_check_step,                             \
-		.check_end = group_check_end, .teardown = group_teardown,   \
+		.check_end = end_fn, .teardown = group_teardown,            \
 		.arg = &pol,                                                \
 	}
 
 GROUP_SCENARIO(group_default, "group-default",
 	       "groups: charge/uncharge, drain_all, offline, destroy",
-	       policy_default);
+	       group_run, group_check_end, policy_default);
 GROUP_SCENARIO(group_v4, "group-v4", "as group-default, V4 stock",
-	       policy_v4);
+	       group_run, group_check_end, policy_v4);
+
+/* Nothing to check at rest beyond every step's invariants. */
+GROUP_SCENARIO(publish_default, "group-publish-default",
+	       "a child created while walkers and lookups run", publish_run,
+	       group_check_step, policy_default);
+GROUP_SCENARIO(publish_v4, "group-publish-v4",
+	       "as group-publish-default, V4 stock", publish_run,
+	       group_check_step, policy_v4);
 
 const struct explore_scenario *const explore_group_scenarios[] = {
 	&group_default,
 	&group_v4,
+	&publish_default,
+	&publish_v4,
 	NULL,
 };

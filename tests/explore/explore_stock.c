@@ -27,6 +27,12 @@
  *  - every step: 0 <= usage(c) - held - sum(slots) <= in flight, no slot
  *    negative, no underflow warning, held + sum(slots) <= max(p);
  *  - every step (DEFAULT, and the V4 cap scenario): every slot <= batch;
+ *  - after each of its operations a thread reads usage(c) (relaxed) and
+ *    never sees less than it holds: in weak mode (--weak) the read may
+ *    return an older value, but the pages it holds were charged before it
+ *    got them (its own charge, or the refill its consume acquired);
+ *  - (stock-disable) at the end, before the checker's own drains: the
+ *    disable and the drains after it left every slot empty;
  *  - at the end: usage(c) == usage(p) == held + sum(slots); after draining
  *    every CPU all slots are 0 and usage == held; after free_stock() and
  *    giving back what is held, usage is 0 at both levels.
@@ -68,6 +74,7 @@ struct stock_step {
 struct stock_params {
 	enum pcstock_stock_policy policy;
 	bool check_cap;
+	bool check_disable;		/* thread 2 disables, then drains all */
 	unsigned long parent_max;
 	int cpu[NR_THREADS];		/* -1: not a CPU of the domain */
 	struct stock_step ops[NR_THREADS][MAX_OPS];
@@ -78,6 +85,7 @@ static struct {
 	struct pcstock_counter p, c;
 	unsigned long held[NR_THREADS];
 	unsigned long inflight[NR_THREADS];
+	const char *observed;		/* a thread's own read went wrong */
 	char msg[160];
 } S;
 
@@ -127,6 +135,7 @@ static void stock_setup(const struct explore_scenario *s)
 	}
 	for (t = 0; t < NR_THREADS; t++)
 		S.held[t] = S.inflight[t] = 0;
+	S.observed = NULL;
 	pcstock_warn_reset();
 }
 
@@ -150,6 +159,8 @@ static const char *stock_check_step(const struct explore_scenario *s)
 
 	if (pcstock_warn_count())
 		return "usage underflow (warn_count != 0)";
+	if (S.observed)
+		return S.observed;
 	for (cpu = 0; cpu < NR_CPUS; cpu++) {
 		int v = atomic_load(slot(cpu));
 
@@ -216,17 +227,23 @@ static void stock_run(const struct explore_scenario *s, unsigned int t)
 			break;
 		}
 		S.inflight[t] = 0;
+		if (pcstock_counter_read(&S.c) < S.held[t] && !S.observed)
+			S.observed = "a thread read usage below what it holds";
 	}
 }
 
 static const char *stock_check_end(const struct explore_scenario *s)
 {
+	const struct stock_params *p = s->arg;
 	unsigned long held = sum(S.held), usage;
 	const char *msg = stock_check_step(s);
 	unsigned int cpu;
 
 	if (msg)
 		return msg;
+	if (p->check_disable && pcstock_counter_stock_pages(&S.c))
+		return "after disable and a drain of every CPU, a slot still "
+		       "holds pages";
 	usage = pcstock_counter_read(&S.c);
 	if (usage != held + pcstock_counter_stock_pages(&S.c))
 		return "at rest: usage != held + stock";
@@ -304,6 +321,20 @@ static void stock_teardown(const struct explore_scenario *s)
 			 { C(1), D(1), U(1), D(0), C(3) } },                \
 	}
 
+/*
+ * Owners on both CPUs charge (refills race the disable); thread 2 disables
+ * and then drains both CPUs: the handshake must leave no page behind.
+ */
+#define DISABLE_PARAMS(pol)                                                 \
+	{                                                                   \
+		.policy = pol, .check_cap = pol == PCSTOCK_STOCK_DEFAULT,   \
+		.check_disable = true, .parent_max = 1000,                  \
+		.cpu = { 0, 1, -1 },                                        \
+		.ops = { { C(1), U(1) },                                    \
+			 { C(2), U(2) },                                    \
+			 { D(1), D(0), DIS, D(0), D(1) } },                 \
+	}
+
 static const struct stock_params charge_default =
 	CHARGE_PARAMS(PCSTOCK_STOCK_DEFAULT, true);
 static const struct stock_params charge_v4 =
@@ -319,6 +350,9 @@ static const struct stock_params lifecycle_v4 =
 static const struct stock_params limit_default =
 	LIMIT_PARAMS(PCSTOCK_STOCK_DEFAULT);
 static const struct stock_params limit_v4 = LIMIT_PARAMS(PCSTOCK_STOCK_V4);
+static const struct stock_params disable_default =
+	DISABLE_PARAMS(PCSTOCK_STOCK_DEFAULT);
+static const struct stock_params disable_v4 = DISABLE_PARAMS(PCSTOCK_STOCK_V4);
 
 #define STOCK_SCENARIO(id, nm, hlp, exp)                                    \
 	static const struct explore_scenario id##_scenario = {              \
@@ -351,6 +385,10 @@ STOCK_SCENARIO(limit_default, "stock-limit-default",
 	       NULL);
 STOCK_SCENARIO(limit_v4, "stock-limit-v4", "as stock-limit-default, V4",
 	       NULL);
+STOCK_SCENARIO(disable_default, "stock-disable-default",
+	       "refills on both CPUs race disable + drain of both", NULL);
+STOCK_SCENARIO(disable_v4, "stock-disable-v4",
+	       "as stock-disable-default, V4", NULL);
 
 const struct explore_scenario *const explore_stock_scenarios[] = {
 	&charge_default_scenario,
@@ -362,5 +400,7 @@ const struct explore_scenario *const explore_stock_scenarios[] = {
 	&lifecycle_v4_scenario,
 	&limit_default_scenario,
 	&limit_v4_scenario,
+	&disable_default_scenario,
+	&disable_v4_scenario,
 	NULL,
 };

@@ -5,6 +5,8 @@
  * Exit status: 0 when every schedule passed; 1 after a violation (printed
  * with its seed and interleaving); with --expect-violation the other way
  * round, for the tests that prove a planted bug is found within a budget.
+ * --weak runs the weak-memory model (explore_wmm.c), which needs the
+ * library built with PCSTOCK_EXPLORE_WMM, as every explorer's is.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,6 +30,8 @@ static void usage(FILE *f)
 		"  --seed S               first seed; schedule i uses S+i (1)\n"
 		"  --replay S             run the one schedule of seed S\n"
 		"  --max-steps N          per schedule, else livelock (100000)\n"
+		"  --weak                 weak memory: loads may read older "
+		"values\n"
 		"  --expect-violation     succeed only if a violation is found\n"
 		"  --verbose              print every interleaving\n"
 		"  --quiet                no interleaving in reports\n");
@@ -60,6 +64,7 @@ int main(int argc, char **argv)
 		{ "replay", required_argument, NULL, 'r' },
 		{ "max-steps", required_argument, NULL, 'm' },
 		{ "expect-violation", no_argument, NULL, 'x' },
+		{ "weak", no_argument, NULL, 'w' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -124,6 +129,14 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			expect = true;
+			break;
+		case 'w':
+#ifndef PCSTOCK_EXPLORE_WMM
+			fprintf(stderr, "pcstock-explore: built without the "
+				"weak-memory model\n");
+			return 2;
+#endif
+			opt.weak = true;
 			break;
 		case 'v':
 			opt.verbose = true;
