@@ -555,6 +555,26 @@ static void test_retry_rules_and_oom(void **state)
 	rmgroup(a);
 }
 
+/*
+ * The small-charge threshold exactly at its limit: 8 pages (order 3,
+ * PAGE_ALLOC_COSTLY_ORDER) still retry on claimed progress (step 11) and
+ * call the OOM callback (step 14); test_retry_rules_and_oom has 9 pages do
+ * neither.  Moving either threshold by a page fails one of the two.
+ */
+static void test_costly_threshold_exact(void **state)
+{
+	struct pcstock_group *a = mkgroup(fx.root, "a");
+
+	assert_int_equal(pcstock_group_set_max(a, 10), 0);
+	assert_int_equal(pcstock_group_charge(a, 10, 0), 0);
+	fx.claim_progress = 3;
+	assert_int_equal(pcstock_group_charge(a, 8, 0), -ENOMEM);
+	assert_int_equal(fx.reclaim_calls, 4 + PCSTOCK_MAX_RECLAIM_RETRIES);
+	assert_int_equal(fx.oom_calls, 1);
+	pcstock_group_uncharge(a, 10);
+	rmgroup(a);
+}
+
 static void test_callback_results_clamped(void **state)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a");
@@ -616,6 +636,27 @@ static void test_high_throttle_figures(void **state)
 	rmgroup(a);
 }
 
+/*
+ * A charge up to exactly high is not over it (usage > high, step 17); one
+ * page more is.  Charges of at least a batch are exact under every policy,
+ * so usage lands on high itself.
+ */
+static void test_charge_up_to_exactly_high(void **state)
+{
+	struct pcstock_group *a = mkgroup(fx.root, "a");
+
+	assert_true(BATCH <= 100);
+	assert_int_equal(pcstock_group_set_high(a, 100), 0);
+	assert_int_equal(pcstock_group_charge(a, 100, 0), 0);
+	assert_int_equal(pcstock_group_usage(a), 100);
+	assert_int_equal(pcstock_over_high_pages(), 0);
+	assert_int_equal(pcstock_group_charge(a, 1, 0), 0);
+	assert_true(pcstock_over_high_pages() > 0);
+	pcstock_handle_over_high();
+	pcstock_group_uncharge(a, 101);
+	rmgroup(a);
+}
+
 /* ---- limits -------------------------------------------------------------- */
 
 static void test_set_max_v2(void **state)
@@ -673,6 +714,31 @@ static void test_set_max_strict_and_memsw(void **state)
 	assert_int_equal(pcstock_group_write_limit(a, PCSTOCK_LIMIT_MEMSW_MAX,
 						   "max"),
 			 0);
+	rmgroup(a);
+}
+
+/*
+ * memsw.max equal to memory.max is allowed from either side (v1 refuses
+ * memsw < memory only), and a charge fills both exactly.
+ */
+static void test_memsw_limit_equal_to_memory(void **state)
+{
+	struct pcstock_group *a;
+
+	assert_int_equal(tree_open(fx.policy, true, false), 0);
+	a = mkgroup(fx.root, "a");
+	assert_int_equal(pcstock_group_set_max_strict(a, 150), 0);
+	assert_int_equal(pcstock_group_set_memsw_max(a, 150), 0);
+	assert_int_equal(pcstock_group_set_max_strict(a, 150), 0);
+	assert_int_equal(pcstock_group_set_memsw_max(a, 149), -EINVAL);
+	assert_int_equal(pcstock_group_set_max_strict(a, 151), -EINVAL);
+	assert_true(BATCH <= 150);
+	assert_int_equal(pcstock_group_charge(a, 150, 0), 0);
+	assert_int_equal(pcstock_group_charge(a, 1, PCSTOCK_CHARGE_NOWAIT),
+			 -ENOMEM);
+	assert_int_equal(pcstock_group_usage(a), 150);
+	assert_int_equal(pcstock_counter_read(pcstock_group_memsw(a)), 150);
+	pcstock_group_uncharge(a, 150);
 	rmgroup(a);
 }
 
@@ -998,10 +1064,13 @@ int main(void)
 		ONCE(test_nofail_charges_over_limit),
 		ONCE(test_reclaim_then_margin_retry),
 		ONCE(test_retry_rules_and_oom),
+		ONCE(test_costly_threshold_exact),
 		ONCE(test_callback_results_clamped),
 		ONCE(test_high_throttle_figures),
+		PER_POLICY(test_charge_up_to_exactly_high),
 		ONCE(test_set_max_v2),
 		ONCE(test_set_max_strict_and_memsw),
+		PER_POLICY(test_memsw_limit_equal_to_memory),
 		ONCE(test_write_limit_strings),
 		PER_POLICY(test_protection_5_3),
 		PER_POLICY(test_cpu_offline_drains),

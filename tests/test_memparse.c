@@ -130,6 +130,13 @@ static void test_memparse_1T(void **state)
 	check("1T", 1ULL << 40, 268435456);
 }
 
+/* P (2^50) and p: a shift of 50, between T's 40 and E's 60. */
+static void test_memparse_1P(void **state)
+{
+	check("1P", 1ULL << 50, 274877906944UL);
+	check("3p", 3ULL << 50, 3 * 274877906944UL);
+}
+
 static void test_memparse_1E(void **state)
 {
 	check("1E", E60, 281474976710656UL);
@@ -273,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_memparse_100M),
 		cmocka_unit_test(test_memparse_1G),
 		cmocka_unit_test(test_memparse_1T),
+		cmocka_unit_test(test_memparse_1P),
 		cmocka_unit_test(test_memparse_1E),
 		cmocka_unit_test(test_memparse_8E_capped_at_max),
 		cmocka_unit_test(test_memparse_16E_wraps_to_zero),
