@@ -121,7 +121,7 @@ enum pcstock_tree_policy {
 /* Reclaim calls claiming progress one operation may retry on (ours). */
 #define PCSTOCK_MAX_PROGRESS_ROUNDS 64
 /* OOM callback calls one operation may make (ours). */
-#define PCSTOCK_MAX_OOM_CALLS 16
+#define PCSTOCK_MAX_OOM_CALLS 8
 /* Millisecond polls waiting for an asynchronous OOM victim (ours). */
 #define PCSTOCK_OOM_WAIT_MS 10
 
