@@ -34,6 +34,7 @@ _Thread_local struct pcs_cpu_fast pcs_tls_fast PCS_TLS = {
 
 struct pcstock_cpu_hook {
 	pcstock_cpu_hook_fn fn;
+	pcstock_cpu_hook_fn kick;	/* work hooks: see pcs_work_hook_add() */
 	void *arg;
 	struct pcstock_cpu_hook *next;
 	struct pcstock_cpu_hook *prev;
@@ -529,13 +530,15 @@ void pcs_cpu_unborrow(struct pcstock_domain *d, unsigned int cpu)
 	cpu_release(d, cpu);
 }
 
-static void run_work_hooks(struct pcstock_domain *d, unsigned int cpu)
+/* The owner runs the work (@kick false), or anyone kicks a freed CPU. */
+static void run_work_hooks(struct pcstock_domain *d, unsigned int cpu,
+			   bool kick)
 {
 	struct pcstock_cpu_hook *h;
 
 	pthread_mutex_lock(&d->hotplug_lock);
 	for (h = d->work_hooks; h; h = h->next)
-		h->fn(d, cpu, h->arg);
+		(kick ? h->kick : h->fn)(d, cpu, h->arg);
 	pthread_mutex_unlock(&d->hotplug_lock);
 }
 
@@ -574,23 +577,22 @@ int pcstock_cpu_idle(struct pcstock_domain *d)
 	if (!d || pcs_tls_entered.id != d->id)
 		return -EINVAL;
 	if (pcs_cpu_exclusive(d))
-		run_work_hooks(d, (unsigned int)pcs_tls_entered.cpu);
+		run_work_hooks(d, (unsigned int)pcs_tls_entered.cpu, false);
 	return 0;
 }
 
 /*
- * Exclusive CPUs: run the queued work, give the CPU up, then borrow it
- * back if that is possible to run work a requester queued after the first
- * look but saw the CPU still owned (the requester borrows it otherwise).
+ * Exclusive CPUs: run the queued work, give the CPU up, then kick it: work
+ * a requester queued after the first look, seeing the CPU still owned, is
+ * run now unless another holder took the CPU (who then kicks it in turn).
  */
 static void cpu_disown(struct pcstock_domain *d, unsigned int cpu)
 {
-	run_work_hooks(d, cpu);
+	run_work_hooks(d, cpu, false);
 	cpu_release(d, cpu);
-	if (pcs_cpu_borrow(d, cpu)) {
-		run_work_hooks(d, cpu);
-		pcs_cpu_unborrow(d, cpu);
-	}
+#ifndef PCSTOCK_MUTATE_NO_EXIT_RECHECK	/* planted bug, explorer only */
+	run_work_hooks(d, cpu, true);
+#endif
 }
 
 int pcstock_cpu_exit(struct pcstock_domain *d)
@@ -699,8 +701,8 @@ int pcstock_cpu_os_index(const struct pcstock_domain *d, unsigned int cpu)
 }
 
 static int hook_add(struct pcstock_domain *d, struct pcstock_cpu_hook **list,
-		    pcstock_cpu_hook_fn fn, void *arg,
-		    struct pcstock_cpu_hook **out)
+		    pcstock_cpu_hook_fn fn, pcstock_cpu_hook_fn kick,
+		    void *arg, struct pcstock_cpu_hook **out)
 {
 	struct pcstock_cpu_hook *h;
 
@@ -710,6 +712,7 @@ static int hook_add(struct pcstock_domain *d, struct pcstock_cpu_hook **list,
 	if (!h)
 		return -ENOMEM;
 	h->fn = fn;
+	h->kick = kick;
 	h->arg = arg;
 	h->prev = NULL;
 	pthread_mutex_lock(&d->hotplug_lock);
@@ -743,7 +746,7 @@ static void hook_remove(struct pcstock_domain *d,
 int pcstock_cpu_hook_add(struct pcstock_domain *d, pcstock_cpu_hook_fn fn,
 			 void *arg, struct pcstock_cpu_hook **out)
 {
-	return hook_add(d, d ? &d->hooks : NULL, fn, arg, out);
+	return hook_add(d, d ? &d->hooks : NULL, fn, NULL, arg, out);
 }
 
 void pcstock_cpu_hook_remove(struct pcstock_domain *d,
@@ -753,9 +756,10 @@ void pcstock_cpu_hook_remove(struct pcstock_domain *d,
 }
 
 int pcs_work_hook_add(struct pcstock_domain *d, pcstock_cpu_hook_fn fn,
-		      void *arg, struct pcstock_cpu_hook **out)
+		      pcstock_cpu_hook_fn kick, void *arg,
+		      struct pcstock_cpu_hook **out)
 {
-	return hook_add(d, &d->work_hooks, fn, arg, out);
+	return hook_add(d, &d->work_hooks, fn, kick, arg, out);
 }
 
 void pcs_work_hook_remove(struct pcstock_domain *d,

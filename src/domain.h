@@ -146,21 +146,27 @@ static inline bool pcs_cpu_exclusive(const struct pcstock_domain *d)
 }
 
 /*
- * Exclusive CPUs: take @cpu for the calling thread if nobody entered it
+ * Exclusive CPUs: take @cpu for the calling thread if nobody holds it
  * (true), so it may run the CPU's queued work; give it back with
- * pcs_cpu_unborrow().  Fully ordered, for the requester's Dekker handshake
- * with an exiting owner (see pcstock_cpu_exit()).
+ * pcs_cpu_unborrow(), then look for work again.  The protocol: a requester
+ * marks its work, then (seq_cst fence) tries to borrow; whoever gives a
+ * CPU up (exit, unborrow) does so, then (fence) looks for marked work and
+ * tries to borrow.  So a request is never left on a CPU nobody holds.
  */
 bool pcs_cpu_borrow(struct pcstock_domain *d, unsigned int cpu);
 void pcs_cpu_unborrow(struct pcstock_domain *d, unsigned int cpu);
 
 /*
- * Work hooks: @fn(d, cpu, arg) runs the work a layer queued on @cpu; it is
- * called by the CPU's owner (pcstock_cpu_idle(), pcstock_cpu_exit()) or a
- * borrower, under hotplug_lock.  Registration as for offline hooks.
+ * Work hooks, called under hotplug_lock: @fn(d, cpu, arg) runs the work a
+ * layer queued on @cpu, by its owner (pcstock_cpu_idle(), and
+ * pcstock_cpu_exit() before it gives the CPU up); @kick(d, cpu, arg), by
+ * pcstock_cpu_exit() once the CPU is free, borrows it to run work queued
+ * meanwhile (looking again after each unborrow).  Registration as for
+ * offline hooks.
  */
 int pcs_work_hook_add(struct pcstock_domain *d, pcstock_cpu_hook_fn fn,
-		      void *arg, struct pcstock_cpu_hook **out);
+		      pcstock_cpu_hook_fn kick, void *arg,
+		      struct pcstock_cpu_hook **out);
 void pcs_work_hook_remove(struct pcstock_domain *d,
 			  struct pcstock_cpu_hook *h);
 

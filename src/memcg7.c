@@ -230,21 +230,36 @@ static void work_hook(struct pcstock_domain *d, unsigned int cpu, void *arg)
 }
 
 /*
- * Queue a drain on @cpu without waiting (schedule_work_on()).  If nobody
- * owns the CPU, borrow it and run the drain now.  The fence pairs with
- * the one in cpu_release(): either the exiting owner sees the request or
- * this borrow sees the CPU free.
+ * Run @cpu's queued drain if nobody holds the CPU, and look again after
+ * giving it back: a requester that found it held (by us) left its drain
+ * to us.  The loads follow the seq_cst fence of the requester's
+ * queue_work() or of the giver's cpu_release() (see pcs_cpu_borrow()).
  */
-static void queue_work(struct memcg7 *m, unsigned int cpu)
+static void kick(struct memcg7 *m, unsigned int cpu)
 {
 	struct memcg7_pcp *p = pcp_of(m, cpu);
 
-	pcs_store(&p->work, 1, PCS_RELEASE);
-	pcs_fence(memory_order_seq_cst);
-	if (pcs_cpu_borrow(m->d, cpu)) {
+	while (pcs_load(&p->work, PCS_RELAXED) && pcs_cpu_borrow(m->d, cpu)) {
 		run_work(m, p);
 		pcs_cpu_unborrow(m->d, cpu);
 	}
+}
+
+static void kick_hook(struct pcstock_domain *d, unsigned int cpu, void *arg)
+{
+	kick(arg, cpu);
+}
+
+/*
+ * Queue a drain on @cpu without waiting (schedule_work_on()): its holder
+ * runs it, or, if nobody holds the CPU, we borrow it and run it now.  The
+ * release pairs with the acquire in run_work().
+ */
+static void queue_work(struct memcg7 *m, unsigned int cpu)
+{
+	pcs_store(&pcp_of(m, cpu)->work, 1, PCS_RELEASE);
+	pcs_fence(memory_order_seq_cst);
+	kick(m, cpu);
 }
 
 /* The owner's check at each operation: a relaxed load of the hot line. */
@@ -312,7 +327,8 @@ int memcg7_create(struct pcstock_domain *d, unsigned int batch,
 	if (err)
 		goto destroy_dead;
 	if (m->owned) {
-		err = pcs_work_hook_add(d, work_hook, m, &m->work_hook);
+		err = pcs_work_hook_add(d, work_hook, kick_hook, m,
+					&m->work_hook);
 		if (err)
 			goto remove_hook;
 	}

@@ -6,7 +6,7 @@
 set(EXPLORE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/explore)
 set(EXPLORE_SOURCES ${EXPLORE_DIR}/explore.c ${EXPLORE_DIR}/explore_wmm.c
 	${EXPLORE_DIR}/explore_counter.c ${EXPLORE_DIR}/explore_stock.c
-	${EXPLORE_DIR}/explore_group.c)
+	${EXPLORE_DIR}/explore_group.c ${EXPLORE_DIR}/explore_memcg7.c)
 # Every explorer's library hands its atomics to the weak-memory model
 # (src/atomic.h, PCSTOCK_EXPLORE_WMM); --weak turns the model on.
 set(EXPLORE_DEFINES PCSTOCK_EXPLORE PCSTOCK_EXPLORE_WMM PCSTOCK_FAULT_INJECT)
@@ -40,11 +40,12 @@ function(pcstock_add_explore_test name)
 endfunction()
 
 # Library variants with a planted bug each (the #ifdef blocks in
-# src/stock.c, src/counter.c and src/hierarchy.c), and an explorer over
-# each.  The RELAXED_* ones weaken one memory order: only --weak finds them.
+# src/stock.c, src/counter.c, src/hierarchy.c and src/cpu.c), and an
+# explorer over each.  The RELAXED_* ones weaken one memory order: only
+# --weak finds them.
 foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_RECHECK
 		RELAXED_RECHECK RELAXED_DRAIN_READ RELAXED_MAX_LOAD
-		RELAXED_USAGE_RECHECK RELAXED_PUBLISH)
+		RELAXED_USAGE_RECHECK RELAXED_PUBLISH NO_EXIT_RECHECK)
 	string(TOLOWER ${mutation} lower)
 	string(REPLACE _ - dashed ${lower})
 	pcstock_add_library(pcstock_mut_${lower} STATIC
@@ -142,6 +143,16 @@ pcstock_add_weak_detection_test(relaxed_drain_read stock-disable-default)
 pcstock_add_weak_detection_test(relaxed_max_load counter-tight)
 pcstock_add_weak_detection_test(relaxed_usage_recheck counter-tight)
 pcstock_add_weak_detection_test(relaxed_publish group-publish-default)
+
+# memcg7's owner-exclusive variant: a drain queued to an owner on its way
+# out is never lost (clean), and without exit's second look it is.
+foreach(strategy random pct)
+	pcstock_add_explore_test(explore_memcg7-owner_${strategy}
+		ARGS --scenario memcg7-owner --strategy ${strategy}
+		--schedules 20000 --seed 1)
+endforeach()
+pcstock_add_detection_test(no_exit_recheck pcstock-explore-no-exit-recheck
+	memcg7-owner)
 
 # A violation's printed seed replays to the identical interleaving: V4's
 # real cap violation and a planted bug, with both strategies.

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * explore_memcg7.c - schedule-explorer scenario for memcg7's owner-exclusive
+ * variant: a drain queued to an owner that is leaving its CPU.
+ *
+ * Per schedule a fresh cache (batch 4) over a COOP domain of two CPUs,
+ * with two fake keys f and g.  Thread 0 enters CPU 1, refills f (3 pages),
+ * takes 1 back, refills g (2 pages) and exits; thread 1, which is no CPU,
+ * runs drain_all for f twice.  Each drain_all either finds nothing of f's
+ * cached, drains CPU 1 itself (nobody owns it: borrowed), or queues the
+ * drain to thread 0, which must run it at its next operation or on its
+ * way out: exit runs the queued work, gives the CPU up, then looks again
+ * (the requester may have seen the CPU still owned).
+ *
+ * The cache's own locks are kept out of the explored threads: no key dies
+ * (no deferred reference to reap), and only thread 0 exits (the domain's
+ * hotplug lock, under which exit runs the work).
+ *
+ * Invariants at the end:
+ *  - per key, pages refilled == pages uncharged + taken back + cached;
+ *  - after one more drain_all for f (unscheduled, no CPU), no page of f is
+ *    cached: a queued drain that nobody runs leaves CPU 1 flushing, and
+ *    every later drain_all skips it.
+ */
+#include <stdio.h>
+
+#include <pcstock/cpu.h>
+
+#include "explore.h"
+#include "memcg7.h"
+
+#define NR_CPUS 2
+#define BATCH 4
+
+struct fake {
+	unsigned long in;		/* refilled */
+	unsigned long out;		/* uncharged by the cache */
+	unsigned long taken;		/* consumed */
+};
+
+static struct {
+	struct pcstock_domain *d;
+	struct memcg7 *m;
+	struct fake f, g;
+	char msg[160];
+} S;
+
+static void fake_uncharge(void *key, unsigned long nr_pages)
+{
+	((struct fake *)key)->out += nr_pages;
+}
+
+static void fake_ref(void *key)
+{
+	(void)key;
+}
+
+static bool fake_online(void *key)
+{
+	(void)key;
+	return true;
+}
+
+static bool fake_in_subtree(void *key, void *root)
+{
+	return key == root;
+}
+
+static const struct memcg7_ops fake_ops = {
+	.uncharge = fake_uncharge,
+	.get = fake_ref,
+	.put = fake_ref,
+	.online = fake_online,
+	.in_subtree = fake_in_subtree,
+};
+
+static int m7_init(const struct explore_scenario *s)
+{
+	struct pcstock_domain_attr attr = {
+		.nr_cpus = NR_CPUS,
+		.mode = PCSTOCK_CPU_COOP,
+	};
+
+	(void)s;
+	return pcstock_domain_create(&attr, &S.d);
+}
+
+static void m7_setup(const struct explore_scenario *s)
+{
+	(void)s;
+	S.f = (struct fake){ 0 };
+	S.g = (struct fake){ 0 };
+	if (memcg7_create(S.d, BATCH, false, &fake_ops, &S.m))
+		S.m = NULL;
+}
+
+static void refill(struct fake *k, unsigned long n)
+{
+	k->in += n;
+	memcg7_refill(S.m, k, n);
+}
+
+static void m7_run(const struct explore_scenario *s, unsigned int t)
+{
+	(void)s;
+	if (!S.m)
+		return;
+	if (t == 1) {
+		memcg7_drain_all(S.m, &S.f);
+		memcg7_drain_all(S.m, &S.f);
+		return;
+	}
+	if (pcstock_cpu_enter(S.d, 1))
+		return;
+	refill(&S.f, 3);
+	if (memcg7_consume(S.m, &S.f, 1))
+		S.f.taken++;
+	refill(&S.g, 2);
+	pcstock_cpu_exit(S.d);
+}
+
+static unsigned long cached(void *key)
+{
+	unsigned long sum = 0;
+
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
+		for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++) {
+			unsigned int nr;
+			void *k;
+
+			if (memcg7_slot(S.m, cpu, i, &k, &nr) && k == key)
+				sum += nr;
+		}
+	}
+	return sum;
+}
+
+static const char *conserved(const char *name, struct fake *k)
+{
+	if (k->in == k->out + k->taken + cached(k))
+		return NULL;
+	snprintf(S.msg, sizeof(S.msg),
+		 "%s: %lu refilled, %lu uncharged + %lu taken + %lu cached",
+		 name, k->in, k->out, k->taken, cached(k));
+	return S.msg;
+}
+
+static const char *m7_check_end(const struct explore_scenario *s)
+{
+	const char *why;
+
+	(void)s;
+	if (!S.m)
+		return "memcg7_create failed";
+	why = conserved("f", &S.f);
+	if (!why)
+		why = conserved("g", &S.g);
+	if (why)
+		return why;
+	memcg7_drain_all(S.m, &S.f);
+	if (cached(&S.f)) {
+		snprintf(S.msg, sizeof(S.msg),
+			 "%lu pages of f still cached after drain_all "
+			 "(cpu1 flushing: %d): a queued drain was lost",
+			 cached(&S.f), memcg7_flushing(S.m, 1));
+		return S.msg;
+	}
+	return conserved("f", &S.f);
+}
+
+static void m7_teardown(const struct explore_scenario *s)
+{
+	(void)s;
+	memcg7_destroy(S.m);
+	S.m = NULL;
+}
+
+static const struct explore_scenario memcg7_owner = {
+	.name = "memcg7-owner",
+	.help = "memcg7 on COOP CPUs: drain_all queues to an exiting owner",
+	.nr_threads = 2,
+	.init = m7_init,
+	.setup = m7_setup,
+	.run = m7_run,
+	.check_end = m7_check_end,
+	.teardown = m7_teardown,
+};
+
+const struct explore_scenario *const explore_memcg7_scenarios[] = {
+	&memcg7_owner,
+	NULL,
+};
