@@ -17,7 +17,9 @@
  * makes fully ordered, which stay seq_cst.
  */
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -475,21 +477,28 @@ static unsigned long long parse_number(const char *s, const char **end)
 	return result;
 }
 
+/* memparse()'s binary suffixes, either case; 0 for anything else. */
+static unsigned int suffix_shift(char ch)
+{
+	switch (ch) {
+	case 'E': case 'e': return 60;
+	case 'P': case 'p': return 50;
+	case 'T': case 't': return 40;
+	case 'G': case 'g': return 30;
+	case 'M': case 'm': return 20;
+	case 'K': case 'k': return 10;
+	default: return 0;
+	}
+}
+
 /* The kernel's memparse(): a number and at most one binary suffix. */
 static unsigned long long memparse(const char *s, const char **end)
 {
 	unsigned long long v = parse_number(s, end);
-	unsigned int shift;
+	unsigned int shift = suffix_shift(**end);
 
-	switch (**end) {
-	case 'E': case 'e': shift = 60; break;
-	case 'P': case 'p': shift = 50; break;
-	case 'T': case 't': shift = 40; break;
-	case 'G': case 'g': shift = 30; break;
-	case 'M': case 'm': shift = 20; break;
-	case 'K': case 'k': shift = 10; break;
-	default: return v;
-	}
+	if (!shift)
+		return v;
 	(*end)++;
 	return v << shift; /* unsigned: wraps silently, as the kernel's <<= 10s */
 }
@@ -512,6 +521,58 @@ int pcstock_counter_memparse(const char *buf, const char *max_keyword,
 	*nr_pages = min_ul((unsigned long)(bytes / PCSTOCK_PAGE_SIZE),
 			   PCSTOCK_COUNTER_MAX);
 	return 0;
+}
+
+/* ---- strict sizes (ours) --------------------------------------------------- */
+
+int pcstock_parse_size(const char *buf, unsigned int flags,
+		       unsigned long *nr_pages)
+{
+	unsigned long long bytes = 0;
+	bool overflow = false;
+	const char *s, *end;
+	unsigned int shift;
+
+	if (!buf || !nr_pages || (flags & ~PCSTOCK_PARSE_PAGE_ALIGNED))
+		return -EINVAL;
+	for (s = buf; isspace((unsigned char)*s); s++)
+		;
+	for (end = s + strlen(s); end > s && isspace((unsigned char)end[-1]);
+	     end--)
+		;
+	if (end - s == 3 && !memcmp(s, "max", 3)) {
+		*nr_pages = PCSTOCK_COUNTER_MAX;
+		return 0;
+	}
+	if (s == end || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	for (; s < end && isdigit((unsigned char)*s); s++) {
+		unsigned int d = (unsigned int)(*s - '0');
+
+		overflow |= bytes > (ULLONG_MAX - d) / 10;
+		bytes = bytes * 10 + d;
+	}
+	shift = s < end ? suffix_shift(*s) : 0;
+	if (shift)
+		s++;
+	if (s != end)
+		return -EINVAL;
+	if (overflow || bytes > ULLONG_MAX >> shift ||
+	    (bytes << shift) / PCSTOCK_PAGE_SIZE > PCSTOCK_COUNTER_MAX)
+		return -ERANGE;
+	bytes <<= shift;
+	if ((flags & PCSTOCK_PARSE_PAGE_ALIGNED) && bytes % PCSTOCK_PAGE_SIZE)
+		return -EINVAL;
+	*nr_pages = (unsigned long)(bytes / PCSTOCK_PAGE_SIZE);
+	return 0;
+}
+
+int pcstock_format_size(unsigned long nr_pages, char *buf, size_t size)
+{
+	if (nr_pages >= PCSTOCK_COUNTER_MAX)
+		return snprintf(buf, size, "max");
+	/* At most PCSTOCK_COUNTER_MAX pages: the bytes fit a long. */
+	return snprintf(buf, size, "%lu", nr_pages * PCSTOCK_PAGE_SIZE);
 }
 
 /* ---- protection ------------------------------------------------------------------ */

@@ -9,6 +9,7 @@ pcstock_add_test(test_counter SOURCES test_counter.c
 	LABELS unit conformance TIMEOUT 60)
 pcstock_add_test(test_memparse SOURCES test_memparse.c
 	LABELS unit conformance TIMEOUT 60)
+pcstock_add_test(test_size SOURCES test_size.c LABELS unit TIMEOUT 60)
 pcstock_add_test(test_counter_concurrency SOURCES test_counter_concurrency.c
 	LABELS stress TIMEOUT 120)
 

@@ -353,6 +353,48 @@ PCSTOCK_API int pcstock_counter_memparse(const char *buf,
 					 const char *max_keyword,
 					 unsigned long *nr_pages);
 
+/* pcstock_parse_size() flag: refuse sizes that are not whole pages. */
+#define PCSTOCK_PARSE_PAGE_ALIGNED 0x1U
+
+/**
+ * pcstock_parse_size() - parse a size from a configuration file (ours)
+ * @buf: NUL-terminated input: "max", or decimal digits with at most one
+ *	binary suffix K, M, G, T, P or E (either case); whitespace around it
+ *	is ignored
+ * @flags: 0 or PCSTOCK_PARSE_PAGE_ALIGNED
+ * @nr_pages: result in pages ("max": PCSTOCK_COUNTER_MAX); a size that is
+ *	not a multiple of PCSTOCK_PAGE_SIZE is floored unless @flags refuses
+ *	it
+ *
+ * Strict where pcstock_counter_memparse() is faithful: an empty string,
+ * a sign, a base prefix, trailing characters and overflow are errors
+ * rather than 0 or a wrapped value.
+ *
+ * Context: any thread; @nr_pages is written only on success.
+ *
+ * Return: 0; -EINVAL (NULL argument, unknown flag, empty or malformed
+ * input, not page-aligned with PCSTOCK_PARSE_PAGE_ALIGNED); -ERANGE (more
+ * than 2^64 - 1 bytes or PCSTOCK_COUNTER_MAX pages).
+ */
+PCSTOCK_API int pcstock_parse_size(const char *buf, unsigned int flags,
+				   unsigned long *nr_pages);
+
+/**
+ * pcstock_format_size() - print a page count as cgroupfs does
+ * @nr_pages: the value
+ * @buf: destination, may be NULL if @size is 0
+ * @size: bytes available in @buf, terminator included
+ *
+ * Prints "max" for PCSTOCK_COUNTER_MAX (or more), else the size in bytes,
+ * truncating like snprintf().
+ *
+ * Context: any thread.
+ *
+ * Return: the length of the full text (excluding the terminator).
+ */
+PCSTOCK_API int pcstock_format_size(unsigned long nr_pages, char *buf,
+				    size_t size);
+
 /**
  * pcstock_effective_protection() - one level of the protection distribution
  * @usage: the child's usage
