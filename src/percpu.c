@@ -262,8 +262,14 @@ int pcstock_percpu_alloc(struct pcstock_domain *d, size_t size, size_t align,
 	set_bit(d->start, first);
 	for (i = first; i < first + n; i++)
 		set_bit(d->used, i);
+	/*
+	 * Past the used run too: left on a granule that an aligned request
+	 * took, first_free would make every later single-granule search
+	 * rescan that run (one group's stock is one of each kind).
+	 */
 	if (first == d->first_free)
-		d->first_free = first + n;
+		d->first_free = next_clear_bit(d->used, first + n,
+					       d->nr_granules);
 	clear = (PCS_MIN(first + n, d->touched) - PCS_MIN(first, d->touched)) *
 		GRANULE;
 	for (cpu = 0; cpu < d->nr_cpus && clear; cpu++)
