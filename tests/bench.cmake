@@ -23,6 +23,11 @@ if(PCSTOCK_BUILD_BENCH AND EXISTS ${PROJECT_SOURCE_DIR}/bench/CMakeLists.txt)
 		set_tests_properties(bench_mode_${mode} PROPERTIES
 			LABELS bench TIMEOUT 300)
 	endforeach()
+	# Runs and conserves (every group destroyed, the tree too).
+	add_test(NAME bench_siblings_smoke
+		COMMAND $<TARGET_FILE:pcstock-siblings> 10 2000)
+	set_tests_properties(bench_siblings_smoke PROPERTIES LABELS bench
+		TIMEOUT 120)
 endif()
 
 # The cache-line model (pcstock-bench --lines, bench/lines.c): sane output,
