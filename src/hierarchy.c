@@ -17,11 +17,7 @@
  * header for the steps); the comments below name the spec's step numbers
  * (spec §3.6.2).
  *
- * ThreadSanitizer cannot see liburcu's grace periods (liburcu is not
- * instrumented), so a TSan build tells it: every read-side unlock and every
- * call_rcu() releases a token that the RCU callback acquires before freeing.
- * The edge is real: the callback runs after every reader that could see the
- * object has unlocked.
+ * TSan and RCU: see rcu.h.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -31,31 +27,17 @@
 #include <string.h>
 #include <time.h>
 
-#include <urcu-bp.h>
-
 #include <pcstock/hierarchy.h>
 
 #include "atomic.h"
 #include "internal.h"
 #include "memcg7.h"
+#include "names.h"
+#include "rcu.h"
 #include "stock_hit.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define PCS_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PCS_TSAN 1
-#endif
-#endif
-
 #ifdef PCS_TSAN
-#include <sanitizer/tsan_interface.h>
-static char rcu_hb_token;
-#define rcu_hb_release() __tsan_release(&rcu_hb_token)
-#define rcu_hb_acquire() __tsan_acquire(&rcu_hb_token)
-#else
-#define rcu_hb_release() ((void)0)
-#define rcu_hb_acquire() ((void)0)
+char pcs_rcu_hb_token;
 #endif
 
 /* PAGE_ALLOC_COSTLY_ORDER: "small" charges are at most 8 pages. */
@@ -80,13 +62,21 @@ struct pcstock_group {
 	_Atomic unsigned long long hit_key;
 	_Atomic(struct pcstock_group *) children;
 	_Atomic(struct pcstock_group *) sibling;
-	atomic_long refs;
-	atomic_bool online;
-	char *name;
+	struct pcstock_group *prev;	/* previous sibling (tree lock) */
+	void *data;			/* the creator's */
 	atomic_ulong events[PCSTOCK_NR_EVENTS];
 	atomic_ulong events_local[PCSTOCK_NR_EVENTS];
 	struct memcg7_dead m7_dead;	/* memcg7's reference after destroy */
+	atomic_ulong refused;		/* charges that returned -ENOMEM */
 	struct rcu_head rcu;
+	/*
+	 * What a lookup touches, together: with 100,000 siblings each line
+	 * is a cache miss (the name follows in the same allocation).
+	 */
+	_Alignas(PCSTOCK_CACHELINE) struct name_key key; /* name index */
+	atomic_long refs;
+	atomic_bool online;
+	char name[];
 };
 
 struct pcstock_tree {
@@ -99,6 +89,7 @@ struct pcstock_tree {
 	pthread_mutex_t limit_lock;	/* the kernel's memcg_max_mutex */
 	pthread_mutex_t drain_lock;	/* percpu_charge_mutex (per-counter) */
 	pthread_mutex_t oom_lock;	/* the kernel's oom_lock, per tree */
+	struct name_index names;	/* children by name, under lock */
 	atomic_long nr_groups;
 	atomic_ulong drain_all;
 	atomic_ulong drain_all_busy;
@@ -106,17 +97,6 @@ struct pcstock_tree {
 };
 
 /* ---- RCU and references ---------------------------------------------------- */
-
-static void rcu_lock(void)
-{
-	urcu_bp_read_lock();
-}
-
-static void rcu_unlock(void)
-{
-	rcu_hb_release();
-	urcu_bp_read_unlock();
-}
 
 static void group_free_rcu(struct rcu_head *head);
 
@@ -177,7 +157,6 @@ static void group_free(struct pcstock_group *g)
 {
 	pcstock_counter_free_stock(&g->memory);
 	pcstock_counter_free_stock(&g->memsw);
-	free(g->name);
 	free(g);
 }
 
@@ -514,16 +493,11 @@ static struct pcstock_group *group_alloc(const char *name)
 	size_t len = strlen(name);
 	struct pcstock_group *g;
 
-	g = pcs_aligned_alloc(PCSTOCK_CACHELINE, sizeof(*g),
+	g = pcs_aligned_alloc(PCSTOCK_CACHELINE, sizeof(*g) + len + 1,
 			      "hierarchy.group");
 	if (!g)
 		return NULL;
 	memset(g, 0, sizeof(*g));
-	g->name = pcs_malloc(len + 1, "hierarchy.name");
-	if (!g->name) {
-		free(g);
-		return NULL;
-	}
 	memcpy(g->name, name, len + 1);
 	return g;
 }
@@ -576,10 +550,13 @@ int pcstock_tree_create(struct pcstock_domain *d,
 	err = mutexes_init(t);
 	if (err)
 		goto free_tree;
+	err = name_index_init(&t->names);
+	if (err)
+		goto free_mutexes;
 	err = -ENOMEM;
 	t->root = group_alloc("");
 	if (!t->root)
-		goto free_mutexes;
+		goto free_names;
 	group_init(t->root, t, NULL);
 	if (t->attr.policy == PCSTOCK_TREE_MEMCG7) {
 		err = memcg7_create(d, t->attr.batch,
@@ -595,6 +572,8 @@ int pcstock_tree_create(struct pcstock_domain *d,
 
 free_root:
 	group_free(t->root);
+free_names:
+	name_index_fini(&t->names);
 free_mutexes:
 	mutexes_destroy(t, NR_MUTEXES);
 free_tree:
@@ -634,6 +613,7 @@ int pcstock_tree_destroy(struct pcstock_tree *t)
 	leaked = pcstock_counter_read(&t->root->memory);
 	memcg7_destroy(t->m7);
 	group_free(t->root);
+	name_index_fini(&t->names);
 	mutexes_destroy(t, NR_MUTEXES);
 	pcs_domain_users_add(t->domain, -1);
 	free(t);
@@ -692,23 +672,28 @@ static bool name_valid(const char *name)
 	return true;
 }
 
-/* Under the tree lock: an online child of @parent called @name. */
+/*
+ * Under RCU or the tree lock: the child of @parent named @name[0..len), if
+ * it is indexed (only online groups are).
+ */
 static struct pcstock_group *find_child(struct pcstock_group *parent,
 					const char *name, size_t len)
 {
-	struct pcstock_group *c = pcs_load(&parent->children, PCS_ACQUIRE);
+	struct name_key *k = name_index_find(&parent->tree->names, parent,
+					     name, len);
 
-	for (; c; c = pcs_load(&c->sibling, PCS_ACQUIRE))
-		if (!strncmp(c->name, name, len) && !c->name[len])
-			return c;
-	return NULL;
+	return k ? (void *)((char *)k - offsetof(struct pcstock_group, key)) :
+		   NULL;
 }
 
 /* Release publishes @g's initialisation; pairs with next_pre()'s loads. */
 static void link_child(struct pcstock_group *parent, struct pcstock_group *g)
 {
-	pcs_store(&g->sibling, pcs_load(&parent->children, PCS_RELAXED),
-		  PCS_RELAXED);
+	struct pcstock_group *next = pcs_load(&parent->children, PCS_RELAXED);
+
+	pcs_store(&g->sibling, next, PCS_RELAXED);
+	if (next)
+		next->prev = g;
 #ifdef PCSTOCK_MUTATE_RELAXED_PUBLISH
 	/* Planted bug, test builds only: the publication weakened. */
 	pcs_store(&parent->children, g, PCS_RELAXED);
@@ -717,15 +702,19 @@ static void link_child(struct pcstock_group *parent, struct pcstock_group *g)
 #endif
 }
 
-/* @g keeps its sibling pointer: a walker standing on it carries on. */
+/*
+ * O(1) with the writers' back link.  @g keeps its sibling pointer: a
+ * walker standing on it carries on.
+ */
 static void unlink_child(struct pcstock_group *parent, struct pcstock_group *g)
 {
-	_Atomic(struct pcstock_group *) *link = &parent->children;
-	struct pcstock_group *c;
+	struct pcstock_group *next = pcs_load(&g->sibling, PCS_RELAXED);
 
-	while ((c = pcs_load(link, PCS_RELAXED)) != g)
-		link = &c->sibling;
-	pcs_store(link, pcs_load(&g->sibling, PCS_RELAXED), PCS_RELEASE);
+	if (next)
+		next->prev = g->prev;
+	/* Release: @next's initialisation, as in link_child(). */
+	pcs_store(g->prev ? &g->prev->sibling : &parent->children, next,
+		  PCS_RELEASE);
 }
 
 static void group_alloc_stock(struct pcstock_group *g)
@@ -747,6 +736,12 @@ static void group_alloc_stock(struct pcstock_group *g)
 int pcstock_group_create(struct pcstock_group *parent, const char *name,
 			 struct pcstock_group **out)
 {
+	return pcstock_group_create_data(parent, name, NULL, out);
+}
+
+int pcstock_group_create_data(struct pcstock_group *parent, const char *name,
+			      void *data, struct pcstock_group **out)
+{
 	struct pcstock_tree *t;
 	struct pcstock_group *g;
 	int err = 0;
@@ -758,6 +753,8 @@ int pcstock_group_create(struct pcstock_group *parent, const char *name,
 	if (!g)
 		return -ENOMEM;
 	group_init(g, t, parent);
+	g->data = data;
+	g->key = (struct name_key){ .parent = parent, .name = g->name };
 	if (t->stocked)
 		group_alloc_stock(g);
 
@@ -766,6 +763,8 @@ int pcstock_group_create(struct pcstock_group *parent, const char *name,
 		err = -ENOENT;
 	else if (find_child(parent, name, strlen(name)))
 		err = -EEXIST;
+	else
+		err = name_index_add(&t->names, &g->key);
 	if (!err) {
 		pcstock_group_get(parent);
 		pcstock_group_get(g);	/* the caller's; the first is the tree's */
@@ -812,6 +811,7 @@ int pcstock_group_destroy(struct pcstock_group *g)
 	 * CPU runs the drain the one below queues after it).
 	 */
 	pcs_store(&g->online, false, PCS_RELEASE);
+	name_index_del(&t->names, &g->key);
 	unlink_child(g->parent, g);
 	pthread_mutex_unlock(&t->lock);
 
@@ -824,18 +824,6 @@ int pcstock_group_destroy(struct pcstock_group *g)
 		memcg7_drain_key(t->m7, g, &g->m7_dead);
 	pcstock_group_put(g);
 	return 0;
-}
-
-/* Under RCU: the online child of @parent named by the next component. */
-static struct pcstock_group *lookup_child(struct pcstock_group *parent,
-					  const char *name, size_t len)
-{
-	struct pcstock_group *c = pcs_load(&parent->children, PCS_ACQUIRE);
-
-	for (; c; c = pcs_load(&c->sibling, PCS_ACQUIRE))
-		if (strlen(c->name) == len && !memcmp(c->name, name, len))
-			return c;
-	return NULL;
 }
 
 int pcstock_group_lookup(struct pcstock_group *from, const char *path,
@@ -853,7 +841,7 @@ int pcstock_group_lookup(struct pcstock_group *from, const char *path,
 	while (*p && g) {
 		size_t len = strcspn(p, "/");
 
-		g = lookup_child(g, p, len);
+		g = find_child(g, p, len);
 		p += len;
 		if (*p == '/' && *++p == '/') {
 			err = -EINVAL;
@@ -869,8 +857,31 @@ int pcstock_group_lookup(struct pcstock_group *from, const char *path,
 	return err;
 }
 
-int pcstock_group_walk(struct pcstock_group *root, pcstock_walk_fn fn,
-		       void *arg)
+/* Deepest first descendant of @pos (or @pos): where a post-order starts. */
+static struct pcstock_group *leftmost_leaf(struct pcstock_group *pos)
+{
+	struct pcstock_group *c;
+
+	/* Acquires pair with the release stores in link_child(). */
+	while ((c = pcs_load(&pos->children, PCS_ACQUIRE)))
+		pos = c;
+	return pos;
+}
+
+/* Post-order successor of @pos within @root's subtree, under RCU. */
+static struct pcstock_group *next_post(struct pcstock_group *pos,
+				       struct pcstock_group *root)
+{
+	struct pcstock_group *next;
+
+	if (pos == root)
+		return NULL;
+	next = pcs_load(&pos->sibling, PCS_ACQUIRE);
+	return next ? leftmost_leaf(next) : pos->parent;
+}
+
+static int walk(struct pcstock_group *root, pcstock_walk_fn fn, void *arg,
+		bool post)
 {
 	struct pcstock_group *pos;
 	int ret = 0;
@@ -878,13 +889,62 @@ int pcstock_group_walk(struct pcstock_group *root, pcstock_walk_fn fn,
 	if (!root || !fn)
 		return 0;
 	rcu_lock();
-	for_each_in_subtree(pos, root) {
+	for (pos = post ? leftmost_leaf(root) : root; pos;
+	     pos = post ? next_post(pos, root) : next_pre(pos, root)) {
 		ret = fn(pos, arg);
 		if (ret)
 			break;
 	}
 	rcu_unlock();
 	return ret;
+}
+
+int pcstock_group_walk(struct pcstock_group *root, pcstock_walk_fn fn,
+		       void *arg)
+{
+	return walk(root, fn, arg, false);
+}
+
+int pcstock_group_walk_post(struct pcstock_group *root, pcstock_walk_fn fn,
+			    void *arg)
+{
+	return walk(root, fn, arg, true);
+}
+
+int pcstock_group_path(const struct pcstock_group *g, char *buf, size_t size)
+{
+	const struct pcstock_group *pos;
+	size_t len = 0, end;
+
+	if (!g || (!buf && size))
+		return -EINVAL;
+	for (pos = g; !group_is_root(pos); pos = pos->parent)
+		len += 1 + strlen(pos->name);
+	if (!len)
+		len = 1;		/* the root: "/" */
+	if (!size)
+		return (int)len;
+	/* Fill from the end; only what falls inside @buf is written. */
+	end = len;
+	for (pos = g; !group_is_root(pos); pos = pos->parent) {
+		size_t n = strlen(pos->name);
+
+		end -= n;
+		for (size_t i = 0; i < n; i++)
+			if (end + i < size - 1)
+				buf[end + i] = pos->name[i];
+		if (--end < size - 1)
+			buf[end] = '/';
+	}
+	if (size > 1)
+		buf[0] = '/';
+	buf[PCS_MIN(len, size - 1)] = '\0';
+	return (int)len;
+}
+
+void *pcstock_group_data(const struct pcstock_group *g)
+{
+	return g ? g->data : NULL;
 }
 
 const char *pcstock_group_name(const struct pcstock_group *g)
@@ -1144,8 +1204,10 @@ failed:
 		goto retry;
 	}
 nomem:
-	if (!(flags & PCSTOCK_CHARGE_NOFAIL))		/* step 15 */
+	if (!(flags & PCSTOCK_CHARGE_NOFAIL)) {		/* step 15 */
+		pcs_fetch_add(&g->refused, 1, PCS_RELAXED);
 		return -ENOMEM;
+	}
 force:
 	if (!raised_max_event)				/* step 16 */
 		group_event(over, PCSTOCK_EVENT_MAX);
@@ -1639,6 +1701,7 @@ void pcstock_group_stats(const struct pcstock_group *g,
 		.watermark = pcstock_counter_watermark(m),
 		.failcnt = pcstock_counter_failcnt(m),
 		.memsw_failcnt = memsw ? pcstock_counter_failcnt(s) : 0,
+		.refused = pcs_load(&g->refused, PCS_RELAXED),
 	};
 	for (int ev = 0; ev < PCSTOCK_NR_EVENTS; ev++) {
 		st->events[ev] = pcs_load(&g->events[ev], PCS_RELAXED);

@@ -6,6 +6,8 @@
 
 pcstock_add_test(test_hierarchy SOURCES test_hierarchy.c
 	LABELS unit conformance TIMEOUT 60)
+pcstock_add_test(test_groups SOURCES test_groups.c
+	LABELS unit TIMEOUT 60)
 pcstock_add_test(test_memcg7 SOURCES test_memcg7.c
 	LABELS unit conformance TIMEOUT 60)
 # Lying, slow and asynchronous callbacks: each case returns with its
@@ -22,8 +24,9 @@ pcstock_add_test(test_hierarchy_stress SOURCES test_hierarchy_stress.c
 
 # liburcu-bp is not instrumented: see tsan.supp.
 if(PCSTOCK_SANITIZE STREQUAL "thread")
-	set_tests_properties(test_hierarchy test_memcg7 test_hierarchy_stress
-		test_hierarchy_callbacks test_hierarchy_misuse
+	set_tests_properties(test_hierarchy test_groups test_memcg7
+		test_hierarchy_stress test_hierarchy_callbacks
+		test_hierarchy_misuse
 		PROPERTIES ENVIRONMENT
 		"TSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/tsan.supp")
 endif()

@@ -318,6 +318,7 @@ struct pcstock_tree_stats {
  *	memory.events
  * @events_local: events raised on this group itself
  * @stock: statistics of the group's memory stock (DEFAULT, V4)
+ * @refused: charges to this group that returned -ENOMEM
  *
  * Fields are read one by one without stopping chargers.
  */
@@ -338,6 +339,7 @@ struct pcstock_group_stats {
 	unsigned long events[PCSTOCK_NR_EVENTS];
 	unsigned long events_local[PCSTOCK_NR_EVENTS];
 	struct pcstock_stock_stats stock;
+	unsigned long refused;
 };
 
 /**
@@ -448,6 +450,31 @@ PCSTOCK_API int pcstock_group_create(struct pcstock_group *parent,
 				     struct pcstock_group **out);
 
 /**
+ * pcstock_group_create_data() - pcstock_group_create() with user data
+ * @parent: @name: @out: as for pcstock_group_create()
+ * @data: stored with the group, returned by pcstock_group_data() (for
+ *	example in a reclaim or OOM callback); the library never touches it
+ *
+ * Context: as pcstock_group_create().
+ *
+ * Return: as pcstock_group_create().
+ */
+PCSTOCK_API int pcstock_group_create_data(struct pcstock_group *parent,
+					  const char *name, void *data,
+					  struct pcstock_group **out);
+
+/**
+ * pcstock_group_data() - the user data given at creation
+ * @g: the group, or NULL
+ *
+ * Context: any thread, including callbacks.
+ *
+ * Return: the pointer, NULL for NULL @g, the root or a group created
+ * without data.
+ */
+PCSTOCK_API void *pcstock_group_data(const struct pcstock_group *g);
+
+/**
  * pcstock_group_destroy() - take a group offline
  * @g: the group
  *
@@ -491,7 +518,8 @@ PCSTOCK_API void pcstock_group_put(struct pcstock_group *g);
  *	'/' are ignored; "" is @from itself
  * @out: receives the group with a reference
  *
- * Context: any thread, lock-free (RCU).
+ * Context: any thread, lock-free (RCU).  Each component is one probe of
+ * the tree's name index, whatever the number of siblings.
  *
  * Return: 0; -EINVAL (NULL, empty component); -ENOENT (no such online
  * group).
@@ -521,6 +549,38 @@ typedef int (*pcstock_walk_fn)(struct pcstock_group *g, void *arg);
  */
 PCSTOCK_API int pcstock_group_walk(struct pcstock_group *root,
 				   pcstock_walk_fn fn, void *arg);
+
+/**
+ * pcstock_group_walk_post() - visit @root's descendants, then @root
+ * @root: the subtree
+ * @fn: the visitor, under the same rules as for pcstock_group_walk()
+ * @arg: its argument
+ *
+ * Post-order: every group is visited after all of its children, so a
+ * visitor can sum a subtree bottom-up or collect groups to destroy
+ * (destroy them after the walk, children first, in the order visited).
+ *
+ * Return: the first non-zero value @fn returned, or 0.
+ */
+PCSTOCK_API int pcstock_group_walk_post(struct pcstock_group *root,
+					pcstock_walk_fn fn, void *arg);
+
+/**
+ * pcstock_group_path() - the path of @g from its tree's root
+ * @g: the group
+ * @buf: destination, may be NULL if @size is 0
+ * @size: bytes available in @buf, terminator included
+ *
+ * "/" for the root, else "/a/b" (a path pcstock_group_lookup() accepts from
+ * the root).  Truncates like snprintf().
+ *
+ * Context: any thread holding a reference on @g.
+ *
+ * Return: the length of the full path (excluding the terminator), or
+ * -EINVAL (NULL @g, NULL @buf with a non-zero @size).
+ */
+PCSTOCK_API int pcstock_group_path(const struct pcstock_group *g, char *buf,
+				   size_t size);
 
 /**
  * pcstock_group_name() - name of @g

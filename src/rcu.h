@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * rcu.h - the library's read-side sections (urcu-bp) and what a TSan build
+ * needs to see their grace periods.
+ *
+ * ThreadSanitizer cannot see liburcu's grace periods (liburcu is not
+ * instrumented), so a TSan build tells it: every read-side unlock and every
+ * call_rcu() releases one token that each RCU callback acquires before it
+ * frees.  The edge is real: a callback runs after every reader that could
+ * see the object has unlocked.
+ */
+#ifndef PCSTOCK_RCU_H
+#define PCSTOCK_RCU_H
+
+#include <urcu-bp.h>
+
+#if defined(__SANITIZE_THREAD__)
+#define PCS_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PCS_TSAN 1
+#endif
+#endif
+
+#ifdef PCS_TSAN
+#include <sanitizer/tsan_interface.h>
+extern char pcs_rcu_hb_token;
+#define rcu_hb_release() __tsan_release(&pcs_rcu_hb_token)
+#define rcu_hb_acquire() __tsan_acquire(&pcs_rcu_hb_token)
+#else
+#define rcu_hb_release() ((void)0)
+#define rcu_hb_acquire() ((void)0)
+#endif
+
+static inline void rcu_lock(void)
+{
+	urcu_bp_read_lock();
+}
+
+static inline void rcu_unlock(void)
+{
+	rcu_hb_release();
+	urcu_bp_read_unlock();
+}
+
+#endif /* PCSTOCK_RCU_H */
