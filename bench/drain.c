@@ -165,14 +165,17 @@ static int drain_measure(const struct opts *o, const struct config *c,
 		.s = s, .inst = inst, .os_cpu = o->os_cpus[1 % o->nr_os_cpus],
 		.groups = c->tree.nr_leaves < 8 ? c->tree.nr_leaves : 8,
 	};
-	double start, t, spent = 0, ops0 = 0, ops_t = 0;
+	double start, t, spent = 0, ops0 = 0, ops1, ops_t = 0;
 	unsigned long drains = 0;
+	bool started = false;
 	long *zero = calloc(c->tree.nr_leaves, sizeof(*zero));
 	char why[160];
 	int ret = zero ? 0 : -ENOMEM;
 
-	if (!ret && c->arg[1])
+	if (!ret && c->arg[1]) {
 		ret = -pthread_create(&ch.tid, NULL, charger_main, &ch);
+		started = !ret;
+	}
 	/* One untimed cycle of warm-up, then cycles for --duration. */
 	if (!ret)
 		ret = fill_slots(c, s, inst);
@@ -190,11 +193,13 @@ static int drain_measure(const struct opts *o, const struct config *c,
 		drains++;
 	}
 	ops_t = now_s() - start;
-	if (c->arg[1] && !ch.err) {
-		out->aux[1] = ((double)atomic_load(&ch.ops) - ops0) / ops_t;
+	ops1 = (double)atomic_load(&ch.ops);
+	if (started) {
+		/* ch.err is the charger's until it is joined (a TSan race). */
 		atomic_store(&ch.stop, true);
 		pthread_join(ch.tid, NULL);
 		ret = ret ? ret : ch.err;
+		out->aux[1] = (ops1 - ops0) / ops_t;
 	}
 	if (!ret) {
 		out->value = spent / (double)drains * 1e6;

@@ -49,3 +49,18 @@ function(pcstock_target_flags target)
 	set_target_properties(${target} PROPERTIES C_VISIBILITY_PRESET hidden
 		VISIBILITY_INLINES_HIDDEN ON)
 endfunction()
+
+# pcstock_tsan_suppressions(): under TSan, every test registered so far in
+# the calling directory reads tests/tsan.supp (liburcu's own internals
+# only), appended to whatever TSAN_OPTIONS the caller exported.
+function(pcstock_tsan_suppressions)
+	if(NOT PCSTOCK_SANITIZE MATCHES "thread")
+		return()
+	endif()
+	get_property(tests DIRECTORY PROPERTY TESTS)
+	if(tests)
+		set_property(TEST ${tests} APPEND PROPERTY
+			ENVIRONMENT_MODIFICATION "TSAN_OPTIONS=string_append: \
+suppressions=${PROJECT_SOURCE_DIR}/tests/tsan.supp")
+	endif()
+endfunction()

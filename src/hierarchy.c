@@ -36,6 +36,7 @@
 #include "rcu.h"
 #include "stock_hit.h"
 
+/* PCS_TSAN: a TSan build (atomic.h). */
 #ifdef PCS_TSAN
 char pcs_rcu_hb_token;
 #endif

@@ -14,13 +14,7 @@
 
 #include <urcu-bp.h>
 
-#if defined(__SANITIZE_THREAD__)
-#define PCS_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PCS_TSAN 1
-#endif
-#endif
+#include "atomic.h"	/* PCS_TSAN */
 
 #ifdef PCS_TSAN
 #include <sanitizer/tsan_interface.h>

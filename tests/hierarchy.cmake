@@ -21,12 +21,3 @@ pcstock_add_test(test_hierarchy_misuse SOURCES test_hierarchy_misuse.c
 	LABELS unit TIMEOUT 60)
 pcstock_add_test(test_hierarchy_stress SOURCES test_hierarchy_stress.c
 	LABELS stress TIMEOUT 300)
-
-# liburcu-bp is not instrumented: see tsan.supp.
-if(PCSTOCK_SANITIZE STREQUAL "thread")
-	set_tests_properties(test_hierarchy test_groups test_memcg7
-		test_hierarchy_stress test_hierarchy_callbacks
-		test_hierarchy_misuse
-		PROPERTIES ENVIRONMENT
-		"TSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/tsan.supp")
-endif()
