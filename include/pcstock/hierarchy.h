@@ -887,7 +887,8 @@ PCSTOCK_API void pcstock_group_stats(const struct pcstock_group *g,
  * of the last charged group above its high (raising HIGH events), and
  * retries while reclaim progresses (at most PCSTOCK_MAX_PROGRESS_ROUNDS
  * times) or 16 times while the throttling delay exceeds 10 ms.  Drops the
- * thread's record (and its group reference).
+ * thread's record (and its group reference); a record that
+ * pcstock_tree_destroy() already dropped counts as none.
  *
  * Context: any thread, not from a callback or RCU section.
  *
@@ -900,7 +901,8 @@ PCSTOCK_API unsigned long pcstock_handle_over_high(void);
 /**
  * pcstock_over_high_pages() - pages this thread has recorded over high
  *
- * Return: the count pcstock_handle_over_high() would work on.
+ * Return: the count pcstock_handle_over_high() would work on; 0 once
+ * pcstock_tree_destroy() dropped the record of a destroyed tree.
  */
 PCSTOCK_API unsigned long pcstock_over_high_pages(void);
 
