@@ -78,7 +78,7 @@ static inline char *region_of(const struct pcstock_counter *c,
  * with @cache, kept for the hit paths unless the domain is RSEQ (see
  * struct pcs_cpu_fast).
  */
-static char *this_region(const struct pcstock_counter *c, bool cache)
+static inline char *this_region(const struct pcstock_counter *c, bool cache)
 {
 	struct pcstock_domain *d = c->stock_domain;
 	int cpu = pcs_this_cpu(d);
@@ -396,6 +396,19 @@ bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
 	return charge_on(c, f->region, nr_pages, fail, nr_charged);
 }
 
+/* An uncharge that may refill, by a thread with no cached region. */
+static __attribute__((noinline)) void
+uncharge_uncached(struct pcstock_counter *c, unsigned int batch,
+		  unsigned long nr_pages)
+{
+	char *region = this_region(c, true);
+
+	if (region)
+		pcs_refill_capped(c, region, (int)batch, (int)nr_pages);
+	else
+		pcstock_counter_uncharge(c, nr_pages);
+}
+
 /*
  * An uncharge that may refill but did not fit the cached CPU's slot (which
  * is then flushed up with the pages), or found no cached region.
@@ -405,13 +418,11 @@ uncharge_slow(struct pcstock_counter *c, unsigned int batch,
 	      unsigned long nr_pages)
 {
 	const struct pcs_cpu_fast *f = &pcs_tls_fast;
-	char *region = f->key == c->stock_key ? f->region :
-						this_region(c, true);
 
-	if (region)
-		pcs_refill_capped(c, region, (int)batch, (int)nr_pages);
+	if (f->key != c->stock_key)
+		uncharge_uncached(c, batch, nr_pages);
 	else
-		pcstock_counter_uncharge(c, nr_pages);
+		pcs_refill_capped(c, f->region, (int)batch, (int)nr_pages);
 }
 
 void pcstock_counter_uncharge_stock(struct pcstock_counter *c,
