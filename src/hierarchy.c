@@ -30,6 +30,7 @@
 #include <pcstock/hierarchy.h>
 
 #include "atomic.h"
+#include "group.h"
 #include "internal.h"
 #include "memcg7.h"
 #include "names.h"
@@ -1578,8 +1579,8 @@ int pcstock_group_set_low(struct pcstock_group *g, unsigned long nr_pages)
 	return 0;
 }
 
-int pcstock_group_write_limit(struct pcstock_group *g,
-			      enum pcstock_limit which, const char *buf)
+int pcs_group_write_limit(struct pcstock_group *g, enum pcstock_limit which,
+			  const char *buf, const char *max_keyword)
 {
 	static int (*const setters[])(struct pcstock_group *, unsigned long) = {
 		[PCSTOCK_LIMIT_MAX] = pcstock_group_set_max,
@@ -1607,10 +1608,24 @@ int pcstock_group_write_limit(struct pcstock_group *g,
 		return -EINVAL;
 	memcpy(tmp, buf, len);
 	tmp[len] = '\0';
-	err = pcstock_counter_memparse(tmp, "max", &nr_pages);
+	err = pcstock_counter_memparse(tmp, max_keyword, &nr_pages);
 	if (err)
 		return err;
 	return setters[which](g, nr_pages);
+}
+
+int pcstock_group_write_limit(struct pcstock_group *g,
+			      enum pcstock_limit which, const char *buf)
+{
+	return pcs_group_write_limit(g, which, buf, "max");
+}
+
+struct pcstock_counter *pcs_group_counter(struct pcstock_group *g,
+					  bool memsw)
+{
+	if (!memsw)
+		return &g->memory;
+	return g->tree->attr.memsw ? &g->memsw : NULL;
 }
 
 void pcstock_group_calculate_protection(struct pcstock_group *g)

@@ -8,6 +8,8 @@ pcstock_add_test(test_hierarchy SOURCES test_hierarchy.c
 	LABELS unit conformance TIMEOUT 60)
 pcstock_add_test(test_groups SOURCES test_groups.c
 	LABELS unit TIMEOUT 60)
+pcstock_add_test(test_cgroupfs SOURCES test_cgroupfs.c
+	LABELS unit conformance TIMEOUT 60)
 pcstock_add_test(test_memcg7 SOURCES test_memcg7.c
 	LABELS unit conformance TIMEOUT 60)
 # Lying, slow and asynchronous callbacks: each case returns with its

@@ -85,6 +85,8 @@
 #define PCSTOCK_HIERARCHY_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
 
 #include <pcstock/common.h>
 #include <pcstock/counter.h>
@@ -818,6 +820,74 @@ PCSTOCK_API int pcstock_group_set_low(struct pcstock_group *g,
 PCSTOCK_API int pcstock_group_write_limit(struct pcstock_group *g,
 					  enum pcstock_limit which,
 					  const char *buf);
+
+/**
+ * pcstock_group_read() - read one of @g's cgroup memory files
+ * @g: the group
+ * @file: the file name, e.g. "memory.max" (see below)
+ * @buf: destination, may be NULL if @size is 0
+ * @size: bytes available in @buf, terminator included
+ *
+ * The memory controller's files as cgroupfs shows them, values in bytes.
+ * A tree whose attributes set track_failcnt is cgroup v1 (the kernel
+ * tracks failcnt exactly on v1 hierarchies), any other tree v2.
+ * v2, non-root groups: memory.current, memory.min, memory.low, memory.high,
+ * memory.max ("max" for no limit), memory.peak (the local watermark),
+ * memory.events and memory.events.local ("low", "high", "max", "oom",
+ * "oom_kill" lines; hierarchical and local counts), and with memsw
+ * accounting memory.swap.current and memory.swap.max.  v1, every group:
+ * memory.usage_in_bytes, memory.limit_in_bytes (a number even for no
+ * limit, as v1 prints), memory.max_usage_in_bytes, memory.failcnt, and
+ * with memsw accounting the same four as memory.memsw.*.  Both:
+ * memory.stat ("charged", "stock", "refused", "stock_hit", "stock_miss",
+ * "stock_refill", "stock_drain", "stock_drained", "stock_trim" lines).
+ * Each line ends with a newline.
+ *
+ * Differences from the kernel: memory.peak has no per-open-file state
+ * (there are no files): it shows the local watermark that any write
+ * resets.  memory.swap.* address the memsw (memory+swap) counter, so
+ * their values include memory.  memory.stat has pcstock's own keys, and
+ * memory.events' "low" is always 0 (the caller's reclaim decides).
+ *
+ * Context: any thread holding a reference on @g; does not stop chargers.
+ *
+ * Return: the length of the whole text, excluding the terminator (the
+ * text is truncated to @size like snprintf()); -EINVAL (NULL @g or @file,
+ * NULL @buf with a non-zero @size); -ENOENT (no such file for @g: unknown
+ * name, a file of the other cgroup version, a memsw file without memsw,
+ * a non-root file on the root).
+ */
+PCSTOCK_API ssize_t pcstock_group_read(const struct pcstock_group *g,
+				       const char *file, char *buf,
+				       size_t size);
+
+/**
+ * pcstock_group_write() - write one of @g's cgroup memory files
+ * @g: the group
+ * @file: the file name (see pcstock_group_read())
+ * @buf: the text written, e.g. "512M\n"
+ *
+ * With the kernel's semantics: the limit files parse @buf like the
+ * kernel's handlers (surrounding whitespace stripped, then memparse, so
+ * an empty write is 0 and sizes are floored to whole pages; "max" means
+ * no limit on v2, "-1" on v1) and call the group's setter:
+ * memory.max pcstock_group_set_max() (the limit is swapped in, then drain,
+ * reclaim and OOM; never -EBUSY), memory.high, memory.min and memory.low
+ * theirs, memory.limit_in_bytes pcstock_group_set_max_strict() (-EBUSY
+ * when usage cannot be brought under it), memory.memsw.limit_in_bytes and
+ * memory.swap.max pcstock_group_set_memsw_max().  Any write to
+ * memory.peak resets the local watermark to the current usage, to
+ * memory.max_usage_in_bytes both watermarks, to memory.failcnt the
+ * failure count (the content is ignored, as in the kernel).
+ *
+ * Context: as the setter called; not from a callback or walk.
+ *
+ * Return: 0; -EINVAL (NULL argument, a value the parser refuses, or as
+ * the setter); -ENOENT (as for pcstock_group_read()); -EACCES (a
+ * read-only file); -EBUSY, -EOPNOTSUPP (as the setter).
+ */
+PCSTOCK_API int pcstock_group_write(struct pcstock_group *g, const char *file,
+				    const char *buf);
 
 /**
  * pcstock_group_calculate_protection() - compute emin/elow of a subtree
