@@ -7,18 +7,19 @@
  * This file is built only into pcstock-bench-lines, whose library is the
  * trace variant (PCSTOCK_TRACE): every atomic access the library makes
  * calls pcstock_trace_hook.  The workloads run in one OS thread that plays
- * N simulated CPUs in a fixed round-robin order, one step of the
- * workload's loop body per CPU per round (the same body as the timed
- * workload in workload.c).  The hook feeds each access to a directory
- * model of a MESI-style protocol on N CPUs placed on an hwloc synthetic
- * topology, which counts line transfers (same package or cross package),
- * invalidations and transfers per line.
+ * N CPUs of a COOP domain (a CPU has one owner at a time, as a kernel CPU
+ * runs one task: memcg7 takes the kernel's owner-only path), one library
+ * call (sock: one pass of its loop) per CPU per round, in an order
+ * shuffled each round by a seeded generator.  The hook feeds each access
+ * to a directory model of a MESI-style protocol on N CPUs placed on an
+ * hwloc synthetic topology, which counts line transfers (same package or
+ * cross package), invalidations and transfers per line.
  *
  * Two costs are measured in the same run on this machine: the local cost
- * of an operation (the same stepped loop, untraced, on one OS thread: no
- * line ever leaves the core) and the cost of one line transfer (two
- * pinned threads adding to one shared counter, against each adding to its
- * own line).  The prediction per CPU count is
+ * of an operation (the same stepped loop, untraced, on two pinned threads
+ * with a tree each: no line leaves its core) and the cost of one line
+ * transfer (two pinned threads adding to one shared counter, against each
+ * adding to its own line).  The prediction per CPU count is
  *	ops/s per CPU = min(1 / (local + transfers/op x transfer),
  *			    1 / (N x transfer x hottest-line transfers/op)).
  * Where N fits this machine the real workload is measured beside it.
@@ -562,6 +563,7 @@ static int sim_rounds(struct sim *m, bool sock, unsigned long rounds,
 			ret = m->s->enter(m->inst, cpu);
 			if (ret)
 				return ret;
+			/* Not entering and leaving: the bench's, not a CPU's. */
 			sim_cpu = trace ? (int)cpu : -1;
 			for (k = 0; k < q; k++)
 				sim_step(m, sock, cpu);
@@ -770,7 +772,7 @@ static int model_run(const struct opts *o, const struct series *se,
 	void *inst;
 	int ret;
 
-	config_for(o, se, n, PCSTOCK_CPU_SIM, &c);
+	config_for(o, se, n, PCSTOCK_CPU_COOP, &c);
 	dir_clear(&dir);
 	dir.nr_cpus = n;
 	ret = topo_place(topo, n, dir.pkg);
@@ -943,7 +945,7 @@ static int calibrate_rep(struct lm_run *x, struct opts *pinned)
 	if (isfinite(t))
 		x->tcost[x->nr_tcost++] = t;
 	for (i = 0; i < NR_SERIES; i++) {
-		config_for(o, &all_series[i], LM_CALIB_CPUS, PCSTOCK_CPU_SIM,
+		config_for(o, &all_series[i], LM_CALIB_CPUS, PCSTOCK_CPU_COOP,
 			   &cs);
 		config_for(o, &all_series[i], LM_CALIB_CPUS,
 			   PCSTOCK_CPU_PINNED, &cp);
@@ -1117,7 +1119,7 @@ static int drain_effect(struct lm_run *x, const struct strategy *s,
 {
 	const struct series *se = &all_series[1];
 	unsigned int steps = x->o->quick ? 1024 : 4096, every = 256, i;
-	unsigned int drains = steps / every;
+	unsigned int drains = steps / every, drainer;
 	unsigned long base[3];
 	struct config c;
 	struct sim m;
@@ -1125,7 +1127,7 @@ static int drain_effect(struct lm_run *x, const struct strategy *s,
 	void *inst;
 	int ret;
 
-	config_for(x->o, se, n, PCSTOCK_CPU_SIM, &c);
+	config_for(x->o, se, n, PCSTOCK_CPU_COOP, &c);
 	topo_string(x->o->topology, n, topo, sizeof(topo));
 	dir_clear(&dir);
 	ret = topo_place(topo, n, dir.pkg);
@@ -1150,14 +1152,15 @@ static int drain_effect(struct lm_run *x, const struct strategy *s,
 	dir_zero(&dir);
 	for (i = 0; !ret && i < drains; i++) {
 		ret = sim_rounds(&m, false, every, 1, true);
-		sim_cpu = rotate ? (int)(1 + i % (n - 1)) : 1;
+		drainer = rotate ? 1 + i % (n - 1) : 1;
 		if (!ret)
-			ret = s->enter(inst, (unsigned int)sim_cpu);
+			ret = s->enter(inst, drainer);
 		if (!ret) {
+			sim_cpu = (int)drainer;
 			s->drain_all(inst);
+			sim_cpu = -1;
 			s->exit(inst);
 		}
-		sim_cpu = -1;
 		if (!i) {
 			drain_take(first, 1, base, 1.0 / drains);
 			dir_zero(&dir);
@@ -1275,6 +1278,8 @@ static void emit_plots(const struct lm_run *x)
 		"set grid\nset logscale xy\nset xlabel 'simulated CPUs'\n"
 		"set ylabel 'predicted ops/s per CPU'\n");
 	for (i = 0; i < NR_SERIES; i++) {
+		if (!x->cell[i][0].res[0].done)
+			continue;	/* not run (--workload) */
 		snprintf(path, sizeof(path), "%s/lines-%s.dat", x->o->out,
 			 all_series[i].name);
 		dat = fopen(path, "w");
