@@ -563,7 +563,7 @@ static int sim_rounds(struct sim *m, bool sock, unsigned long rounds,
 			ret = m->s->enter(m->inst, cpu);
 			if (ret)
 				return ret;
-			/* Not entering and leaving: the bench's, not a CPU's. */
+			/* Entering and leaving are the bench's: untraced. */
 			sim_cpu = trace ? (int)cpu : -1;
 			for (k = 0; k < q; k++)
 				sim_step(m, sock, cpu);
