@@ -38,10 +38,23 @@ enum pcs_atomic_op {
 };
 
 #ifdef PCSTOCK_TRACE
-/* Set by the line model; NULL means "not tracing". */
-extern void (*pcstock_trace_hook)(enum pcs_atomic_op op, const void *obj);
-#define PCS_TRACE(op, obj)                                                   \
-	(pcstock_trace_hook ? pcstock_trace_hook((op), (obj)) : (void)0)
+/*
+ * Set by the line model; NULL means "not tracing".  Atomic because threads
+ * the model does not trace (liburcu's call_rcu thread) read it too.
+ */
+extern void (*_Atomic pcstock_trace_hook)(enum pcs_atomic_op op,
+					   const void *obj);
+
+static inline void pcs_trace(enum pcs_atomic_op op, const void *obj)
+{
+	/* Relaxed: no partner; the hook finds its own state (lines.c). */
+	void (*hook)(enum pcs_atomic_op, const void *) =
+		atomic_load_explicit(&pcstock_trace_hook, memory_order_relaxed);
+
+	if (hook)
+		hook(op, obj);
+}
+#define PCS_TRACE(op, obj) pcs_trace((op), (obj))
 #else
 #define PCS_TRACE(op, obj) ((void)0)
 #endif

@@ -38,7 +38,7 @@
 void (*pcstock_explore_hook)(enum pcs_atomic_op op, const void *obj);
 #endif
 #ifdef PCSTOCK_TRACE
-void (*pcstock_trace_hook)(enum pcs_atomic_op op, const void *obj);
+void (*_Atomic pcstock_trace_hook)(enum pcs_atomic_op op, const void *obj);
 #endif
 #ifdef PCSTOCK_FAULT_INJECT
 bool (*pcstock_fault_hook)(const char *site);
