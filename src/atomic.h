@@ -26,6 +26,15 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+/* PCS_TSAN: a ThreadSanitizer build (gcc, then clang's spelling). */
+#if defined(__SANITIZE_THREAD__)
+#define PCS_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PCS_TSAN 1
+#endif
+#endif
+
 enum pcs_atomic_op {
 	PCS_OP_LOAD,
 	PCS_OP_STORE,
@@ -137,14 +146,6 @@ uint64_t pcstock_explore_wmm(enum pcs_atomic_op op, void *obj, size_t size,
 	(PCS_POINT(PCS_OP_CAS, (p)),                                         \
 	 atomic_compare_exchange_strong_explicit((p), (expected), (desired), \
 						 (mo_ok), (mo_fail)))
-/* PCS_TSAN: a ThreadSanitizer build (gcc, then clang's spelling). */
-#if defined(__SANITIZE_THREAD__)
-#define PCS_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PCS_TSAN 1
-#endif
-#endif
 #ifdef PCS_TSAN
 /*
  * TSan does not model fences (gcc refuses one under -Werror=tsan).  In a
