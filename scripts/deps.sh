@@ -21,9 +21,11 @@ make:cmd:make
 pkg-config:cmd:pkg-config
 liburcu-dev:pc:liburcu
 libhwloc-dev:pc:hwloc"
-# CMocka runs the tests; clang + libclang-rt-14-dev give libFuzzer, spin
+# CMocka runs the tests; g++ checks that the headers compile as C++;
+# clang + libclang-rt-14-dev give libFuzzer, spin
 # the model checker, gnuplot-nox the benchmark plots.
 check="libcmocka-dev:pc:cmocka
+g++:cmd:g++
 clang:cmd:clang
 libclang-rt-14-dev:dpkg:libclang-rt-14-dev
 spin:cmd:spin
