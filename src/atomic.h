@@ -166,6 +166,25 @@ static inline void pcs_tsan_fence(void)
 #endif
 #endif /* PCSTOCK_EXPLORE_WMM */
 
+/*
+ * A lossy statistic: @p += @n without an atomic RMW, so a hit path stays
+ * at one locked instruction; a thread sharing the CPU can overwrite the
+ * update.  On x86-64 one non-locked add to memory (an aligned 8-byte
+ * access, so readers see the old or the new value); elsewhere, and
+ * wherever the accesses are observed (explorer, trace, TSan), a relaxed
+ * load and store.
+ */
+#if defined(__x86_64__) && !defined(PCSTOCK_EXPLORE) &&                    \
+	!defined(PCSTOCK_TRACE) && !defined(PCS_TSAN)
+#define pcs_stat_add(p, n)                                                   \
+	__asm__("addq %1, %0"                                                \
+		: "+m"(*(unsigned long *)(p))                                \
+		: "er"((unsigned long)(n)))
+#else
+#define pcs_stat_add(p, n)                                                   \
+	pcs_store((p), pcs_load((p), PCS_RELAXED) + (n), PCS_RELAXED)
+#endif
+
 #define PCS_RELAXED memory_order_relaxed
 #define PCS_ACQUIRE memory_order_acquire
 #define PCS_RELEASE memory_order_release

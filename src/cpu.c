@@ -28,7 +28,7 @@
 
 _Thread_local struct pcs_cpu_tls pcs_tls_entered PCS_TLS;
 _Thread_local struct pcs_cpu_tls pcs_tls_thread[PCS_THREAD_CACHE] PCS_TLS;
-_Thread_local struct pcs_cpu_fast pcs_tls_fast PCS_TLS = {
+PCSTOCK_API _Thread_local struct pcstock_cpu_cache_ pcstock_cpu_cache_ PCS_TLS = {
 	.key = PCS_NO_KEY, .region = NULL
 };
 
@@ -618,8 +618,8 @@ int pcstock_cpu_exit(struct pcstock_domain *d)
 	pcs_tls_entered.id = 0;
 	pcs_tls_entered.cpu = -1;
 	/* The cached region may be another domain's: dropping it is cheap. */
-	pcs_tls_fast.key = PCS_NO_KEY;
-	pcs_tls_fast.region = NULL;
+	pcstock_cpu_cache_.key = PCS_NO_KEY;
+	pcstock_cpu_cache_.region = NULL;
 	return 0;
 }
 

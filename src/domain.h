@@ -67,15 +67,12 @@ extern _Thread_local struct pcs_cpu_tls
  * slot operation is an atomic RMW, so a region that is no longer the
  * thread's CPU costs locality, never pages.
  */
-struct pcs_cpu_fast {
-	uint64_t key;		/* domain id, or PCS_NO_KEY */
-	char *region;		/* base + cpu * stride */
-};
+#define PCSTOCK_INLINE_TYPES_ONLY_
+#include <pcstock/stock_inline.h>	/* struct pcstock_cpu_cache_ */
+#undef PCSTOCK_INLINE_TYPES_ONLY_
 
 /* Matches no domain and no counter (unstocked counters have key 0). */
 #define PCS_NO_KEY UINT64_MAX
-
-extern _Thread_local struct pcs_cpu_fast pcs_tls_fast PCS_TLS;
 
 /* Who may touch an exclusive CPU's data (PINNED, COOP): domain.owner[]. */
 enum pcs_cpu_owner {
@@ -236,8 +233,8 @@ static inline void *pcs_percpu_ptr(struct pcstock_domain *d, size_t handle,
 static inline void pcs_fast_set(const struct pcstock_domain *d,
 				unsigned int cpu)
 {
-	pcs_tls_fast.region = d->base + (size_t)cpu * d->stride;
-	pcs_tls_fast.key = d->id;
+	pcstock_cpu_cache_.region = d->base + (size_t)cpu * d->stride;
+	pcstock_cpu_cache_.key = d->id;
 }
 
 /* The CPU whose arena region is @region. */

@@ -76,7 +76,7 @@ static inline char *region_of(const struct pcstock_counter *c,
 /*
  * The region of the CPU the caller is (NULL: none), found the long way;
  * with @cache, kept for the hit paths unless the domain is RSEQ (see
- * struct pcs_cpu_fast).
+ * struct pcstock_cpu_cache_).
  */
 static inline char *this_region(const struct pcstock_counter *c, bool cache)
 {
@@ -123,8 +123,7 @@ __attribute__((noinline)) void pcs_stock_trim(struct pcstock_counter *c,
 }
 
 /* A refill lost the race with a disable: drain it ourselves. */
-__attribute__((noinline)) void
-pcs_stock_refill_raced(struct pcstock_counter *c, char *region)
+void pcstock_stock_raced_(struct pcstock_counter *c, char *region)
 {
 	pcstock_counter_drain_stock(c, pcs_region_cpu(c->stock_domain,
 						      region));
@@ -162,7 +161,6 @@ static void stock_release(struct pcstock_counter *c)
 	pcs_store(&c->stock_state, STOCK_NONE, PCS_RELAXED);
 	pcs_store(&c->stock_refill_batch, 0, PCS_RELAXED);
 	c->stock_key = 0;
-	pcstock_percpu_free(d, c->stock_stats);
 	pcstock_percpu_free(d, c->stock_slots);
 	c->stock_domain = NULL;
 	c->stock_slots = 0;
@@ -186,18 +184,13 @@ int pcstock_counter_alloc_stock(struct pcstock_counter *c,
 	if (pcs_load(&c->stock_state, PCS_RELAXED) != STOCK_NONE)
 		return -EBUSY;
 
-	ret = pcstock_percpu_alloc(d, sizeof(atomic_int), alignof(atomic_int),
+	ret = pcstock_percpu_alloc(d, sizeof(struct pcstock_stock_rec_),
+				   alignof(struct pcstock_stock_rec_),
 				   &c->stock_slots);
 	if (ret)
 		return ret;
-	ret = pcstock_percpu_alloc(d, sizeof(struct stock_cpu_stats),
-				   alignof(struct stock_cpu_stats),
-				   &c->stock_stats);
-	if (ret) {
-		pcstock_percpu_free(d, c->stock_slots);
-		c->stock_slots = 0;
-		return ret;
-	}
+	c->stock_stats = c->stock_slots +
+			 offsetof(struct pcstock_stock_rec_, stats);
 	c->stock_domain = d;
 	pcs_store(&c->stock_batch, batch, PCS_RELAXED);
 	c->stock_policy = (unsigned char)policy;
@@ -358,7 +351,7 @@ static inline bool charge_on(struct pcstock_counter *c, char *region,
 			     struct pcstock_counter **fail,
 			     unsigned long *nr_charged)
 {
-	if (!pcs_stock_take_at(c, region, nr_pages))
+	if (!pcstock_stock_take_(c, region, nr_pages))
 		return charge_miss(c, region, nr_pages, fail, nr_charged);
 	if (nr_charged)
 		*nr_charged = 0;
@@ -389,7 +382,7 @@ bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
 				      struct pcstock_counter **fail,
 				      unsigned long *nr_charged)
 {
-	const struct pcs_cpu_fast *f = &pcs_tls_fast;
+	const struct pcstock_cpu_cache_ *f = &pcstock_cpu_cache_;
 
 	if (f->key != c->stock_key)
 		return charge_uncached(c, nr_pages, fail, nr_charged);
@@ -417,7 +410,7 @@ static __attribute__((noinline)) void
 uncharge_slow(struct pcstock_counter *c, unsigned int batch,
 	      unsigned long nr_pages)
 {
-	const struct pcs_cpu_fast *f = &pcs_tls_fast;
+	const struct pcstock_cpu_cache_ *f = &pcstock_cpu_cache_;
 
 	if (f->key != c->stock_key)
 		uncharge_uncached(c, batch, nr_pages);
@@ -430,9 +423,9 @@ void pcstock_counter_uncharge_stock(struct pcstock_counter *c,
 {
 	unsigned int batch = pcs_load(&c->stock_refill_batch, PCS_RELAXED);
 
-	if (!pcs_stock_refills(batch, nr_pages))
+	if (!pcstock_stock_refills_(batch, nr_pages))
 		pcstock_counter_uncharge(c, nr_pages);
-	else if (!pcs_stock_give(c, c->stock_key, batch, nr_pages))
+	else if (!pcstock_stock_give_(c, c->stock_key, batch, nr_pages))
 		uncharge_slow(c, batch, nr_pages);
 }
 

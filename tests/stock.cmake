@@ -7,6 +7,11 @@
 
 pcstock_add_test(test_stock SOURCES test_stock.c
 	LABELS unit conformance TIMEOUT 60)
+# The same conformance cases through the opt-in inline fast paths
+# (PCSTOCK_INLINE, pcstock/stock_inline.h).
+pcstock_add_test(test_stock_inline SOURCES test_stock.c
+	LABELS unit conformance TIMEOUT 60)
+target_compile_definitions(test_stock_inline PRIVATE PCSTOCK_INLINE)
 pcstock_add_test(test_stock_stress SOURCES test_stock_stress.c
 	LABELS stress TIMEOUT 120)
 

@@ -34,6 +34,12 @@
 #include "atomic.h"
 #include "internal.h"
 
+/* test_stock_inline (tests/stock.cmake) must run the inline paths. */
+#if defined(PCSTOCK_INLINE) && (!defined(pcstock_counter_try_charge_stock) || \
+				!defined(pcstock_counter_uncharge_stock))
+#error "PCSTOCK_INLINE did not select the inline fast paths"
+#endif
+
 #define NR_CPUS 4U
 #define BATCH 16U
 

@@ -93,8 +93,8 @@ struct pcstock_counter {
 
 	/* Per-CPU stock (pcstock/stock.h); all zero while unstocked. */
 	PCSTOCK_ALIGNED(PCSTOCK_CACHELINE) struct pcstock_domain *stock_domain;
-	size_t stock_slots;		/* arena handle of the 4-byte slots */
-	size_t stock_stats;		/* arena handle of per-CPU statistics */
+	size_t stock_slots;		/* arena handle: 4-byte slot, statistics */
+	size_t stock_stats;		/* handle of the statistics in it */
 	PCSTOCK_ATOMIC(unsigned int) stock_batch;
 	PCSTOCK_ATOMIC(unsigned char) stock_state;
 	unsigned char stock_policy;

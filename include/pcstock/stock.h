@@ -210,4 +210,9 @@ PCSTOCK_API void pcstock_counter_stock_stats(const struct pcstock_counter *c,
 
 PCSTOCK_EXTERN_C_END
 
+/* The opt-in inline fast paths (C only): see pcstock/stock_inline.h. */
+#ifdef PCSTOCK_INLINE
+#include <pcstock/stock_inline.h>
+#endif
+
 #endif /* PCSTOCK_STOCK_H */

@@ -16,7 +16,7 @@ prefix=$work/prefix
 LD_LIBRARY_PATH=$prefix/lib:$prefix/lib64:${LD_LIBRARY_PATH:-} \
 	"$work/cmake-build/consumer"
 
-# 2. pkg-config, shared; then the static archive with its dependencies
+# 2. pkg-config, shared (also with the inline fast paths); then the static archive with its dependencies
 #    (Requires.private) linked dynamically.
 libdir=$(ls -d "$prefix"/lib*/pkgconfig | head -n 1)
 export PKG_CONFIG_PATH=$libdir
@@ -24,6 +24,10 @@ export PKG_CONFIG_PATH=$libdir
 	$(pkg-config --cflags --libs pcstock)
 LD_LIBRARY_PATH=$prefix/lib:$prefix/lib64:${LD_LIBRARY_PATH:-} \
 	"$work/consumer-pc"
+"$cc" -std=c11 -DPCSTOCK_INLINE -o "$work/consumer-pc-inline" \
+	"$src/consumer.c" $(pkg-config --cflags --libs pcstock)
+LD_LIBRARY_PATH=$prefix/lib:$prefix/lib64:${LD_LIBRARY_PATH:-} \
+	"$work/consumer-pc-inline"
 "$cc" -std=c11 -static-libgcc -o "$work/consumer-pc-static" \
 	"$src/consumer.c" $(pkg-config --cflags pcstock) \
 	"$(dirname "$libdir")/libpcstock.a" $(pkg-config --libs liburcu-bp hwloc) -pthread

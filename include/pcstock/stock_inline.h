@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * pcstock/stock_inline.h - the stock's hit and uncharge fast paths, inline.
+ *
+ * Do not include this file directly.  A C program that defines
+ * PCSTOCK_INLINE before including <pcstock/stock.h> (or <pcstock/pcstock.h>)
+ * gets pcstock_counter_try_charge_stock() and
+ * pcstock_counter_uncharge_stock() as static inline functions: a stock hit
+ * is then a dozen instructions in the caller, with no call and no PLT (the
+ * opt-in of liburcu's _LGPL_SOURCE).  Every other case (no cached CPU, a
+ * slot that cannot serve, a disabled or unstocked counter) calls the
+ * exported function, which redoes the checks and runs the whole algorithm.
+ * The library builds its exported functions from the same inline code
+ * (src/stock_hit.h), so results, statistics and memory ordering are the
+ * same either way; a program that does not define PCSTOCK_INLINE, and every
+ * C++ program, calls the exported functions, whose ABI is unchanged.
+ *
+ * The price of opting in: the program is compiled against this version's
+ * layout of struct pcstock_counter, of the per-CPU statistics below and of
+ * the thread's CPU cache, so it must run with the library version it was
+ * built with (check pcstock_version_number() against
+ * PCSTOCK_VERSION_NUMBER at start-up if it may not).  The names ending in
+ * an underscore are exported for these functions only: they are no API.
+ */
+#ifndef PCSTOCK_STOCK_INLINE_TYPES_H
+#define PCSTOCK_STOCK_INLINE_TYPES_H
+
+#ifdef __cplusplus
+#error "PCSTOCK_INLINE is for C programs (C11 atomics): C++ calls the exported functions"
+#endif
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include <pcstock/common.h>
+#include <pcstock/counter.h>
+
+/*
+ * The calling thread's CPU cache: the region of the per-CPU arena of the
+ * CPU the thread is, in the domain whose id is @key (the kernel's per-CPU
+ * offset).  A slot's address is region + the counter's slot handle.  Set
+ * and reset by the library only.
+ */
+struct pcstock_cpu_cache_ {
+	unsigned long long key;
+	char *region;
+};
+
+/* Initial-exec, as the library's own: one %fs-relative load. */
+extern PCSTOCK_API _Thread_local struct pcstock_cpu_cache_ pcstock_cpu_cache_
+	__attribute__((tls_model("initial-exec")));
+
+/*
+ * One CPU's statistics of one stocked counter (struct pcstock_stock_stats
+ * sums them over CPUs).
+ */
+struct pcstock_stock_pcpu_ {
+	_Atomic unsigned long hits;
+	_Atomic unsigned long misses;
+	_Atomic unsigned long refills;
+	_Atomic unsigned long drains;
+	_Atomic unsigned long drained_pages;
+	_Atomic unsigned long trims;
+};
+
+/*
+ * What a stocked counter has on each CPU, one per-CPU allocation: the
+ * 4-byte slot, then that CPU's statistics, so a hit writes one line and
+ * finds its statistics from the slot's address.  The counter's stock_slots
+ * handle is the record's, its stock_stats handle the statistics'.
+ */
+struct pcstock_stock_rec_ {
+	_Atomic int slot;
+	struct pcstock_stock_pcpu_ stats;
+};
+
+/* stock_state while the stock takes and gives pages. */
+#define PCSTOCK_STOCK_ENABLED_ 1
+
+/* A refill that raced pcstock_counter_disable_stock(): drains it. */
+PCSTOCK_API void pcstock_stock_raced_(struct pcstock_counter *c,
+				      char *region);
+
+#endif /* PCSTOCK_STOCK_INLINE_TYPES_H */
+
+/*
+ * The library's domain.h needs the types above before its access hooks
+ * exist; it asks for them alone.
+ */
+#if !defined(PCSTOCK_STOCK_INLINE_H) && !defined(PCSTOCK_INLINE_TYPES_ONLY_)
+#define PCSTOCK_STOCK_INLINE_H
+
+/*
+ * The accesses, each overridable by the library's test variants (schedule
+ * explorer, trace, planted bugs).  A statistic is lossy, updated without an
+ * atomic RMW: on x86-64 one non-locked add to memory.
+ */
+#ifndef pcstock_inl_load_
+#define pcstock_inl_load_(p, mo) atomic_load_explicit((p), (mo))
+#endif
+#ifndef pcstock_inl_cas_
+#define pcstock_inl_cas_(p, expected, desired, mo_ok, mo_fail)               \
+	atomic_compare_exchange_strong_explicit((p), (expected), (desired),  \
+						(mo_ok), (mo_fail))
+#endif
+#ifndef pcstock_inl_stat_inc_
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_THREAD__)
+#define pcstock_inl_stat_inc_(p)                                             \
+	__asm__("addq $1, %0" : "+m"(*(unsigned long *)(p)))
+#else
+#define pcstock_inl_stat_inc_(p)                                             \
+	atomic_store_explicit((p), atomic_load_explicit((p),                 \
+		memory_order_relaxed) + 1, memory_order_relaxed)
+#endif
+#endif
+#ifndef pcstock_inl_refill_cas_
+/*
+ * Every addition to a slot.  release: pairs with the acquire CAS of
+ * pcstock_stock_take_() and the acquire exchange of a drain, so the
+ * charge of the pages added happens before their uncharge.  seq_cst: the
+ * refill half of the disable handshake (see pcstock_inl_recheck_()).
+ */
+#define pcstock_inl_refill_cas_(slot, old, new)                              \
+	pcstock_inl_cas_((slot), (old), (new), memory_order_seq_cst,         \
+			 memory_order_relaxed)
+#endif
+#ifndef pcstock_inl_recheck_
+/*
+ * After a refill, the other half of a store-buffering handshake:
+ * pcstock_counter_disable_stock() stores DISABLED (seq_cst) and then
+ * drains every slot; a refill adds (seq_cst) and then reads the state
+ * (seq_cst).  Either the drain sees the pages or the refiller sees the
+ * disable and drains them itself.
+ */
+#define pcstock_inl_recheck_(c, region)                                      \
+	do {                                                                 \
+		if (pcstock_inl_load_(&(c)->stock_state,                     \
+				      memory_order_seq_cst) !=               \
+		    PCSTOCK_STOCK_ENABLED_)                                  \
+			pcstock_stock_raced_((c), (region));                 \
+	} while (0)
+#endif
+#ifndef pcstock_inl_hit_stats_
+#define pcstock_inl_hit_stats_(c, slot)                                      \
+	(&((struct pcstock_stock_rec_ *)(slot))->stats)
+#endif
+
+/*
+ * Take @nr pages from @c's slot in @region if it holds that many (a slot
+ * is never negative: compared as unsigned).  True on a hit.
+ */
+static inline bool pcstock_stock_take_(struct pcstock_counter *c,
+				       char *region, unsigned long nr)
+{
+	_Atomic int *slot = (_Atomic int *)(region + c->stock_slots);
+	int old = pcstock_inl_load_(slot, memory_order_relaxed);
+
+	while ((unsigned int)old >= nr) {
+		/*
+		 * acquire: pairs with the release of pcstock_inl_refill_cas_()
+		 * (and of the V4 refill's addition), so the charge that put
+		 * these pages in the slot happens before the caller's later
+		 * uncharge of them.  A failed CAS reloads old.
+		 */
+		if (pcstock_inl_cas_(slot, &old, old - (int)nr,
+				     memory_order_acquire,
+				     memory_order_relaxed)) {
+			pcstock_inl_stat_inc_(
+				&pcstock_inl_hit_stats_(c, slot)->hits);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Put @nr pages (1..@batch, @batch the counter's stock_refill_batch) in
+ * the slot of the thread's cached CPU if @key is the cache's and they fit
+ * without taking the slot above @batch.  False, untouched, otherwise.
+ */
+static inline bool pcstock_stock_give_(struct pcstock_counter *c,
+				       unsigned long long key,
+				       unsigned int batch, unsigned long nr)
+{
+	const struct pcstock_cpu_cache_ *f = &pcstock_cpu_cache_;
+	_Atomic int *slot;
+	char *region;
+	int old, want;
+
+	if (f->key != key)
+		return false;
+	/* Once: the seq_cst CAS would make the compiler reload it. */
+	region = f->region;
+	slot = (_Atomic int *)(region + c->stock_slots);
+	old = pcstock_inl_load_(slot, memory_order_relaxed);
+	/* No overflow: nr and old are at most batch <= INT_MAX / 2. */
+	do {
+		want = old + (int)nr;
+		if ((unsigned int)want > batch)
+			return false;
+	} while (!pcstock_inl_refill_cas_(slot, &old, want));
+	pcstock_inl_stat_inc_(&pcstock_inl_hit_stats_(c, slot)->refills);
+	pcstock_inl_recheck_(c, region);
+	return true;
+}
+
+/*
+ * Whether an uncharge of @nr pages may go into a slot, @batch being the
+ * counter's stock_refill_batch (0 unless an enabled DEFAULT stock).
+ */
+static inline bool pcstock_stock_refills_(unsigned int batch,
+					  unsigned long nr)
+{
+	return nr - 1 < batch;
+}
+
+#if defined(PCSTOCK_INLINE) && !defined(PCSTOCK_BUILDING_LIBRARY)
+/* pcstock_counter_try_charge_stock(), its hit inline. */
+static inline bool
+pcstock_counter_try_charge_stock_inline_(struct pcstock_counter *c,
+					 unsigned long nr_pages,
+					 struct pcstock_counter **fail,
+					 unsigned long *nr_charged)
+{
+	const struct pcstock_cpu_cache_ *f = &pcstock_cpu_cache_;
+
+	if (f->key == c->stock_key &&
+	    pcstock_stock_take_(c, f->region, nr_pages)) {
+		if (nr_charged)
+			*nr_charged = 0;
+		return true;
+	}
+	return (pcstock_counter_try_charge_stock)(c, nr_pages, fail,
+						  nr_charged);
+}
+
+/* pcstock_counter_uncharge_stock(), its refill of the local slot inline. */
+static inline void
+pcstock_counter_uncharge_stock_inline_(struct pcstock_counter *c,
+				       unsigned long nr_pages)
+{
+	unsigned int batch = pcstock_inl_load_(&c->stock_refill_batch,
+					       memory_order_relaxed);
+
+	if (!pcstock_stock_refills_(batch, nr_pages) ||
+	    !pcstock_stock_give_(c, c->stock_key, batch, nr_pages))
+		(pcstock_counter_uncharge_stock)(c, nr_pages);
+}
+
+#define pcstock_counter_try_charge_stock(c, nr_pages, fail, nr_charged)      \
+	pcstock_counter_try_charge_stock_inline_((c), (nr_pages), (fail),    \
+						 (nr_charged))
+#define pcstock_counter_uncharge_stock(c, nr_pages)                          \
+	pcstock_counter_uncharge_stock_inline_((c), (nr_pages))
+#endif /* PCSTOCK_INLINE */
+
+#endif /* PCSTOCK_STOCK_INLINE_H */
