@@ -20,6 +20,9 @@
  *   miss        try_charge_stock(1) on an empty slot (batch up 3 levels)
  *   plain       counter try_charge(1) up 3 levels, no stock
  *   unplain     counter uncharge(1) up 3 levels, no stock
+ *   inline-hit, inline-uncharge, inline-miss
+ *               hit, uncharge and miss through the opt-in inline fast
+ *               paths (PCSTOCK_INLINE: the marks are in inline.c)
  *   g-hit       pcstock_group_charge(1) served from the stock
  *   g-uncharge  pcstock_group_uncharge(1) with room in the stock
  *   g-miss      pcstock_group_charge(1) with the stock drained
@@ -220,9 +223,31 @@ static void full_slot(struct prof *p)
 		pcstock_counter_uncharge(&p->c[2], 1);
 }
 
+/* The charge and uncharge marks, exported or inline (@inl). */
+static bool mark_charge(struct prof *p, bool inl)
+{
+	return inl ? bench_mark_inline_charge_stock(p->c) :
+		     bench_mark_charge_stock(p);
+}
+
+static void mark_uncharge(struct prof *p, bool inl)
+{
+	if (inl)
+		bench_mark_inline_uncharge_stock(p->c);
+	else
+		bench_mark_uncharge_stock(p);
+}
+
 static int run(struct prof *p, const char *what, unsigned long n)
 {
+	bool inl = !strncmp(what, "inline-", 7);
 	unsigned long i, k;
+
+	if (inl)
+		what += 7;
+	if (inl && strcmp(what, "hit") && strcmp(what, "uncharge") &&
+	    strcmp(what, "miss"))
+		return -EINVAL;
 
 	if (!strcmp(what, "null") || !strcmp(what, "floor")) {
 		for (i = 0; i < n; i++)
@@ -236,7 +261,7 @@ static int run(struct prof *p, const char *what, unsigned long n)
 			full_slot(p);
 			k = pcstock_counter_stock_pages(&p->c[2]);
 			for (; k && i < n; k--, i++)
-				bench_mark_charge_stock(p);
+				mark_charge(p, inl);
 			pcstock_counter_uncharge(&p->c[2],
 						 pcstock_counter_read(&p->c[2]) -
 						 pcstock_counter_stock_pages(
@@ -247,7 +272,7 @@ static int run(struct prof *p, const char *what, unsigned long n)
 			empty_slot(p);
 			pcstock_counter_charge(&p->c[2], PROF_BATCH - 1);
 			for (k = 0; k < PROF_BATCH - 1 && i < n; k++, i++)
-				bench_mark_uncharge_stock(p);
+				mark_uncharge(p, inl);
 			pcstock_counter_uncharge(&p->c[2],
 						 PROF_BATCH - 1 - k);
 		}
@@ -260,7 +285,7 @@ static int run(struct prof *p, const char *what, unsigned long n)
 	} else if (!strcmp(what, "miss")) {
 		for (i = 0; i < n; i++) {
 			empty_slot(p);
-			if (bench_mark_charge_stock(p))
+			if (mark_charge(p, inl))
 				pcstock_counter_uncharge(&p->c[2], 1);
 		}
 	} else if (!strcmp(what, "plain")) {

@@ -12,6 +12,9 @@
  *           policy; a failed stocked charge drains the failing subtree on
  *           every CPU and retries once.  Not in the default set: they show
  *           what the group layer costs on top of the counters.
+ *  ctr-inline
+ *           ctr-default compiled with PCSTOCK_INLINE (inline.c): the hit
+ *           and the uncharge into the stock inline in the caller.
  *
  * group.c has the default set's none, memcg7, v4 and default: the same
  * policies through the group API.
@@ -27,6 +30,7 @@
 
 #include "bench.h"
 #include "strategy.h"
+#include "ctr_ops.h"
 
 long held_sum(const long *held, unsigned int n)
 {
@@ -197,14 +201,6 @@ static int mutex_check(void *inst, const long *held, char *why, size_t len)
 
 /* ---- library counters, driven directly --------------------------------- */
 
-struct ctr_tree {
-	struct tree_shape shape;
-	struct pcstock_domain *d;
-	struct pcstock_counter *node;
-	enum pcstock_cpu_mode mode;
-	bool stocked;
-};
-
 static int ctr_create(const struct tree_spec *spec, void **inst, int policy)
 {
 	struct pcstock_domain_attr attr = {
@@ -312,11 +308,9 @@ static void ctr_exit(void *inst)
 
 /*
  * Drain every stocked counter under node @top on every CPU; a @top that is
- * no leaf (an ancestor, or DRAIN_ALL) means every leaf.
+ * no leaf (an ancestor, or CTR_DRAIN_ALL) means every leaf.
  */
-#define DRAIN_ALL UINT_MAX
-
-static void ctr_drain_under(struct ctr_tree *t, unsigned int top)
+void ctr_drain_under(struct ctr_tree *t, unsigned int top)
 {
 	unsigned int n = pcstock_domain_nr_cpus(t->d), cpu, i, first, last;
 	bool leaf = top >= t->shape.nr_anc && top < t->shape.nr_nodes;
@@ -334,32 +328,18 @@ static void ctr_drain_under(struct ctr_tree *t, unsigned int top)
 static bool ctr_charge(void *inst, unsigned int thread, unsigned int leaf,
 		       unsigned long nr)
 {
-	struct ctr_tree *t = inst;
-	struct pcstock_counter *c = &t->node[t->shape.nr_anc + leaf], *fail;
-
-	if (!t->stocked)
-		return pcstock_counter_try_charge(c, nr, &fail);
-	if (pcstock_counter_try_charge_stock(c, nr, &fail, NULL))
-		return true;
-	ctr_drain_under(t, (unsigned int)(fail - t->node));
-	return pcstock_counter_try_charge_stock(c, nr, &fail, NULL);
+	return ctr_charge_body(inst, leaf, nr);
 }
 
 static void ctr_uncharge(void *inst, unsigned int thread, unsigned int leaf,
 			 unsigned long nr)
 {
-	struct ctr_tree *t = inst;
-	struct pcstock_counter *c = &t->node[t->shape.nr_anc + leaf];
-
-	if (t->stocked)
-		pcstock_counter_uncharge_stock(c, nr);
-	else
-		pcstock_counter_uncharge(c, nr);
+	ctr_uncharge_body(inst, leaf, nr);
 }
 
 static void ctr_drain_all(void *inst)
 {
-	ctr_drain_under(inst, DRAIN_ALL);
+	ctr_drain_under(inst, CTR_DRAIN_ALL);
 }
 
 static unsigned long ctr_sum(void *inst,
@@ -509,16 +489,19 @@ const struct strategy strat_mutex = {
 	.check = mutex_check,
 };
 
-#define CTR_STRATEGY(sname, swhat, sflags, screate)                          \
+#define CTR_STRATEGY_OPS(sname, swhat, sflags, screate, scharge, suncharge)   \
 	{                                                                    \
 		.name = sname, .what = swhat, .flags = sflags,               \
 		.create = screate, .destroy = ctr_destroy,                   \
 		.enter = ctr_enter, .exit = ctr_exit,                        \
-		.charge = ctr_charge, .uncharge = ctr_uncharge,              \
+		.charge = scharge, .uncharge = suncharge,                    \
 		.drain_all = ctr_drain_all,                                  \
 		.stock_pages = ctr_stock_pages,                              \
 		.stock_bound = ctr_stock_bound, .check = ctr_check,          \
 	}
+#define CTR_STRATEGY(sname, swhat, sflags, screate)                          \
+	CTR_STRATEGY_OPS(sname, swhat, sflags, screate, ctr_charge,          \
+			 ctr_uncharge)
 
 const struct strategy strat_ctr_none = CTR_STRATEGY("ctr-none",
 	"counter.h try_charge/uncharge, no stock (direct)",
@@ -530,6 +513,10 @@ const struct strategy strat_ctr_default = CTR_STRATEGY("ctr-default",
 	"stock.h DEFAULT policy on counter.h (direct)",
 	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED,
 	ctr_create_default);
+const struct strategy strat_ctr_inline = CTR_STRATEGY_OPS("ctr-inline",
+	"ctr-default through the opt-in inline fast paths (PCSTOCK_INLINE)",
+	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED,
+	ctr_create_default, ctr_inline_charge, ctr_inline_uncharge);
 
 /* ---- the table --------------------------------------------------------- */
 
@@ -540,7 +527,7 @@ const struct strategy strat_ctr_default = CTR_STRATEGY("ctr-default",
 const struct strategy *const bench_strategies[] = {
 	&strat_floor, &strat_mutex, &strat_none, &strat_memcg7, &strat_v4,
 	&strat_default, &strat_ctr_none, &strat_ctr_v4, &strat_ctr_default,
-	NULL,
+	&strat_ctr_inline, NULL,
 };
 
 const char *bench_default_strategies(void)

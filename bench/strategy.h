@@ -6,6 +6,8 @@
 #ifndef BENCH_STRATEGY_H
 #define BENCH_STRATEGY_H
 
+#include <limits.h>
+
 #include "bench.h"
 
 /* Node numbering of a tree_spec: ancestors 0..nr_anc-1, then leaves. */
@@ -22,6 +24,24 @@ int shape_check(const struct tree_shape *s, void *inst,
 		long (*stock)(void *, unsigned int), const long *held,
 		char *why, size_t len);
 
+/* The ctr-* strategies' instance (strategy.c). */
+struct ctr_tree {
+	struct tree_shape shape;
+	struct pcstock_domain *d;
+	struct pcstock_counter *node;
+	enum pcstock_cpu_mode mode;
+	bool stocked;
+};
+
+#define CTR_DRAIN_ALL UINT_MAX
+void ctr_drain_under(struct ctr_tree *t, unsigned int top);
+
+/* ctr-inline's adapters, built with PCSTOCK_INLINE (inline.c). */
+bool ctr_inline_charge(void *inst, unsigned int thread, unsigned int leaf,
+		       unsigned long nr);
+void ctr_inline_uncharge(void *inst, unsigned int thread, unsigned int leaf,
+			 unsigned long nr);
+
 long held_sum(const long *held, unsigned int n);
 void *zalloc_lines(size_t size);
 int domain_enter(struct pcstock_domain *d, unsigned int cpu);
@@ -30,6 +50,7 @@ void ctr_destroy(void *inst);
 
 extern const struct strategy strat_floor, strat_mutex;
 extern const struct strategy strat_ctr_none, strat_ctr_v4, strat_ctr_default;
+extern const struct strategy strat_ctr_inline;
 extern const struct strategy strat_none, strat_memcg7, strat_v4;
 extern const struct strategy strat_default;
 
