@@ -152,6 +152,7 @@ struct opts {
 	const char *sim_cpus;		/* --cpus LIST for --lines */
 	const char *topology;		/* --topology for --lines */
 	double remote_factor;		/* --remote-factor for --lines */
+	bool interleave_op;		/* --interleave op for --lines */
 	unsigned int nr_os_cpus;	/* CPUs this process may run on */
 	int *os_cpus;
 };

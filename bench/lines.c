@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <hwloc.h>
 
@@ -46,6 +47,7 @@
 #define LM_STRATS 4
 #define LM_LOCAL_Q 64		/* steps per turn when timing local cost */
 #define LM_CALIB_CPUS 2U	/* where local costs and measurements are */
+#define LM_BOTH_RAN 0.95	/* measured: both threads ran this share */
 
 /* ---- the directory ------------------------------------------------------ */
 
@@ -108,8 +110,9 @@ static struct lm_line *dir_find(struct lm_dir *d, uintptr_t tag)
 	return l;
 }
 
-static void dir_transfer(struct lm_dir *d, struct lm_line *l,
-			 unsigned int to, unsigned int from)
+/* Count a transfer; 1: same package, 2: cross package. */
+static unsigned int dir_transfer(struct lm_dir *d, struct lm_line *l,
+				 unsigned int to, unsigned int from)
 {
 	bool remote = d->pkg[to] != d->pkg[from];
 
@@ -117,6 +120,7 @@ static void dir_transfer(struct lm_dir *d, struct lm_line *l,
 	d->xfer_remote += remote;
 	l->xfer++;
 	l->xfer_remote += remote;
+	return 1 + remote;
 }
 
 /*
@@ -128,10 +132,12 @@ static void dir_transfer(struct lm_dir *d, struct lm_line *l,
  * else from a sharer in the writer's package if any.  A write
  * invalidates every other copy; a write by a sharer (an upgrade) moves no
  * data and counts its invalidations only.  A line nobody holds comes from
- * memory: no transfer.
+ * memory: no transfer.  Return: 0, or what dir_transfer() counted; *@lp:
+ * the line.
  */
-static void dir_access(struct lm_dir *d, unsigned int cpu, uintptr_t addr,
-		       bool write)
+static unsigned int dir_access(struct lm_dir *d, unsigned int cpu,
+			       uintptr_t addr, bool write,
+			       struct lm_line **lp)
 {
 	struct lm_line *l = dir_find(d, addr / LM_LINE);
 	unsigned int w = cpu / 64, i;
@@ -139,20 +145,19 @@ static void dir_access(struct lm_dir *d, unsigned int cpu, uintptr_t addr,
 	bool have = l->sharers[w] & bit;
 	int src = l->owner, cand;
 
+	*lp = l;
 	d->accesses++;
 	if (l->first < 0)
 		l->first = (int)cpu;
 	if (!write) {
 		if (have)
-			return;
+			return 0;
 		l->sharers[w] |= bit;
 		l->owner = -1;
-		if (src >= 0)
-			dir_transfer(d, l, cpu, (unsigned int)src);
-		return;
+		return src >= 0 ? dir_transfer(d, l, cpu, (unsigned int)src) : 0;
 	}
 	if (l->owner == (int)cpu)
-		return;
+		return 0;
 	for (i = 0; i < LM_WORDS; i++) {
 		o = l->sharers[i] & ~(i == w ? bit : 0);
 		d->inval += (unsigned long)__builtin_popcountll(o);
@@ -166,8 +171,7 @@ static void dir_access(struct lm_dir *d, unsigned int cpu, uintptr_t addr,
 	}
 	l->sharers[w] = bit;
 	l->owner = (int)cpu;
-	if (src >= 0)
-		dir_transfer(d, l, cpu, (unsigned int)src);
+	return src >= 0 ? dir_transfer(d, l, cpu, (unsigned int)src) : 0;
 }
 
 /* Keep every line's state, forget what was counted (after a warm-up). */
@@ -212,15 +216,41 @@ static unsigned int dir_hottest(const struct lm_dir *d, struct lm_line *out,
 
 /* ---- the trace ---------------------------------------------------------- */
 
+/* A simulated CPU's traced accesses not yet applied (time replay). */
+struct lm_queue {
+	uintptr_t *v;			/* address | 1 if a write */
+	unsigned int nr, at, room;	/* queued, applied, allocated */
+};
+
 static struct lm_dir dir;
 /* Thread-local: liburcu's call_rcu thread runs library code too. */
 static _Thread_local int sim_cpu = -1;	/* CPU being played, -1: none */
+static struct lm_queue *pending;	/* time replay: queue, not apply */
 
 static void trace_access(enum pcs_atomic_op op, const void *obj)
 {
-	if (sim_cpu >= 0 && obj)
+	struct lm_queue *q;
+	struct lm_line *l;
+	uintptr_t *v;
+
+	if (sim_cpu < 0 || !obj)
+		return;
+	if (!pending) {
 		dir_access(&dir, (unsigned int)sim_cpu, (uintptr_t)obj,
-			   op != PCS_OP_LOAD);
+			   op != PCS_OP_LOAD, &l);
+		return;
+	}
+	q = &pending[sim_cpu];
+	if (q->nr == q->room) {
+		v = realloc(q->v, (q->room * 2 + 64) * sizeof(*v));
+		if (!v)
+			abort();	/* the replay cannot drop an access */
+		q->v = v;
+		q->room = q->room * 2 + 64;
+	}
+	/* Bit 0 does not change the line (LM_LINE > 1). */
+	q->v[q->nr++] = ((uintptr_t)obj & ~(uintptr_t)1) |
+			(op != PCS_OP_LOAD);
 }
 
 #define SOCK_RING 256U
@@ -404,6 +434,13 @@ struct sim {
 	long *held;			/* per leaf */
 	unsigned long ops;
 	bool folio;			/* the burst goes back in one batch */
+	/* The time replay (sim_timed()). */
+	struct lm_queue *q;		/* each CPU's pending accesses */
+	double *clock;			/* each CPU's simulated seconds */
+	unsigned int *heap;		/* the CPUs, earliest clock first */
+	double t_access;		/* local cost per access, seconds */
+	double t_xfer;			/* cost of a same-package transfer */
+	double remote_factor;		/* a cross-package one against it */
 };
 
 /*
@@ -503,8 +540,11 @@ static int sim_init(struct sim *m, const struct strategy *s, void *inst,
 	m->rng = calloc(n, sizeof(*m->rng));
 	m->ring = zalloc_lines(n * sizeof(*m->ring));
 	m->held = calloc(cfg->tree.nr_leaves, sizeof(*m->held));
+	m->q = calloc(n, sizeof(*m->q));
+	m->clock = calloc(n, sizeof(*m->clock));
+	m->heap = calloc(n, sizeof(*m->heap));
 	if (!m->pos || !m->phase || !m->got || !m->order || !m->rng ||
-	    !m->ring || !m->held)
+	    !m->ring || !m->held || !m->q || !m->clock || !m->heap)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		m->order[i] = i;
@@ -518,6 +558,7 @@ static int sim_init(struct sim *m, const struct strategy *s, void *inst,
 static int sim_fini(struct sim *m)
 {
 	char why[160];
+	unsigned int i;
 	int ret = 0;
 
 	if (m->held && release_and_check(m->s, m->inst, &m->cfg->tree,
@@ -533,6 +574,11 @@ static int sim_fini(struct sim *m)
 	free(m->rng);
 	free(m->ring);
 	free(m->held);
+	for (i = 0; m->q && i < m->n; i++)
+		free(m->q[i].v);
+	free(m->q);
+	free(m->clock);
+	free(m->heap);
 	return ret;
 }
 
@@ -574,6 +620,95 @@ static int sim_rounds(struct sim *m, bool sock, unsigned long rounds,
 	return 0;
 }
 
+/* Does @a come before @b: the earlier clock, on a tie the lower number. */
+static bool heap_before(const struct sim *m, unsigned int a, unsigned int b)
+{
+	return m->clock[a] < m->clock[b] ||
+	       (m->clock[a] == m->clock[b] && a < b);
+}
+
+/* Sift heap entry @i of @nr down to its place. */
+static void heap_down(struct sim *m, unsigned int i, unsigned int nr)
+{
+	unsigned int c, t;
+
+	while ((c = 2 * i + 1) < nr) {
+		if (c + 1 < nr && heap_before(m, m->heap[c + 1], m->heap[c]))
+			c++;
+		if (!heap_before(m, m->heap[c], m->heap[i]))
+			break;
+		t = m->heap[i];
+		m->heap[i] = m->heap[c];
+		m->heap[c] = t;
+		i = c;
+	}
+}
+
+/*
+ * The time-ordered replay: @steps library calls (sock: passes of its
+ * loop) in all, then every access still pending.  Each simulated CPU has
+ * a clock, started at a seeded random point within one access's local
+ * cost (so that no CPU number order is built in).  The CPU with the
+ * earliest clock (on a tie, the lowest number) goes next: if none of its
+ * accesses is pending it makes its next step, which runs whole (the
+ * library's semantics are untouched) but whose traced accesses only queue
+ * up; then its oldest pending access goes to the directory, and its clock
+ * advances by the local cost per access, plus one transfer if the access
+ * moved the line (a cross-package one times the remote factor).  A line
+ * in flight is not held busy: the formula's hottest-line bound is what
+ * serialises (docs/lines-model.md says why).
+ */
+static int sim_timed(struct sim *m, bool sock, unsigned long steps)
+{
+	unsigned int nr = m->n, cpu, i, moved;
+	struct lm_queue *q;
+	struct lm_line *l;
+	uintptr_t a;
+	int ret = 0;
+
+	for (i = 0; i < m->n; i++) {
+		m->heap[i] = i;
+		m->clock[i] = m->t_access * 0x1p-53 *
+			      (double)(rng_next(&m->order_rng) >> 11);
+	}
+	for (i = nr / 2; i-- > 0;)
+		heap_down(m, i, nr);
+	pending = m->q;
+	while (nr && !ret) {
+		cpu = m->heap[0];
+		q = &m->q[cpu];
+		if (q->at == q->nr && steps) {
+			q->at = q->nr = 0;
+			ret = m->s->enter(m->inst, cpu);
+			if (ret)
+				break;
+			sim_cpu = (int)cpu;
+			sim_step(m, sock, cpu);
+			sim_cpu = -1;
+			m->s->exit(m->inst);
+			steps--;
+		}
+		if (q->at < q->nr) {
+			a = q->v[q->at++];
+			moved = dir_access(&dir, cpu, a & ~(uintptr_t)1,
+					   a & 1, &l);
+			m->clock[cpu] += m->t_access;
+			if (moved)
+				m->clock[cpu] += m->t_xfer *
+					(moved == 2 ? m->remote_factor : 1);
+		} else if (steps) {
+			/* A step with no shared access still takes time. */
+			m->clock[cpu] += m->t_access;
+		} else {
+			/* Done: out of the heap, its clock final. */
+			m->heap[0] = m->heap[--nr];
+		}
+		heap_down(m, 0, nr);
+	}
+	pending = NULL;
+	return ret;
+}
+
 /*
  * cfg->arg as in workload.c.  sock: n / 2 request/response pairs, a leaf
  * each; scale: every CPU on one leaf, or each on its own; tenants at the
@@ -610,15 +745,21 @@ static void config_for(const struct opts *o, const struct series *se,
 /* ---- calibration -------------------------------------------------------- */
 
 /*
- * The transfer cost: two pinned threads add to one shared counter (every
- * add finds the line on the other core, as the model's interleaving
- * assumes), against each adding to its own line.  The machine is shared:
+ * The transfer cost: two pinned threads add to one shared counter, against
+ * each adding to its own line; the difference per add, divided by the
+ * transfers per shared add, is the time a CPU loses per transfer.  Not
+ * every shared add transfers: a core that has the line exclusive often
+ * adds again before the other core's request takes it away (here about a
+ * third of the adds transfer).  An add whose old value is not what the
+ * thread's own previous add left had the other core add in between, so
+ * the line came back to this core: one transfer.  The machine is shared:
  * a thread can be descheduled at any time, letting the other add
  * uncontended, and neighbours change the clock and the caches.  So both
  * threads alternate between the two kinds of adds in short chunks, in step
  * (the kind is chosen by the clock, 50 us per kind), a chunk counts only if
  * the other thread made progress meanwhile, and the cost is the difference
- * of the median chunks of each kind.
+ * of the median chunks of each kind over the transfers per add of the
+ * shared chunks kept.
  */
 #define PP_CHUNK 200U
 #define PP_CHUNKS 8000U
@@ -633,6 +774,7 @@ struct pp {
 	double t0;
 	double chunk[2][2 * PP_CHUNKS];	/* [shared] seconds per chunk */
 	unsigned int nr[2][2];		/* [thread][shared] chunks kept */
+	unsigned long moved[2];		/* transfers in shared chunks kept */
 };
 
 struct pp_arg {
@@ -646,6 +788,8 @@ static void *pp_thread(void *arg)
 	struct pp *p = a->p;
 	atomic_uint *other = &p->done[!a->i][0];
 	unsigned int c, k, seen, kind, at;
+	unsigned long moved;
+	long old, next = -1;
 	atomic_long *v;
 	double t0;
 
@@ -658,12 +802,17 @@ static void *pp_thread(void *arg)
 		t0 = now_s();
 		kind = (unsigned int)((t0 - p->t0) / PP_PERIOD) % 2;
 		v = kind ? &p->ctr : &p->own[a->i][0];
-		for (k = 0; k < PP_CHUNK; k++)
-			atomic_fetch_add_explicit(v, 1, memory_order_relaxed);
+		for (k = 0, moved = 0; k < PP_CHUNK; k++) {
+			old = atomic_fetch_add_explicit(v, 1,
+							memory_order_relaxed);
+			moved += old != next;
+			next = old + 1;
+		}
 		if (atomic_load_explicit(other, memory_order_relaxed) != seen) {
 			/* Each thread its own half of the kind's array. */
 			at = a->i * PP_CHUNKS + p->nr[a->i][kind]++;
 			p->chunk[kind][at] = now_s() - t0;
+			p->moved[a->i] += kind ? moved : 0;
 		}
 		atomic_store_explicit(&p->done[a->i][0], c + 1,
 				      memory_order_relaxed);
@@ -673,8 +822,11 @@ static void *pp_thread(void *arg)
 
 static double median(double *v, unsigned int n);
 
-/* Seconds per add: shared minus private, the median chunks of each. */
-static double pp_trial(const struct opts *o)
+/*
+ * Seconds per transfer: shared minus private, the median chunks of each,
+ * over the transfers per shared add (*@per_add).
+ */
+static double pp_trial(const struct opts *o, double *per_add)
 {
 	struct pp *p = zalloc_lines(sizeof(*p));
 	struct pp_arg a[2];
@@ -702,8 +854,10 @@ static double pp_trial(const struct opts *o)
 			n1 * sizeof(double));
 		t[k] = median(p->chunk[k], n0 + n1) / PP_CHUNK;
 	}
+	*per_add = (double)(p->moved[0] + p->moved[1]) /
+		   ((double)(p->nr[0][1] + p->nr[1][1]) * PP_CHUNK);
 	free(p);
-	return t[1] - t[0];
+	return (t[1] - t[0]) / *per_add;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -759,9 +913,16 @@ static unsigned long rounds_for(const struct opts *o, const struct config *c,
 	return budget / per_round > least ? budget / per_round : least;
 }
 
+/*
+ * Replay @se on @n CPUs of @topo; r->local_s is the local cost per
+ * operation, @t_xfer the transfer cost (both calibrated already).  The
+ * warm-up interleaves whole steps whatever --interleave says: it fills the
+ * stocks, places the lines and gives the accesses per operation that the
+ * time replay spreads the local cost over.
+ */
 static int model_run(const struct opts *o, const struct series *se,
 		     const struct strategy *s, unsigned int n,
-		     const char *topo, struct lm_result *r)
+		     const char *topo, double t_xfer, struct lm_result *r)
 {
 	struct lm_line hot[LM_HOT];
 	struct lm_owners ow = { 0 };
@@ -793,10 +954,17 @@ static int model_run(const struct opts *o, const struct series *se,
 	pcstock_trace_hook = trace_access;
 	if (!ret)
 		ret = sim_rounds(&m, se->sock, rounds / 4 + 1, 1, true);
+	if (m.ops && dir.accesses && isfinite(r->local_s))
+		m.t_access = r->local_s * (double)m.ops /
+			     (double)dir.accesses;
+	m.t_xfer = t_xfer;
+	m.remote_factor = o->remote_factor;
 	dir_zero(&dir);
 	m.ops = 0;
-	if (!ret)
+	if (!ret && o->interleave_op)
 		ret = sim_rounds(&m, se->sock, rounds, 1, true);
+	else if (!ret)
+		ret = sim_timed(&m, se->sock, rounds * n);
 	pcstock_trace_hook = NULL;
 	r->n = n;
 	r->ops = m.ops;
@@ -924,6 +1092,7 @@ struct lm_run {
 	unsigned int cpus[LM_MAX_N];
 	unsigned int nr_cpus;
 	double tcost[BENCH_MAX_REPS];
+	double tmoved[BENCH_MAX_REPS];	/* transfers per shared add */
 	unsigned int nr_tcost;
 	double transfer_s;
 	double remote_factor;
@@ -931,17 +1100,34 @@ struct lm_run {
 	FILE *jsonl;
 };
 
-/* One repetition of the paired measurements at LM_CALIB_CPUS. */
+/* CPU seconds this process has run, all threads. */
+static double process_s(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return NAN;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/*
+ * One repetition of the paired measurements at LM_CALIB_CPUS.  A measured
+ * sample is kept only if its two threads ran nearly all the time
+ * (LM_BOTH_RAN of twice the wall time, as process CPU time): where a
+ * neighbour deschedules one of them, the other runs uncontended and a
+ * contended workload looks faster than it is, so neither the best nor
+ * the median of all samples would do.
+ */
 static int calibrate_rep(struct lm_run *x, struct opts *pinned)
 {
 	const struct opts *o = x->o;
 	struct config cs, cp;
 	struct sample smp;
 	unsigned int i, k;
+	double t, w0, c0, ran;
 	void *pi;
-	double t;
 
-	t = pp_trial(o);
+	t = pp_trial(o, &x->tmoved[x->nr_tcost]);
 	if (isfinite(t))
 		x->tcost[x->nr_tcost++] = t;
 	for (i = 0; i < NR_SERIES; i++) {
@@ -961,8 +1147,14 @@ static int calibrate_rep(struct lm_run *x, struct opts *pinned)
 				return -ENOMEM;
 			memset(&smp, 0, sizeof(smp));
 			smp.cons_ok = true;
-			if (!cp.wl->measure(pinned, &cp, x->st[k], pi, &smp) &&
-			    smp.cons_ok)
+			w0 = now_s();
+			c0 = process_s();
+			if (cp.wl->measure(pinned, &cp, x->st[k], pi, &smp) ||
+			    !smp.cons_ok)
+				smp.value = NAN;
+			ran = (process_s() - c0) /
+			      (LM_CALIB_CPUS * (now_s() - w0));
+			if (isfinite(smp.value) && ran >= LM_BOTH_RAN)
 				cell->meas[cell->nr_meas++] = smp.value;
 			x->st[k]->destroy(pi);
 			if (!smp.cons_ok)
@@ -1074,11 +1266,11 @@ static int model_series(struct lm_run *x, unsigned int si)
 			r = &cell->res[j];
 			fprintf(stderr, "lines: %s %s %u CPUs (%s)\n",
 				se->name, x->st[k]->name, x->cpus[j], topo);
+			r->local_s = best(cell->local, cell->nr_local, false);
 			ret = model_run(x->o, se, x->st[k], x->cpus[j], topo,
-					r);
+					x->transfer_s, r);
 			if (ret)
 				return ret;
-			r->local_s = best(cell->local, cell->nr_local, false);
 			r->pred = predict(x, r, r->local_s, &r->cap);
 			r->measured = x->cpus[j] == LM_CALIB_CPUS ?
 				      best(cell->meas, cell->nr_meas, true) :
@@ -1361,7 +1553,7 @@ int lines_main(const struct opts *o)
 	unsigned int rep, i;
 	char path[4096];
 	char *mj, *mt;
-	double t0 = now_s();
+	double t0 = now_s(), moved;
 	int ret = 0;
 
 	x.o = o;
@@ -1391,6 +1583,7 @@ int lines_main(const struct opts *o)
 			goto out;
 	}
 	x.transfer_s = median(x.tcost, x.nr_tcost);
+	moved = median(x.tmoved, x.nr_tcost);
 	if (!(x.transfer_s > 0)) {
 		fprintf(stderr, "pcstock-bench: no line transfer cost "
 			"measurable (a shared add no slower than a private "
@@ -1400,16 +1593,20 @@ int lines_main(const struct opts *o)
 	mt = meta_text(o, now_s() - t0);
 	printf("## pcstock-bench --lines\n\n%s\n"
 	       "transfer cost %.1f ns (two-thread shared add minus private "
-	       "add, median), remote factor %g; local cost and measured at "
-	       "%u CPUs (best of %u repetitions)\n", mt ? mt : "",
-	       x.transfer_s * 1e9,
-	       x.remote_factor, LM_CALIB_CPUS, o->reps);
+	       "add, over %.3f transfers per shared add; medians), remote "
+	       "factor %g; local cost and measured at %u CPUs (best of %u "
+	       "repetitions); interleave %s\n", mt ? mt : "",
+	       x.transfer_s * 1e9, moved, x.remote_factor, LM_CALIB_CPUS,
+	       o->reps, o->interleave_op ? "op" : "time");
 	free(mt);
 	if (x.jsonl) {
 		json_s(x.jsonl, "kind", "lines_calibration", true);
 		json_d(x.jsonl, "transfer_ns", x.transfer_s * 1e9);
+		json_d(x.jsonl, "transfers_per_shared_add", moved);
 		json_d(x.jsonl, "remote_factor", x.remote_factor);
 		json_d(x.jsonl, "reps", x.nr_tcost);
+		json_s(x.jsonl, "interleave",
+		       o->interleave_op ? "op" : "time", false);
 		fprintf(x.jsonl, "}\n");
 	}
 	for (i = 0; i < NR_SERIES; i++) {

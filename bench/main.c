@@ -59,6 +59,9 @@ static const char usage_text[] =
 "                     packages of N/4 two-thread cores from 16 CPUs on)\n"
 "  --remote-factor X  --lines: cost of a cross-package transfer against\n"
 "                     a local one (default 1: not measurable here)\n"
+"  --interleave HOW   --lines: time (default: each simulated CPU's\n"
+"                     accesses one at a time by its clock) or op (whole\n"
+"                     steps in a shuffled order per round)\n"
 "  --help             this text\n";
 
 enum {
@@ -66,6 +69,7 @@ enum {
 	OPT_DURATION, OPT_WARMUP, OPT_REPS, OPT_BATCH, OPT_CPU_MODE, OPT_SEED,
 	OPT_FULL, OPT_QUICK, OPT_JSON, OPT_OUT, OPT_LIST, OPT_PROFILE, OPT_OPS,
 	OPT_HELP, OPT_LINES, OPT_CPUS, OPT_TOPOLOGY, OPT_REMOTE,
+	OPT_INTERLEAVE,
 };
 
 static const struct option long_opts[] = {
@@ -91,6 +95,7 @@ static const struct option long_opts[] = {
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
 	{ "remote-factor", required_argument, NULL, OPT_REMOTE },
+	{ "interleave", required_argument, NULL, OPT_INTERLEAVE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -456,6 +461,11 @@ int main(int argc, char **argv)
 			break;
 		case OPT_REMOTE:
 			ret = parse_double(optarg, 0.1, &o.remote_factor);
+			break;
+		case OPT_INTERLEAVE:
+			o.interleave_op = !strcmp(optarg, "op");
+			ret = o.interleave_op || !strcmp(optarg, "time") ?
+			      0 : -EINVAL;
 			break;
 		default:
 			fprintf(stderr, usage_text,
