@@ -184,14 +184,11 @@ static inline bool pcstock_stock_give_(struct pcstock_counter *c,
 {
 	const struct pcstock_cpu_cache_ *f = &pcstock_cpu_cache_;
 	_Atomic int *slot;
-	char *region;
 	int old, want;
 
 	if (f->key != key)
 		return false;
-	/* Once: the seq_cst CAS would make the compiler reload it. */
-	region = f->region;
-	slot = (_Atomic int *)(region + c->stock_slots);
+	slot = (_Atomic int *)(f->region + c->stock_slots);
 	old = pcstock_inl_load_(slot, memory_order_relaxed);
 	/* No overflow: nr and old are at most batch <= INT_MAX / 2. */
 	do {
@@ -200,7 +197,11 @@ static inline bool pcstock_stock_give_(struct pcstock_counter *c,
 			return false;
 	} while (!pcstock_inl_refill_cas_(slot, &old, want));
 	pcstock_inl_stat_inc_(&pcstock_inl_hit_stats_(c, slot)->refills);
-	pcstock_inl_recheck_(c, region);
+	/*
+	 * The region read again (only a thread's own calls change it): the
+	 * hit path then keeps no register for the rare raced drain.
+	 */
+	pcstock_inl_recheck_(c, f->region);
 	return true;
 }
 
