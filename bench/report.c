@@ -410,6 +410,11 @@ static const struct key keys[] = {
 	  "and 32, the cover letter's parity)", false },
 	{ "scale", "T=1 own", "default", "floor",
 	  "stock-hit pair: default cost / floor cost (goal <= 1.5x)", true },
+	{ "scale", "T=1 own", "ctr-default", "floor",
+	  "stock-hit pair, counter API: ctr-default cost / floor cost", true },
+	{ "scale", "T=1 own", "ctr-inline", "floor",
+	  "stock-hit pair, inline (PCSTOCK_INLINE): ctr-inline cost / floor "
+	  "cost", true },
 	{ "drain", "99%-empty", "default", "v4",
 	  "drain: read-before-xchg (default) vs xchg (v4) speedup "
 	  "(goal >= 2x on 99%-empty)", false },
