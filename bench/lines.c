@@ -9,17 +9,19 @@
  * calls pcstock_trace_hook.  The workloads run in one OS thread that plays
  * N CPUs of a COOP domain (a CPU has one owner at a time, as a kernel CPU
  * runs one task: memcg7 takes the kernel's owner-only path), one library
- * call (sock: one pass of its loop) per CPU per round, in an order
- * shuffled each round by a seeded generator.  The hook feeds each access
- * to a directory model of a MESI-style protocol on N CPUs placed on an
- * hwloc synthetic topology, which counts line transfers (same package or
- * cross package), invalidations and transfers per line.
+ * call (sock: one pass of its loop) at a time.  The accesses go to a
+ * directory model of a MESI-style protocol on N CPUs placed on an hwloc
+ * synthetic topology, which counts line transfers (same package or cross
+ * package), invalidations and transfers per line.  By default they are
+ * applied one at a time in simulated time (sim_timed()); --interleave op
+ * applies each call's at once, the CPUs in an order shuffled each round.
  *
- * Two costs are measured in the same run on this machine: the local cost
- * of an operation (the same stepped loop, untraced, on two pinned threads
- * with a tree each: no line leaves its core) and the cost of one line
- * transfer (two pinned threads adding to one shared counter, against each
- * adding to its own line).  The prediction per CPU count is
+ * Two costs are measured first, in the same run on this machine: the
+ * local cost of an operation (the same stepped loop, untraced, on two
+ * pinned threads with a tree each: no line leaves its core) and the cost
+ * of one line transfer (two pinned threads adding to one shared counter,
+ * against each adding to its own line, over the transfers counted per
+ * shared add).  The prediction per CPU count is
  *	ops/s per CPU = min(1 / (local + transfers/op x transfer),
  *			    1 / (N x transfer x hottest-line transfers/op)).
  * Where N fits this machine the real workload is measured beside it.
