@@ -23,6 +23,7 @@
 #ifndef PCSTOCK_ATOMIC_H
 #define PCSTOCK_ATOMIC_H
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -43,6 +44,7 @@ enum pcs_atomic_op {
 	PCS_OP_XCHG,
 	PCS_OP_CAS,
 	PCS_OP_FENCE,
+	PCS_OP_YIELD,	/* a spin-wait backing off: no memory access */
 	PCS_OP_NR
 };
 
@@ -184,6 +186,14 @@ static inline void pcs_tsan_fence(void)
 #define pcs_stat_add(p, n)                                                   \
 	pcs_store((p), pcs_load((p), PCS_RELAXED) + (n), PCS_RELAXED)
 #endif
+
+/*
+ * The back-off of a spin-wait on another thread (a lock holder, a
+ * writer): sched_yield(), after a scheduling point that tells the
+ * explorer this thread waits, so PCT, which otherwise always runs the
+ * highest-priority thread, lets the others run.
+ */
+#define pcs_spin_yield() (PCS_POINT(PCS_OP_YIELD, NULL), (void)sched_yield())
 
 #define PCS_RELAXED memory_order_relaxed
 #define PCS_ACQUIRE memory_order_acquire

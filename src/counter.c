@@ -373,7 +373,7 @@ int pcstock_counter_set_max(struct pcstock_counter *c, unsigned long nr_pages)
 #endif
 		/* Usage grew while lowering: restore (plain store) and retry. */
 		pcs_store(&c->max, old, PCS_RELAXED);
-		sched_yield();
+		pcs_spin_yield();
 	}
 }
 

@@ -500,7 +500,7 @@ static int cpu_own(struct pcstock_domain *d, unsigned int cpu)
 		if (state == PCS_CPU_OWNED)
 			return -EBUSY;
 		state = PCS_CPU_FREE;
-		sched_yield();
+		pcs_spin_yield();
 	}
 	return 0;
 }

@@ -133,7 +133,7 @@ static bool pcp_trylock(struct memcg7_pcp *p)
 static void pcp_lock(struct memcg7_pcp *p)
 {
 	while (!pcp_trylock(p))
-		sched_yield();
+		pcs_spin_yield();
 }
 
 /* Release pairs with the acquire CAS in pcp_trylock(). */

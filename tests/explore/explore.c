@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
@@ -73,7 +74,8 @@ static struct {
 	enum explore_strategy strategy;
 	uint64_t seed;
 	unsigned long index;
-	unsigned int prio[EXPLORE_MAX_THREADS];
+	int prio[EXPLORE_MAX_THREADS];
+	int low;			/* PCT: the last yielder's priority */
 	unsigned long change[MAX_DEPTH];
 	unsigned int nr_change;
 	unsigned long pct_steps;
@@ -95,7 +97,7 @@ static const char *const op_name[PCS_OP_NR] = {
 	[PCS_OP_LOAD] = "load",   [PCS_OP_STORE] = "store",
 	[PCS_OP_ADD] = "add",     [PCS_OP_SUB] = "sub",
 	[PCS_OP_XCHG] = "xchg",   [PCS_OP_CAS] = "cas",
-	[PCS_OP_FENCE] = "fence",
+	[PCS_OP_FENCE] = "fence", [PCS_OP_YIELD] = "yield",
 };
 
 /* ---- decision sources -------------------------------------------------- */
@@ -292,19 +294,27 @@ void explore_fail(const char *msg)
 
 /* ---- strategies -------------------------------------------------------- */
 
-static unsigned int choose(void)
+static unsigned int choose(enum pcs_atomic_op op)
 {
 	unsigned int t, best = 0, k;
+	int top = INT_MIN;
 
 	if (X.strategy == EXPLORE_PCT) {
 		for (k = 0; k < X.nr_change; k++) {
 			/* Change point k: below every initial priority. */
 			if (X.change[k] == X.step && self >= 0)
-				X.prio[self] = k + 1;
+				X.prio[self] = (int)k + 1;
 		}
-		for (t = 0, k = 0; t < X.s->nr_threads; t++) {
-			if (!X.done[t] && X.prio[t] >= k) {
-				k = X.prio[t];
+		/*
+		 * A spin-wait's yield: below every priority so far, the
+		 * latest yielder lowest, so the thread it waits for runs
+		 * (PCT's usual treatment of yields).
+		 */
+		if (op == PCS_OP_YIELD && self >= 0)
+			X.prio[self] = --X.low;
+		for (t = 0; t < X.s->nr_threads; t++) {
+			if (!X.done[t] && X.prio[t] >= top) {
+				top = X.prio[t];
 				best = t;
 			}
 		}
@@ -328,11 +338,12 @@ static void pct_init(void)
 {
 	unsigned int n = X.s->nr_threads, d = X.opt->depth, i;
 
+	X.low = 0;
 	for (i = 0; i < n; i++)
-		X.prio[i] = d + i;
+		X.prio[i] = (int)(d + i);
 	for (i = n - 1; i > 0; i--) {
 		unsigned int j = (unsigned int)X.src->pick(X.src, i + 1);
-		unsigned int tmp = X.prio[i];
+		int tmp = X.prio[i];
 
 		X.prio[i] = X.prio[j];
 		X.prio[j] = tmp;
@@ -407,7 +418,7 @@ static void hook(enum pcs_atomic_op op, const void *obj)
 	}
 	if (++X.step > X.max_steps)
 		explore_fail("step limit exceeded (livelock?)");
-	next = choose();
+	next = choose(op);
 	if (next != (unsigned int)self) {
 		sem_post(&X.sem[next]);
 		sem_wait_intr(&X.sem[self]);
@@ -451,7 +462,7 @@ static void finish(unsigned int t)
 {
 	X.done[t] = true;
 	if (--X.live)
-		sem_post(&X.sem[choose()]);
+		sem_post(&X.sem[choose(PCS_OP_NR)]);
 	else
 		sem_post(&X.main_sem);
 }
@@ -566,7 +577,7 @@ static void run_one(struct explore_source *src)
 	X.s->setup(X.s);
 	if (X.opt->weak)
 		explore_wmm_reset();
-	sem_post(&X.sem[choose()]);
+	sem_post(&X.sem[choose(PCS_OP_NR)]);
 	wait_schedule();
 	if (X.opt->verbose) {
 		print_header("schedule");

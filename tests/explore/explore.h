@@ -15,6 +15,10 @@
  * registration, stock allocation and free) to one explored thread at most,
  * or do it in setup/teardown, which run unscheduled on the main thread.
  * A watchdog turns a hang into a reported failure instead of a silent one.
+ * Spin-waits (a per-CPU spinlock, a retry loop waiting for another
+ * thread) back off with pcs_spin_yield() (src/atomic.h), a scheduling
+ * point that PCT answers by dropping the spinner below every other
+ * thread; without it PCT would run the spinner forever.
  */
 #ifndef PCSTOCK_EXPLORE_H
 #define PCSTOCK_EXPLORE_H
