@@ -389,7 +389,16 @@ static struct memcg7_pcp *this_pcp_trylock(struct memcg7 *m, int *cpu)
 	if (*cpu < 0)
 		return NULL;
 	p = pcp_of(m, (unsigned int)*cpu);
+#ifdef PCSTOCK_MUTATE_M7_NO_TRYLOCK
+	/*
+	 * Planted bug, test builds only (tests/explore.cmake): the charge
+	 * path uses the cache without taking its lock, so two threads of one
+	 * SIM CPU lose each other's updates.  memcg7-locked must catch it.
+	 */
+	return p;
+#else
 	return pcp_trylock(p) ? p : NULL;
+#endif
 }
 
 /*

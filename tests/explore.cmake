@@ -45,7 +45,8 @@ endfunction()
 # --weak finds them.
 foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_RECHECK
 		RELAXED_RECHECK RELAXED_DRAIN_READ RELAXED_MAX_LOAD
-		RELAXED_USAGE_RECHECK RELAXED_PUBLISH NO_EXIT_RECHECK)
+		RELAXED_USAGE_RECHECK RELAXED_PUBLISH NO_EXIT_RECHECK
+		M7_NO_TRYLOCK)
 	string(TOLOWER ${mutation} lower)
 	string(REPLACE _ - dashed ${lower})
 	pcstock_add_library(pcstock_mut_${lower} STATIC
@@ -153,6 +154,17 @@ foreach(strategy random pct)
 endforeach()
 pcstock_add_detection_test(no_exit_recheck pcstock-explore-no-exit-recheck
 	memcg7-owner)
+
+# memcg7's locked variant (SIM CPUs): two threads of one CPU and a remote
+# drain_all keep every page (clean); with the charge path's trylock
+# dropped they do not.
+foreach(strategy random pct)
+	pcstock_add_explore_test(explore_memcg7-locked_${strategy}
+		ARGS --scenario memcg7-locked --strategy ${strategy}
+		--schedules 20000 --seed 1)
+endforeach()
+pcstock_add_detection_test(m7_no_trylock pcstock-explore-m7-no-trylock
+	memcg7-locked)
 
 # A violation's printed seed replays to the identical interleaving: V4's
 # real cap violation and a planted bug, with both strategies.

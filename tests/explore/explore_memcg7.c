@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * explore_memcg7.c - schedule-explorer scenario for memcg7's owner-exclusive
- * variant: a drain queued to an owner that is leaving its CPU.
+ * explore_memcg7.c - schedule-explorer scenarios for memcg7's two variants.
+ *
+ * memcg7-owner: the owner-exclusive variant, a drain queued to an owner
+ * that is leaving its CPU.
  *
  * Per schedule a fresh cache (batch 4) over a COOP domain of two CPUs,
  * with two fake keys f and g.  Thread 0 enters CPU 1, refills f (3 pages),
@@ -21,6 +23,17 @@
  *  - after one more drain_all for f (unscheduled, no CPU), no page of f is
  *    cached: a queued drain that nobody runs leaves CPU 1 flushing, and
  *    every later drain_all skips it.
+ */
+/*
+ * memcg7-locked: the locked variant (SIM CPUs, which threads may share),
+ * its per-CPU spinlock against two threads on one CPU and a remote
+ * drain_all.  Per schedule a fresh cache (batch 4) over a SIM domain of
+ * two CPUs.  Threads 0 and 1 are both CPU 0: each refills f (2 pages),
+ * takes 1 of f back, refills g (1 page) and takes 1 of g back; thread 2,
+ * no CPU, runs drain_all for f twice.  Whatever interleaving, a consume or
+ * a refill either holds the cache's lock or bypasses the cache.
+ * Invariants at the end: per key, refilled == uncharged + taken + cached;
+ * after one more drain_all for f (unscheduled), nothing of f is cached.
  */
 #include <stdio.h>
 
@@ -74,15 +87,17 @@ static const struct memcg7_ops fake_ops = {
 	.in_subtree = fake_in_subtree,
 };
 
+static int m7_domain(enum pcstock_cpu_mode mode)
+{
+	struct pcstock_domain_attr attr = { .nr_cpus = NR_CPUS, .mode = mode };
+
+	return pcstock_domain_create(&attr, &S.d);
+}
+
 static int m7_init(const struct explore_scenario *s)
 {
-	struct pcstock_domain_attr attr = {
-		.nr_cpus = NR_CPUS,
-		.mode = PCSTOCK_CPU_COOP,
-	};
-
 	(void)s;
-	return pcstock_domain_create(&attr, &S.d);
+	return m7_domain(PCSTOCK_CPU_COOP);
 }
 
 static void m7_setup(const struct explore_scenario *s)
@@ -161,8 +176,9 @@ static const char *m7_check_end(const struct explore_scenario *s)
 	if (cached(&S.f)) {
 		snprintf(S.msg, sizeof(S.msg),
 			 "%lu pages of f still cached after drain_all "
-			 "(cpu1 flushing: %d): a queued drain was lost",
-			 cached(&S.f), memcg7_flushing(S.m, 1));
+			 "(flushing: cpu0 %d, cpu1 %d): a drain was lost",
+			 cached(&S.f), memcg7_flushing(S.m, 0),
+			 memcg7_flushing(S.m, 1));
 		return S.msg;
 	}
 	return conserved("f", &S.f);
@@ -174,6 +190,56 @@ static void m7_teardown(const struct explore_scenario *s)
 	memcg7_destroy(S.m);
 	S.m = NULL;
 }
+
+static int locked_init(const struct explore_scenario *s)
+{
+	(void)s;
+	return m7_domain(PCSTOCK_CPU_SIM);
+}
+
+/* memcg7-locked: threads 0 and 1 share CPU 0 for every schedule. */
+static void locked_thread_init(const struct explore_scenario *s,
+			       unsigned int t)
+{
+	(void)s;
+	if (t < 2 && pcstock_cpu_enter(S.d, 0))
+		fprintf(stderr, "memcg7-locked: thread %u cannot enter\n", t);
+}
+
+static void take(struct fake *k)
+{
+	if (memcg7_consume(S.m, k, 1))
+		k->taken++;
+}
+
+static void locked_run(const struct explore_scenario *s, unsigned int t)
+{
+	(void)s;
+	if (!S.m)
+		return;
+	if (t == 2) {
+		memcg7_drain_all(S.m, &S.f);
+		memcg7_drain_all(S.m, &S.f);
+		return;
+	}
+	refill(&S.f, 2);
+	take(&S.f);
+	refill(&S.g, 1);
+	take(&S.g);
+}
+
+static const struct explore_scenario memcg7_locked = {
+	.name = "memcg7-locked",
+	.help = "memcg7 on SIM CPUs: two threads share cpu0's locked cache, "
+		"remote drain_all",
+	.nr_threads = 3,
+	.init = locked_init,
+	.thread_init = locked_thread_init,
+	.setup = m7_setup,
+	.run = locked_run,
+	.check_end = m7_check_end,
+	.teardown = m7_teardown,
+};
 
 static const struct explore_scenario memcg7_owner = {
 	.name = "memcg7-owner",
@@ -188,5 +254,6 @@ static const struct explore_scenario memcg7_owner = {
 
 const struct explore_scenario *const explore_memcg7_scenarios[] = {
 	&memcg7_owner,
+	&memcg7_locked,
 	NULL,
 };
