@@ -145,26 +145,24 @@ pcstock_add_weak_detection_test(relaxed_max_load counter-tight)
 pcstock_add_weak_detection_test(relaxed_usage_recheck counter-tight)
 pcstock_add_weak_detection_test(relaxed_publish group-publish-default)
 
-# memcg7's owner-exclusive variant: a drain queued to an owner on its way
-# out is never lost (clean), and without exit's second look it is.
-foreach(strategy random pct)
-	pcstock_add_explore_test(explore_memcg7-owner_${strategy}
-		ARGS --scenario memcg7-owner --strategy ${strategy}
-		--schedules 20000 --seed 1)
-endforeach()
-pcstock_add_detection_test(no_exit_recheck pcstock-explore-no-exit-recheck
-	memcg7-owner)
-
-# memcg7's locked variant (SIM CPUs): two threads of one CPU and a remote
-# drain_all keep every page (clean); with the charge path's trylock
-# dropped they do not.
-foreach(strategy random pct)
-	pcstock_add_explore_test(explore_memcg7-locked_${strategy}
-		ARGS --scenario memcg7-locked --strategy ${strategy}
-		--schedules 20000 --seed 1)
-endforeach()
-pcstock_add_detection_test(m7_no_trylock pcstock-explore-m7-no-trylock
-	memcg7-locked)
+# memcg7's two variants, each clean over 20,000 schedules of both
+# strategies and caught with its planted bug: the owner-exclusive one (a
+# drain queued to an owner on its way out is never lost; without exit's
+# second look it is) and the locked one on SIM CPUs (two threads of one
+# CPU and a remote drain_all keep every page; with the charge path's
+# trylock dropped they do not).
+function(pcstock_add_memcg7_tests scenario bug)
+	foreach(strategy random pct)
+		pcstock_add_explore_test(explore_${scenario}_${strategy}
+			ARGS --scenario ${scenario} --strategy ${strategy}
+			--schedules 20000 --seed 1)
+	endforeach()
+	string(REPLACE _ - dashed ${bug})
+	pcstock_add_detection_test(${bug} pcstock-explore-${dashed}
+		${scenario})
+endfunction()
+pcstock_add_memcg7_tests(memcg7-owner no_exit_recheck)
+pcstock_add_memcg7_tests(memcg7-locked m7_no_trylock)
 
 # A violation's printed seed replays to the identical interleaving: V4's
 # real cap violation and a planted bug, with both strategies.

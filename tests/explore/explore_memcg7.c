@@ -115,21 +115,32 @@ static void refill(struct fake *k, unsigned long n)
 	memcg7_refill(S.m, k, n);
 }
 
+static void take(struct fake *k)
+{
+	if (memcg7_consume(S.m, k, 1))
+		k->taken++;
+}
+
+/* The drainer of both scenarios: two drain_all for f, from no CPU. */
+static void drain_twice(void)
+{
+	memcg7_drain_all(S.m, &S.f);
+	memcg7_drain_all(S.m, &S.f);
+}
+
 static void m7_run(const struct explore_scenario *s, unsigned int t)
 {
 	(void)s;
 	if (!S.m)
 		return;
 	if (t == 1) {
-		memcg7_drain_all(S.m, &S.f);
-		memcg7_drain_all(S.m, &S.f);
+		drain_twice();
 		return;
 	}
 	if (pcstock_cpu_enter(S.d, 1))
 		return;
 	refill(&S.f, 3);
-	if (memcg7_consume(S.m, &S.f, 1))
-		S.f.taken++;
+	take(&S.f);
 	refill(&S.g, 2);
 	pcstock_cpu_exit(S.d);
 }
@@ -206,20 +217,13 @@ static void locked_thread_init(const struct explore_scenario *s,
 		fprintf(stderr, "memcg7-locked: thread %u cannot enter\n", t);
 }
 
-static void take(struct fake *k)
-{
-	if (memcg7_consume(S.m, k, 1))
-		k->taken++;
-}
-
 static void locked_run(const struct explore_scenario *s, unsigned int t)
 {
 	(void)s;
 	if (!S.m)
 		return;
 	if (t == 2) {
-		memcg7_drain_all(S.m, &S.f);
-		memcg7_drain_all(S.m, &S.f);
+		drain_twice();
 		return;
 	}
 	refill(&S.f, 2);
