@@ -1449,6 +1449,19 @@ static int check_limit(const struct pcstock_group *g, unsigned long nr_pages)
 }
 
 /*
+ * The limit writers that reclaim: from inside a reclaim or OOM callback
+ * they would recurse into the callbacks or wait for the OOM lock the
+ * thread holds.
+ */
+static int check_reclaiming_limit(struct pcstock_group *g,
+				  unsigned long nr_pages)
+{
+	if (in_callback)
+		return -EDEADLK;
+	return check_limit(g, nr_pages);
+}
+
+/*
  * The v2 writers' loop head: pages above @limit, the first time after a
  * drain of the stock (which may be all it takes).
  */
@@ -1471,9 +1484,11 @@ int pcstock_group_set_max(struct pcstock_group *g, unsigned long nr_pages)
 	unsigned int rounds = 0, oom_calls = 0;
 	unsigned long excess;
 	bool drained = false;
+	int err;
 
-	if (check_limit(g, nr_pages))
-		return -EINVAL;
+	err = check_reclaiming_limit(g, nr_pages);
+	if (err)
+		return err;
 	/*
 	 * memory_max_write(): an unconditional xchg.  Fully ordered (see the
 	 * counter), so either a racing charge sees the new limit or the
@@ -1499,9 +1514,11 @@ int pcstock_group_set_high(struct pcstock_group *g, unsigned long nr_pages)
 	unsigned int rounds = 0;
 	unsigned long excess;
 	bool drained = false;
+	int err;
 
-	if (check_limit(g, nr_pages))
-		return -EINVAL;
+	err = check_reclaiming_limit(g, nr_pages);
+	if (err)
+		return err;
 	pcstock_counter_set_high(&g->memory, nr_pages);
 	while ((excess = excess_after_drain(g, nr_pages, &drained)))
 		if (!reclaim_progress(call_reclaim(g, excess), &rounds) &&
@@ -1548,16 +1565,22 @@ static int resize_max(struct pcstock_group *g, unsigned long nr_pages,
 int pcstock_group_set_max_strict(struct pcstock_group *g,
 				 unsigned long nr_pages)
 {
-	if (check_limit(g, nr_pages))
-		return -EINVAL;
+	int err;
+
+	err = check_reclaiming_limit(g, nr_pages);
+	if (err)
+		return err;
 	return resize_max(g, nr_pages, false);
 }
 
 int pcstock_group_set_memsw_max(struct pcstock_group *g,
 				unsigned long nr_pages)
 {
-	if (check_limit(g, nr_pages))
-		return -EINVAL;
+	int err;
+
+	err = check_reclaiming_limit(g, nr_pages);
+	if (err)
+		return err;
 	if (!g->tree->attr.memsw)
 		return -EOPNOTSUPP;
 	return resize_max(g, nr_pages, true);

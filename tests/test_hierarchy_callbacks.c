@@ -50,6 +50,9 @@ struct fixture {
 	atomic_uint oom_calls;
 	atomic_int oom_inside;
 	atomic_bool oom_overlapped;
+	/* both: try every limit writer on the group, keep what they return */
+	bool write_limits;
+	int writer_ret[2][5];		/* [reclaim, oom][writer] */
 };
 
 static struct fixture fx;
@@ -61,12 +64,26 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* What a misbehaving callback gets from the limit writers of its group. */
+static void write_limits(struct fixture *f, struct pcstock_group *g,
+			 int *ret)
+{
+	if (!f->write_limits)
+		return;
+	ret[0] = pcstock_group_set_max(g, 1);
+	ret[1] = pcstock_group_set_high(g, 1);
+	ret[2] = pcstock_group_set_max_strict(g, 1);
+	ret[3] = pcstock_group_set_memsw_max(g, 1);
+	ret[4] = pcstock_group_set_min(g, 1);
+}
+
 static long reclaim_cb(struct pcstock_group *g, unsigned long nr_pages,
 		       void *arg)
 {
 	struct fixture *f = arg;
 
 	atomic_fetch_add(&f->reclaim_calls, 1);
+	write_limits(f, g, f->writer_ret[0]);
 	if (f->reclaim_sleep_ms)
 		sleep_ms(f->reclaim_sleep_ms);
 	return f->reclaim_lies ? (long)nr_pages : 0;
@@ -89,6 +106,7 @@ static int oom_cb(struct pcstock_group *g, void *arg)
 	int res = f->oom_result;
 
 	atomic_fetch_add(&f->oom_calls, 1);
+	write_limits(f, g, f->writer_ret[1]);
 	if (atomic_fetch_add(&f->oom_inside, 1))
 		atomic_store(&f->oom_overlapped, true);
 	if (f->victim) {
@@ -379,6 +397,34 @@ static void test_oom_garbage_result(void **state)
 	empty_group(a, 100);
 }
 
+/*
+ * A callback that writes a limit of its tree would recurse into the
+ * callbacks or wait for the OOM lock its thread holds: the reclaiming
+ * writers refuse with -EDEADLK (and change nothing); set_min is a plain
+ * store and works.  Without the check this case hangs (ctest's timeout).
+ */
+static void test_limit_writers_refused_in_callbacks(void **state)
+{
+	struct pcstock_group *a = full_group();
+
+	assert_int_equal(pcstock_group_set_max(a, 100), 0);
+	fx.write_limits = true;
+	assert_int_equal(pcstock_group_charge(a, 1, 0), -ENOMEM);
+	assert_true(fx.reclaim_calls > 0);
+	assert_int_equal(fx.oom_calls, 1);
+	for (int cb = 0; cb < 2; cb++) {
+		for (int w = 0; w < 4; w++)
+			assert_int_equal(fx.writer_ret[cb][w], -EDEADLK);
+		assert_int_equal(fx.writer_ret[cb][4], 0);
+	}
+	assert_int_equal(pcstock_counter_max(pcstock_group_memory(a)), 100);
+	assert_int_equal(pcstock_counter_high(pcstock_group_memory(a)),
+			 PCSTOCK_COUNTER_MAX);
+	fx.write_limits = false;
+	assert_int_equal(pcstock_group_set_min(a, 0), 0);
+	empty_group(a, 100);
+}
+
 #define CASE(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -398,6 +444,7 @@ int main(void)
 		CASE(test_set_max_async_oom),
 		CASE(test_concurrent_oom_serialised),
 		CASE(test_oom_garbage_result),
+		CASE(test_limit_writers_refused_in_callbacks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

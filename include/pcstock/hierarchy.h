@@ -136,8 +136,11 @@ enum pcstock_tree_policy {
  * Called from a charging (or limit-writing) thread, with a reference on @g
  * held for the call, outside every lock and RCU section of the library.
  * Free pages by uncharging them (pcstock_group_uncharge()).  Charges this
- * thread makes during the call, in any tree, are forced.  Callbacks must
- * not call the limit writers (pcstock_group_set_*()) of the tree.
+ * thread makes during the call, in any tree, are forced.  The limit
+ * writers that reclaim (pcstock_group_set_max(), _set_high(),
+ * _set_max_strict(), _set_memsw_max()) refuse with -EDEADLK inside a
+ * callback, for any tree: they would recurse into the callbacks or wait
+ * for the OOM lock the thread holds.
  *
  * Return: the pages freed (uncharged from @g's subtree) during the call.
  * Any value >= 1 counts as progress: the caller retries, at most
@@ -733,9 +736,11 @@ PCSTOCK_API void pcstock_group_drain_all(struct pcstock_group *g);
  * returns 0 with usage still above (as the kernel's write does when a
  * signal interrupts it); read the usage to know.
  *
- * Context: any thread (not from a callback); concurrent chargers fine.
+ * Context: any thread, not from a reclaim or OOM callback (of any tree:
+ * -EDEADLK); concurrent chargers fine.
  *
- * Return: 0; -EINVAL (NULL, root, value too large).
+ * Return: 0; -EINVAL (NULL, root, value too large); -EDEADLK (called from
+ * a callback, nothing changed).
  */
 PCSTOCK_API int pcstock_group_set_max(struct pcstock_group *g,
 				      unsigned long nr_pages);
@@ -750,10 +755,12 @@ PCSTOCK_API int pcstock_group_set_max(struct pcstock_group *g,
  * per round until set_max succeeds or reclaim makes no progress (claimed
  * progress beyond PCSTOCK_MAX_PROGRESS_ROUNDS rounds counts as none).
  *
- * Context: limit writers of the tree are serialised internally.
+ * Context: limit writers of the tree are serialised internally.  Not from
+ * a reclaim or OOM callback (-EDEADLK).
  *
  * Return: 0; -EINVAL (NULL, root, too large, above memsw.max); -EBUSY
- * (usage could not be brought under @nr_pages).
+ * (usage could not be brought under @nr_pages); -EDEADLK (called from a
+ * callback, nothing changed).
  */
 PCSTOCK_API int pcstock_group_set_max_strict(struct pcstock_group *g,
 					     unsigned long nr_pages);
@@ -767,7 +774,8 @@ PCSTOCK_API int pcstock_group_set_max_strict(struct pcstock_group *g,
  * below memory.max.
  *
  * Return: 0; -EINVAL (NULL, root, too large, below memory.max);
- * -EOPNOTSUPP (tree without memsw); -EBUSY.
+ * -EOPNOTSUPP (tree without memsw); -EBUSY; -EDEADLK (called from a
+ * reclaim or OOM callback, nothing changed).
  */
 PCSTOCK_API int pcstock_group_set_memsw_max(struct pcstock_group *g,
 					    unsigned long nr_pages);
@@ -782,7 +790,10 @@ PCSTOCK_API int pcstock_group_set_memsw_max(struct pcstock_group *g,
  * PCSTOCK_MAX_PROGRESS_ROUNDS rounds counts as none).  No OOM.  Returns 0
  * also when usage stays above the threshold.
  *
- * Return: 0; -EINVAL (NULL, root, too large).
+ * Context: any thread, not from a reclaim or OOM callback (-EDEADLK).
+ *
+ * Return: 0; -EINVAL (NULL, root, too large); -EDEADLK (called from a
+ * callback, nothing changed).
  */
 PCSTOCK_API int pcstock_group_set_high(struct pcstock_group *g,
 				       unsigned long nr_pages);
@@ -884,7 +895,7 @@ PCSTOCK_API ssize_t pcstock_group_read(const struct pcstock_group *g,
  *
  * Return: 0; -EINVAL (NULL argument, a value the parser refuses, or as
  * the setter); -ENOENT (as for pcstock_group_read()); -EACCES (a
- * read-only file); -EBUSY, -EOPNOTSUPP (as the setter).
+ * read-only file); -EBUSY, -EOPNOTSUPP, -EDEADLK (as the setter).
  */
 PCSTOCK_API int pcstock_group_write(struct pcstock_group *g, const char *file,
 				    const char *buf);
