@@ -134,8 +134,9 @@ static unsigned int dir_transfer(struct lm_dir *d, struct lm_line *l,
  * else from a sharer in the writer's package if any.  A write
  * invalidates every other copy; a write by a sharer (an upgrade) moves no
  * data and counts its invalidations only.  A line nobody holds comes from
- * memory: no transfer.  Return: 0, or what dir_transfer() counted; *@lp:
- * the line.
+ * memory: no transfer.  Return: 0, or, when the access waits for another
+ * core (a transfer, or an upgrade's invalidations), 1 if every core it
+ * waits for is in its package, else 2; *@lp: the line.
  */
 static unsigned int dir_access(struct lm_dir *d, unsigned int cpu,
 			       uintptr_t addr, bool write,
@@ -146,6 +147,7 @@ static unsigned int dir_access(struct lm_dir *d, unsigned int cpu,
 	uint64_t bit = 1ULL << (cpu % 64), o;
 	bool have = l->sharers[w] & bit;
 	int src = l->owner, cand;
+	unsigned int wait = 0;
 
 	*lp = l;
 	d->accesses++;
@@ -163,6 +165,10 @@ static unsigned int dir_access(struct lm_dir *d, unsigned int cpu,
 	for (i = 0; i < LM_WORDS; i++) {
 		o = l->sharers[i] & ~(i == w ? bit : 0);
 		d->inval += (unsigned long)__builtin_popcountll(o);
+		for (; have && o && wait < 2; o &= o - 1) {
+			cand = (int)(i * 64 + (unsigned)__builtin_ctzll(o));
+			wait = d->pkg[cand] == d->pkg[cpu] ? 1 : 2;
+		}
 		for (; !have && o && (src < 0 || d->pkg[src] != d->pkg[cpu]);
 		     o &= o - 1) {
 			cand = (int)(i * 64 + (unsigned)__builtin_ctzll(o));
@@ -173,7 +179,7 @@ static unsigned int dir_access(struct lm_dir *d, unsigned int cpu,
 	}
 	l->sharers[w] = bit;
 	l->owner = (int)cpu;
-	return src >= 0 ? dir_transfer(d, l, cpu, (unsigned int)src) : 0;
+	return src >= 0 ? dir_transfer(d, l, cpu, (unsigned int)src) : wait;
 }
 
 /* Keep every line's state, forget what was counted (after a warm-up). */
@@ -655,10 +661,11 @@ static void heap_down(struct sim *m, unsigned int i, unsigned int nr)
  * accesses is pending it makes its next step, which runs whole (the
  * library's semantics are untouched) but whose traced accesses only queue
  * up; then its oldest pending access goes to the directory, and its clock
- * advances by the local cost per access, plus one transfer if the access
- * moved the line (a cross-package one times the remote factor).  A line
- * in flight is not held busy: the formula's hottest-line bound is what
- * serialises (docs/lines-model.md says why).
+ * advances by the local cost per access, plus the transfer cost if the
+ * access waited for another core (a cross-package one times the remote
+ * factor): a transfer, or an upgrade, whose invalidations take the same
+ * round trip.  A line in flight is not held busy: the formula's
+ * hottest-line bound is what serialises (docs/lines-model.md says why).
  */
 static int sim_timed(struct sim *m, bool sock, unsigned long steps)
 {
