@@ -158,7 +158,9 @@ static unsigned int dir_access(struct lm_dir *d, unsigned int cpu,
 			return 0;
 		l->sharers[w] |= bit;
 		l->owner = -1;
-		return src >= 0 ? dir_transfer(d, l, cpu, (unsigned int)src) : 0;
+		if (src < 0)
+			return 0;
+		return dir_transfer(d, l, cpu, (unsigned int)src);
 	}
 	if (l->owner == (int)cpu)
 		return 0;
