@@ -834,10 +834,14 @@ static void *pp_thread(void *arg)
 static double median(double *v, unsigned int n);
 
 /*
- * Seconds per transfer: shared minus private, the median chunks of each,
- * over the transfers per shared add (*@per_add).
+ * Seconds per transfer as a requesting CPU loses them: shared minus
+ * private, the median chunks of each, over the transfers per shared add
+ * (*@per_add).  *@move: seconds the line takes per move, as the line sees
+ * it: both threads add at once, so the line moves 2 x *@per_add times per
+ * shared add's time.  A requester's loss includes waiting for the other
+ * core's turn with the line, which is why it is about twice *@move.
  */
-static double pp_trial(const struct opts *o, double *per_add)
+static double pp_trial(const struct opts *o, double *per_add, double *move)
 {
 	struct pp *p = zalloc_lines(sizeof(*p));
 	struct pp_arg a[2];
@@ -845,6 +849,7 @@ static double pp_trial(const struct opts *o, double *per_add)
 	double t[2];
 	unsigned int i, k, n0, n1;
 
+	*move = NAN;
 	if (!p)
 		return NAN;
 	p->t0 = now_s();
@@ -867,6 +872,7 @@ static double pp_trial(const struct opts *o, double *per_add)
 	}
 	*per_add = (double)(p->moved[0] + p->moved[1]) /
 		   ((double)(p->nr[0][1] + p->nr[1][1]) * PP_CHUNK);
+	*move = t[1] / (2 * *per_add);
 	free(p);
 	return (t[1] - t[0]) / *per_add;
 }
@@ -1104,8 +1110,10 @@ struct lm_run {
 	unsigned int nr_cpus;
 	double tcost[BENCH_MAX_REPS];
 	double tmoved[BENCH_MAX_REPS];	/* transfers per shared add */
+	double tmove[BENCH_MAX_REPS];	/* seconds per move of the line */
 	unsigned int nr_tcost;
 	double transfer_s;
+	double move_s;			/* the hot-line cap's price */
 	double remote_factor;
 	struct lm_cell cell[NR_SERIES][LM_STRATS];
 	FILE *jsonl;
@@ -1138,7 +1146,7 @@ static int calibrate_rep(struct lm_run *x, struct opts *pinned)
 	double t, w0, c0, ran;
 	void *pi;
 
-	t = pp_trial(o, &x->tmoved[x->nr_tcost]);
+	t = pp_trial(o, &x->tmoved[x->nr_tcost], &x->tmove[x->nr_tcost]);
 	if (isfinite(t))
 		x->tcost[x->nr_tcost++] = t;
 	for (i = 0; i < NR_SERIES; i++) {
@@ -1175,16 +1183,22 @@ static int calibrate_rep(struct lm_run *x, struct opts *pinned)
 	return 0;
 }
 
+/*
+ * One CPU's own time prices a transfer at what a requester loses
+ * (transfer_s); the hottest line's serialisation at how long the line
+ * takes per move (move_s): pricing both alike would count the wait for
+ * the other cores twice in the cap.
+ */
 static double predict(const struct lm_run *x, const struct lm_result *r,
 		      double local, double *cap)
 {
-	double per_xfer = x->transfer_s *
-			  (1 + (x->remote_factor - 1) *
-			   (r->xfer ? r->xfer_remote / r->xfer : 0));
-	double one = 1 / (local + r->xfer * per_xfer);
+	double remote = 1 + (x->remote_factor - 1) *
+			    (r->xfer ? r->xfer_remote / r->xfer : 0);
+	double one = 1 / (local + r->xfer * x->transfer_s * remote);
 
 	*cap = r->hot_per_op > 0 ?
-	       1 / ((double)r->n * per_xfer * r->hot_per_op) : (double)INFINITY;
+	       1 / ((double)r->n * x->move_s * remote * r->hot_per_op) :
+	       (double)INFINITY;
 	return fmin(one, *cap);
 }
 
@@ -1594,26 +1608,31 @@ int lines_main(const struct opts *o)
 			goto out;
 	}
 	x.transfer_s = median(x.tcost, x.nr_tcost);
+	x.move_s = median(x.tmove, x.nr_tcost);
 	moved = median(x.tmoved, x.nr_tcost);
-	if (!(x.transfer_s > 0)) {
+	if (!(x.transfer_s > 0) || !(x.move_s > 0)) {
 		fprintf(stderr, "pcstock-bench: no line transfer cost "
 			"measurable (a shared add no slower than a private "
 			"one): predicting with 0\n");
 		x.transfer_s = 0;
+		x.move_s = 0;
 	}
 	mt = meta_text(o, now_s() - t0);
 	printf("## pcstock-bench --lines\n\n%s\n"
 	       "transfer cost %.1f ns (two-thread shared add minus private "
-	       "add, over %.3f transfers per shared add; medians), remote "
+	       "add, over %.3f transfers per shared add; medians), line "
+	       "move %.1f ns (the hot-line cap's price), remote "
 	       "factor %g; local cost and measured at %u CPUs (best of %u "
 	       "repetitions); interleave %s\n", mt ? mt : "",
-	       x.transfer_s * 1e9, moved, x.remote_factor, LM_CALIB_CPUS,
+	       x.transfer_s * 1e9, moved, x.move_s * 1e9, x.remote_factor,
+	       LM_CALIB_CPUS,
 	       o->reps, o->interleave_op ? "op" : "time");
 	free(mt);
 	if (x.jsonl) {
 		json_s(x.jsonl, "kind", "lines_calibration", true);
 		json_d(x.jsonl, "transfer_ns", x.transfer_s * 1e9);
 		json_d(x.jsonl, "transfers_per_shared_add", moved);
+		json_d(x.jsonl, "line_move_ns", x.move_s * 1e9);
 		json_d(x.jsonl, "remote_factor", x.remote_factor);
 		json_d(x.jsonl, "reps", x.nr_tcost);
 		json_s(x.jsonl, "interleave",
