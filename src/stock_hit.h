@@ -126,7 +126,8 @@ static inline bool pcs_slot_refill(atomic_int *slot, int *old, int new)
 #define pcstock_inl_cas_(p, expected, desired, mo_ok, mo_fail)               \
 	pcs_cas((p), (expected), (desired), (mo_ok), (mo_fail))
 #define pcstock_inl_stat_inc_(p) pcs_stat_add((p), 1)
-#define pcstock_inl_refill_cas_(slot, old, new) pcs_slot_refill((slot), (old), (new))
+#define pcstock_inl_refill_cas_(slot, old, new)                              \
+	pcs_slot_refill((slot), (old), (new))
 #define pcstock_inl_recheck_(c, region) pcs_refill_recheck((c), (region))
 #include <pcstock/stock_inline.h>
 

@@ -6,7 +6,7 @@
  * PCSTOCK_INLINE before including <pcstock/stock.h> (or <pcstock/pcstock.h>)
  * gets pcstock_counter_try_charge_stock() and
  * pcstock_counter_uncharge_stock() as static inline functions: a stock hit
- * is then a dozen instructions in the caller, with no call and no PLT (the
+ * is then about a dozen instructions in the caller, no call, no PLT (the
  * opt-in of liburcu's _LGPL_SOURCE).  Every other case (no cached CPU, a
  * slot that cannot serve, a disabled or unstocked counter) calls the
  * exported function, which redoes the checks and runs the whole algorithm.
@@ -26,7 +26,7 @@
 #define PCSTOCK_STOCK_INLINE_TYPES_H
 
 #ifdef __cplusplus
-#error "PCSTOCK_INLINE is for C programs (C11 atomics): C++ calls the exported functions"
+#error "PCSTOCK_INLINE is C only: C++ calls the exported functions"
 #endif
 
 #include <stdatomic.h>
