@@ -9,6 +9,7 @@
  * policy); flow steps that do not are run on the "none" policy, where every
  * charge walks the counters, so the callback counts are exact.
  */
+#define _GNU_SOURCE		/* sched_getcpu(), CPU affinity */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -637,6 +639,48 @@ static void test_high_throttle_figures(void **state)
 }
 
 /*
+ * A stock hit records nothing over high (the series; mainline's
+ * consume_stock() returns before the high check) on an RSEQ domain too,
+ * whose hits do not use the per-thread region cache and take the charge
+ * flow's path: pinned to one OS CPU, a miss above high records its 64
+ * pages, a later hit from the same slot none.
+ */
+static void test_rseq_hit_skips_high(void **state)
+{
+	struct pcstock_tree_attr attr = { .policy = PCSTOCK_TREE_DEFAULT };
+	struct pcstock_domain *d;
+	struct pcstock_tree *t;
+	struct pcstock_group *a;
+	cpu_set_t old, one;
+	int cpu = sched_getcpu();
+
+	assert_true(cpu >= 0);
+	assert_int_equal(sched_getaffinity(0, sizeof(old), &old), 0);
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	assert_int_equal(pcstock_domain_create(NULL, &d), 0);
+	assert_int_equal(pcstock_tree_create(d, &attr, &t), 0);
+	assert_int_equal(pcstock_group_create(pcstock_tree_root(t), "a", &a),
+			 0);
+	assert_int_equal(pcstock_group_set_high(a, 1), 0);
+	assert_int_equal(pcstock_group_charge(a, 1, 0), 0);	/* miss */
+	assert_int_equal(pcstock_over_high_pages(), 64);
+	pcstock_handle_over_high();
+	assert_int_equal(pcstock_over_high_pages(), 0);
+	assert_int_equal(pcstock_group_stock_pages(a), 63);
+	assert_int_equal(pcstock_group_charge(a, 1, 0), 0);	/* hit */
+	assert_int_equal(pcstock_group_stock_pages(a), 62);
+	assert_int_equal(pcstock_over_high_pages(), 0);
+	assert_int_equal(pcstock_group_uncharge(a, 2), 0);
+	assert_int_equal(pcstock_group_destroy(a), 0);
+	pcstock_group_put(a);
+	assert_int_equal(pcstock_tree_destroy(t), 0);
+	assert_int_equal(pcstock_domain_destroy(d), 0);
+	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
+}
+
+/*
  * A charge up to exactly high is not over it (usage > high, step 17); one
  * page more is.  Charges of at least a batch are exact under every policy,
  * so usage lands on high itself.
@@ -1067,6 +1111,7 @@ int main(void)
 		ONCE(test_costly_threshold_exact),
 		ONCE(test_callback_results_clamped),
 		ONCE(test_high_throttle_figures),
+		ONCE(test_rseq_hit_skips_high),
 		PER_POLICY(test_charge_up_to_exactly_high),
 		ONCE(test_set_max_v2),
 		ONCE(test_set_max_strict_and_memsw),
