@@ -76,6 +76,10 @@
  *    OOM" states.  Charges a thread makes while inside a callback are
  *    forced, in any tree (the mark is per thread, as PF_MEMALLOC is), as
  *    the kernel forces charges made from reclaim.
+ *  - inside a callback (of any tree, the mark being per thread) the limit
+ *    writers that reclaim return -EDEADLK: they would recurse into the
+ *    callbacks or wait for the OOM lock the thread holds (the kernel's
+ *    writers never run inside its reclaim).
  *  - the reclaim callback is not told whether it may swap (mainline
  *    reclaims without swap when memsw, not memory, was over its limit).
  *  - charging an offline group fails with -ENOENT (the kernel cannot name
