@@ -121,22 +121,24 @@ static void take(struct fake *k)
 		k->taken++;
 }
 
-/* The drainer of both scenarios: two drain_all for f, from no CPU. */
-static void drain_twice(void)
+/*
+ * Both scenarios' thread @drainer runs two drain_all for f, from no CPU.
+ * True if thread @t is done: it was the drainer, or there is no cache.
+ */
+static bool drained(unsigned int t, unsigned int drainer)
 {
-	memcg7_drain_all(S.m, &S.f);
-	memcg7_drain_all(S.m, &S.f);
+	if (S.m && t == drainer) {
+		memcg7_drain_all(S.m, &S.f);
+		memcg7_drain_all(S.m, &S.f);
+	}
+	return !S.m || t == drainer;
 }
 
 static void m7_run(const struct explore_scenario *s, unsigned int t)
 {
 	(void)s;
-	if (!S.m)
+	if (drained(t, 1))
 		return;
-	if (t == 1) {
-		drain_twice();
-		return;
-	}
 	if (pcstock_cpu_enter(S.d, 1))
 		return;
 	refill(&S.f, 3);
@@ -220,12 +222,8 @@ static void locked_thread_init(const struct explore_scenario *s,
 static void locked_run(const struct explore_scenario *s, unsigned int t)
 {
 	(void)s;
-	if (!S.m)
+	if (drained(t, 2))
 		return;
-	if (t == 2) {
-		drain_twice();
-		return;
-	}
 	refill(&S.f, 2);
 	take(&S.f);
 	refill(&S.g, 1);
