@@ -1339,7 +1339,7 @@ int pcstock_group_uncharge(struct pcstock_group *g, unsigned long nr_pages)
 	batch = pcs_load(&g->memory.stock_refill_batch, PCS_RELAXED);
 	if (pcstock_stock_refills_(batch, nr_pages) &&
 	    pcstock_stock_give_(&g->memory, pcs_load(&g->hit_key, PCS_RELAXED),
-			   batch, nr_pages))
+				batch, nr_pages))
 		return 0;
 	return group_uncharge_slow(g, nr_pages);
 }

@@ -50,46 +50,13 @@ pcs_stats_at(const struct pcstock_counter *c, char *region)
 }
 
 /*
- * See pcstock_inl_recheck_() (pcstock/stock_inline.h): the disable/refill
- * handshake, a store-buffering pattern.  pcstock_counter_disable_stock()
- * stores DISABLED and its caller then drains (reading each slot); a refill
- * adds to a slot and then reads the state.  All four accesses are seq_cst,
- * so either the drain sees the pages or the refiller sees DISABLED and
- * drains them itself: once a disable + drain and every call racing with
- * it have returned, no slot holds pages (a destroyed group's stock is back
- * with its ancestors).
- */
-static inline void pcs_refill_recheck(struct pcstock_counter *c,
-				      char *region)
-{
-#ifdef PCSTOCK_MUTATE_NO_DISABLE_RECHECK
-	/*
-	 * Planted bug, test builds only (tests/explore.cmake): a refill that
-	 * raced a disable leaves its pages in a destroyed group's slot.  The
-	 * schedule explorer's group scenarios must catch it.
-	 */
-	(void)c;
-	(void)region;
-#elif defined(PCSTOCK_MUTATE_RELAXED_RECHECK)
-	/* Planted bug, test builds only: the handshake's load weakened. */
-	if (pcs_load(&c->stock_state, PCS_RELAXED) != STOCK_ENABLED)
-		pcstock_stock_raced_(c, region);
-#else
-	if (pcs_load(&c->stock_state, PCS_SEQ_CST) != STOCK_ENABLED)
-		pcstock_stock_raced_(c, region);
-#endif
-}
-
-/*
  * Replace @slot's value *@old with @new, else reload *@old: every addition
  * to a slot.  release: pairs with the acquire CAS in pcstock_stock_take_(),
- * the acquire exchange in pcstock_counter_drain_stock() and the acquire of
- * a later flush in pcs_refill_capped(): the charge of the pages added
- * happens before their uncharge.  acquire: a flush takes the slot's pages
- * out as a drain does, so it pairs with the release that put them there
- * before pcs_stock_trim() uncharges them.  seq_cst: the refill half of the
- * disable handshake (see pcs_refill_recheck()); the same locked
- * instruction on x86.
+ * the acquire exchange of a drain and the acquire of a later flush in
+ * pcs_refill_capped(): the charge of the pages added happens before their
+ * uncharge.  acquire: a flush takes the slot's pages out as a drain does,
+ * so it pairs with the release that put them there before
+ * pcs_stock_trim() uncharges them.
  */
 static inline bool pcs_slot_refill(atomic_int *slot, int *old, int new)
 {
@@ -101,8 +68,15 @@ static inline bool pcs_slot_refill(atomic_int *slot, int *old, int new)
 	 */
 	pcs_store(slot, new, PCS_RELEASE);
 	return true;
+#elif defined(PCSTOCK_MUTATE_RELAXED_REFILL)
+	/*
+	 * Planted bug, test builds only: the release weakened, so a drain
+	 * may uncharge pages before their charge reaches usage.  Only the
+	 * weak-memory model (--weak) can find it.
+	 */
+	return pcs_cas(slot, old, new, PCS_RELAXED, PCS_RELAXED);
 #else
-	return pcs_cas(slot, old, new, PCS_SEQ_CST, PCS_RELAXED);
+	return pcs_cas(slot, old, new, PCS_ACQ_REL, PCS_RELAXED);
 #endif
 }
 
@@ -128,8 +102,17 @@ static inline bool pcs_slot_refill(atomic_int *slot, int *old, int new)
 #define pcstock_inl_stat_inc_(p) pcs_stat_add((p), 1)
 #define pcstock_inl_refill_cas_(slot, old, new)                              \
 	pcs_slot_refill((slot), (old), (new))
-#define pcstock_inl_recheck_(c, region) pcs_refill_recheck((c), (region))
 #include <pcstock/stock_inline.h>
+
+/*
+ * Whether an uncharge of @nr pages may go into a slot, @batch being the
+ * counter's stock_refill_batch (0 unless an enabled DEFAULT stock).
+ */
+static inline bool pcstock_stock_refills_(unsigned int batch,
+					  unsigned long nr)
+{
+	return nr - 1 < batch;
+}
 
 /*
  * DEFAULT: put @nr pages in the slot of the CPU whose region is @region
@@ -137,7 +120,8 @@ static inline bool pcs_slot_refill(atomic_int *slot, int *old, int new)
  * goes back up the hierarchy with them (mainline's refill_stock()): a CPU
  * that only ever receives pages, the consumer of a cross-CPU flow, then
  * pays one hierarchical uncharge per batch instead of one per call, as it
- * would if the slot were kept full and only the excess sent up.
+ * would if the slot were kept full and only the excess sent up.  A marked
+ * slot (a disabled stock) takes nothing: the pages go up alone.
  */
 static inline void pcs_refill_capped(struct pcstock_counter *c, char *region,
 				     int batch, int nr)
@@ -147,18 +131,20 @@ static inline void pcs_refill_capped(struct pcstock_counter *c, char *region,
 	int old = pcs_load(slot, PCS_RELAXED);
 	int want, new;
 
-	/* No overflow: old and nr are at most batch <= INT_MAX / 2. */
+	/* No overflow: old and nr are at most batch <= MAX_BATCH. */
 	do {
+		if (old < 0) {
+			pcstock_counter_uncharge(c, (unsigned long)nr);
+			return;
+		}
 		want = old + nr;
 		new = want > batch ? 0 : want;
 	} while (!pcs_slot_refill(slot, &old, new));
 
-	if (new != want) {
+	if (new != want)
 		pcs_stock_trim(c, st, (unsigned long)want);
-	} else if (new > old) {
+	else if (new > old)
 		pcs_stat_add(&st->refills, 1);
-		pcs_refill_recheck(c, region);
-	}
 }
 
 /*

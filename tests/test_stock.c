@@ -30,6 +30,10 @@
 #include <pcstock/cpu.h>
 #include <pcstock/percpu.h>
 #include <pcstock/stock.h>
+/* The slot's encoding (the disable mark): the library's, not API. */
+#define PCSTOCK_INLINE_TYPES_ONLY_
+#include <pcstock/stock_inline.h>
+#undef PCSTOCK_INLINE_TYPES_ONLY_
 
 #include "atomic.h"
 #include "internal.h"
@@ -490,25 +494,38 @@ static void test_offline_drains_that_cpu(void **state)
 
 static void test_disable_stops_refills(void **state)
 {
+	struct pcstock_stock_stats st;
+
 	(void)state;
 	charge_ok(1, BATCH);
 	pcstock_counter_disable_stock(&fx.leaf);
 	pcstock_counter_disable_stock(&fx.leaf);
-	/* What is left is still consumed ... */
+	/* Every slot is marked once, its pages kept ... */
+	assert_int_equal(slot(0), PCSTOCK_STOCK_MARK_ + (int)BATCH - 1);
+	assert_int_equal(slot(1), PCSTOCK_STOCK_MARK_);
+	assert_int_equal(pcstock_counter_stock_pages(&fx.leaf), BATCH - 1);
+	/* ... what is left is still consumed, as hits ... */
 	charge_ok(2, 0);
-	assert_int_equal(slot(0), BATCH - 3);
+	assert_int_equal(slot(0), PCSTOCK_STOCK_MARK_ + (int)BATCH - 3);
+	pcstock_counter_stock_stats(&fx.leaf, &st);
+	assert_int_equal(st.hits, 1);
+	assert_int_equal(st.misses, 1);
 	/* ... a miss charges exactly, with no surplus ... */
 	charge_ok(BATCH - 2, BATCH - 2);
-	assert_int_equal(slot(0), BATCH - 3);
+	assert_int_equal(slot(0), PCSTOCK_STOCK_MARK_ + (int)BATCH - 3);
 	/* ... uncharges go straight up ... */
 	pcstock_counter_uncharge_stock(&fx.leaf, 1);
-	assert_int_equal(slot(0), BATCH - 3);
+	assert_int_equal(slot(0), PCSTOCK_STOCK_MARK_ + (int)BATCH - 3);
 	assert_usage(2 * BATCH - 3, 2 * BATCH - 3, 2 * BATCH - 3);
-	/* ... and drains still work. */
+	/* ... and drains still work, keeping the mark (V4's exchange too). */
 	assert_int_equal(pcstock_counter_drain_stock(&fx.leaf, 0), BATCH - 3);
+	assert_int_equal(slot(0), PCSTOCK_STOCK_MARK_);
+	assert_int_equal(pcstock_counter_drain_stock(&fx.leaf, 1), 0);
+	assert_int_equal(slot(1), PCSTOCK_STOCK_MARK_);
 	assert_usage(BATCH, BATCH, BATCH);
 	charge_ok(1, 1);
-	assert_int_equal(slot(0), 0);
+	assert_int_equal(slot(0), PCSTOCK_STOCK_MARK_);
+	assert_int_equal(pcstock_counter_stock_pages(&fx.leaf), 0);
 	assert_int_equal(pcstock_counter_stock_batch(&fx.leaf), BATCH);
 }
 

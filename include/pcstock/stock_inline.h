@@ -77,9 +77,17 @@ struct pcstock_stock_rec_ {
 /* stock_state while the stock takes and gives pages. */
 #define PCSTOCK_STOCK_ENABLED_ 1
 
-/* A refill that raced pcstock_counter_disable_stock(): drains it. */
-PCSTOCK_API void pcstock_stock_raced_(struct pcstock_counter *c,
-				      char *region);
+/*
+ * The disable mark.  pcstock_counter_disable_stock() adds it to every slot
+ * with one atomic RMW, keeping the pages there: a marked slot holds
+ * MARK + pages, which is negative (pages <= PCSTOCK_STOCK_MAX_BATCH), so
+ * the hit's "slot >= n" and the refill's "slot + n <= batch" both fail on
+ * it without another load.  Every addition to a slot is an RMW of the slot
+ * itself, so it either lands before the mark (and stays with the pages,
+ * drained as they are) or sees it: the disable handshake needs no second
+ * look at the state.  A slot of an enabled stock is never negative.
+ */
+#define PCSTOCK_STOCK_MARK_ (-0x40000000)
 
 #endif /* PCSTOCK_STOCK_INLINE_TYPES_H */
 
@@ -117,28 +125,11 @@ PCSTOCK_API void pcstock_stock_raced_(struct pcstock_counter *c,
 /*
  * Every addition to a slot.  release: pairs with the acquire CAS of
  * pcstock_stock_take_() and the acquire exchange of a drain, so the
- * charge of the pages added happens before their uncharge.  seq_cst: the
- * refill half of the disable handshake (see pcstock_inl_recheck_()).
+ * charge of the pages added happens before their uncharge.
  */
 #define pcstock_inl_refill_cas_(slot, old, new)                              \
-	pcstock_inl_cas_((slot), (old), (new), memory_order_seq_cst,         \
+	pcstock_inl_cas_((slot), (old), (new), memory_order_release,         \
 			 memory_order_relaxed)
-#endif
-#ifndef pcstock_inl_recheck_
-/*
- * After a refill, the other half of a store-buffering handshake:
- * pcstock_counter_disable_stock() stores DISABLED (seq_cst) and then
- * drains every slot; a refill adds (seq_cst) and then reads the state
- * (seq_cst).  Either the drain sees the pages or the refiller sees the
- * disable and drains them itself.
- */
-#define pcstock_inl_recheck_(c, region)                                      \
-	do {                                                                 \
-		if (pcstock_inl_load_(&(c)->stock_state,                     \
-				      memory_order_seq_cst) !=               \
-		    PCSTOCK_STOCK_ENABLED_)                                  \
-			pcstock_stock_raced_((c), (region));                 \
-	} while (0)
 #endif
 #ifndef pcstock_inl_hit_stats_
 #define pcstock_inl_hit_stats_(c, slot)                                      \
@@ -146,24 +137,27 @@ PCSTOCK_API void pcstock_stock_raced_(struct pcstock_counter *c,
 #endif
 
 /*
- * Take @nr pages from @c's slot in @region if it holds that many (a slot
- * is never negative: compared as unsigned).  True on a hit.
+ * Take @nr pages from @c's slot in @region if it holds that many.  True on
+ * a hit.  A marked (disabled) slot is negative and never serves here.  The
+ * bound on @nr keeps old - nr in range; a constant @nr folds it away.
  */
 static inline bool pcstock_stock_take_(struct pcstock_counter *c,
 				       char *region, unsigned long nr)
 {
 	_Atomic int *slot = (_Atomic int *)(region + c->stock_slots);
-	int old = pcstock_inl_load_(slot, memory_order_relaxed);
+	int old, new;
 
-	while ((unsigned int)old >= nr) {
+	if (nr > PCSTOCK_STOCK_MAX_BATCH)
+		return false;
+	old = pcstock_inl_load_(slot, memory_order_relaxed);
+	while ((new = old - (int)nr) >= 0) {
 		/*
 		 * acquire: pairs with the release of pcstock_inl_refill_cas_()
 		 * (and of the V4 refill's addition), so the charge that put
 		 * these pages in the slot happens before the caller's later
 		 * uncharge of them.  A failed CAS reloads old.
 		 */
-		if (pcstock_inl_cas_(slot, &old, old - (int)nr,
-				     memory_order_acquire,
+		if (pcstock_inl_cas_(slot, &old, new, memory_order_acquire,
 				     memory_order_relaxed)) {
 			pcstock_inl_stat_inc_(
 				&pcstock_inl_hit_stats_(c, slot)->hits);
@@ -174,9 +168,12 @@ static inline bool pcstock_stock_take_(struct pcstock_counter *c,
 }
 
 /*
- * Put @nr pages (1..@batch, @batch the counter's stock_refill_batch) in
- * the slot of the thread's cached CPU if @key is the cache's and they fit
- * without taking the slot above @batch.  False, untouched, otherwise.
+ * Put @nr pages (1..PCSTOCK_STOCK_MAX_BATCH) in @c's slot of the thread's
+ * cached CPU if @key is the cache's and the slot stays within @batch, the
+ * counter's stock_refill_batch (0 unless an enabled DEFAULT stock, so that
+ * nothing fits then).  A marked slot is negative: slot + @nr is then
+ * negative too, above every batch as unsigned, and nothing is added.
+ * False, untouched, otherwise.
  */
 static inline bool pcstock_stock_give_(struct pcstock_counter *c,
 				       unsigned long long key,
@@ -190,29 +187,17 @@ static inline bool pcstock_stock_give_(struct pcstock_counter *c,
 		return false;
 	slot = (_Atomic int *)(f->region + c->stock_slots);
 	old = pcstock_inl_load_(slot, memory_order_relaxed);
-	/* No overflow: nr and old are at most batch <= INT_MAX / 2. */
+	/*
+	 * No overflow: old is at most a batch (MAX_BATCH) or, marked, at
+	 * least PCSTOCK_STOCK_MARK_, and nr at most MAX_BATCH.
+	 */
 	do {
 		want = old + (int)nr;
 		if ((unsigned int)want > batch)
 			return false;
 	} while (!pcstock_inl_refill_cas_(slot, &old, want));
 	pcstock_inl_stat_inc_(&pcstock_inl_hit_stats_(c, slot)->refills);
-	/*
-	 * The region read again (only a thread's own calls change it): the
-	 * hit path then keeps no register for the rare raced drain.
-	 */
-	pcstock_inl_recheck_(c, f->region);
 	return true;
-}
-
-/*
- * Whether an uncharge of @nr pages may go into a slot, @batch being the
- * counter's stock_refill_batch (0 unless an enabled DEFAULT stock).
- */
-static inline bool pcstock_stock_refills_(unsigned int batch,
-					  unsigned long nr)
-{
-	return nr - 1 < batch;
 }
 
 #if defined(PCSTOCK_INLINE) && !defined(PCSTOCK_BUILDING_LIBRARY)
@@ -240,11 +225,16 @@ static inline void
 pcstock_counter_uncharge_stock_inline_(struct pcstock_counter *c,
 				       unsigned long nr_pages)
 {
-	unsigned int batch = pcstock_inl_load_(&c->stock_refill_batch,
-					       memory_order_relaxed);
-
-	if (!pcstock_stock_refills_(batch, nr_pages) ||
-	    !pcstock_stock_give_(c, c->stock_key, batch, nr_pages))
+	/*
+	 * No test of the batch first: a stock that does not refill has
+	 * batch 0, where nothing fits.  A constant nr_pages folds the range
+	 * test.
+	 */
+	if (nr_pages - 1 >= PCSTOCK_STOCK_MAX_BATCH ||
+	    !pcstock_stock_give_(c, c->stock_key,
+				 pcstock_inl_load_(&c->stock_refill_batch,
+						   memory_order_relaxed),
+				 nr_pages))
 		(pcstock_counter_uncharge_stock)(c, nr_pages);
 }
 

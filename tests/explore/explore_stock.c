@@ -25,7 +25,8 @@
  * subtracts from usage.  So usage never lags behind the other two.
  * Invariants:
  *  - every step: 0 <= usage(c) - held - sum(slots) <= in flight, no slot
- *    negative, no underflow warning, held + sum(slots) <= max(p);
+ *    negative (a slot's pages: a disabled stock's slots carry its mark),
+ *    no underflow warning, held + sum(slots) <= max(p);
  *  - every step (DEFAULT, and the V4 cap scenario): every slot <= batch;
  *  - after each of its operations a thread reads usage(c) (relaxed) and
  *    never sees less than it holds: in weak mode (--weak) the read may
@@ -33,6 +34,7 @@
  *    got them (its own charge, or the refill its consume acquired);
  *  - (stock-disable) at the end, before the checker's own drains: the
  *    disable and the drains after it left every slot empty;
+ *  - at the end, if the stock was disabled: every slot still marked;
  *  - at the end: usage(c) == usage(p) == held + sum(slots); after draining
  *    every CPU all slots are 0 and usage == held; after free_stock() and
  *    giving back what is held, usage is 0 at both levels.
@@ -42,6 +44,10 @@
 #include <pcstock/cpu.h>
 #include <pcstock/percpu.h>
 #include <pcstock/stock.h>
+/* The slot's encoding (the disable mark): the library's, not API. */
+#define PCSTOCK_INLINE_TYPES_ONLY_
+#include <pcstock/stock_inline.h>
+#undef PCSTOCK_INLINE_TYPES_ONLY_
 
 #include "explore.h"
 
@@ -149,6 +155,16 @@ static unsigned long sum(const unsigned long *v)
 	return total;
 }
 
+/*
+ * The pages a slot's value stands for: a disabled stock's slots carry the
+ * mark (PCSTOCK_STOCK_MARK_) on top of them.  Negative if the value is
+ * neither.
+ */
+static int slot_pages(int v)
+{
+	return v < 0 ? v - PCSTOCK_STOCK_MARK_ : v;
+}
+
 /* Reads the slots directly: valid while the stock is allocated. */
 static const char *stock_check_step(const struct explore_scenario *s)
 {
@@ -162,7 +178,7 @@ static const char *stock_check_step(const struct explore_scenario *s)
 	if (S.observed)
 		return S.observed;
 	for (cpu = 0; cpu < NR_CPUS; cpu++) {
-		int v = atomic_load(slot(cpu));
+		int v = slot_pages(atomic_load(slot(cpu)));
 
 		if (v < 0 || (p->check_cap && v > BATCH)) {
 			snprintf(S.msg, sizeof(S.msg),
@@ -244,6 +260,11 @@ static const char *stock_check_end(const struct explore_scenario *s)
 	if (p->check_disable && pcstock_counter_stock_pages(&S.c))
 		return "after disable and a drain of every CPU, a slot still "
 		       "holds pages";
+	/* Once disabled, a slot stays marked, whatever drained it since. */
+	for (cpu = 0; cpu < NR_CPUS; cpu++)
+		if (atomic_load(&S.c.stock_state) != PCSTOCK_STOCK_ENABLED_ &&
+		    atomic_load(slot(cpu)) >= 0)
+			return "a disabled stock's slot lost its mark";
 	usage = pcstock_counter_read(&S.c);
 	if (usage != held + pcstock_counter_stock_pages(&S.c))
 		return "at rest: usage != held + stock";
@@ -323,7 +344,7 @@ static void stock_teardown(const struct explore_scenario *s)
 
 /*
  * Owners on both CPUs charge (refills race the disable); thread 2 disables
- * and then drains both CPUs: the handshake must leave no page behind.
+ * and then drains both CPUs: the mark must leave no page behind.
  */
 #define DISABLE_PARAMS(pol)                                                 \
 	{                                                                   \
