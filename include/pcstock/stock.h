@@ -103,7 +103,12 @@ PCSTOCK_API int pcstock_counter_alloc_stock(struct pcstock_counter *c,
  * @c: the counter (unstocked or already disabled is fine)
  *
  * Later charges and uncharges go to the hierarchy; pages already in slots
- * stay there until drained (drains still work).  Idempotent.
+ * stay there until drained (drains still work) and are still consumed by
+ * stocked charges.  Every slot is marked with one atomic RMW, so a call
+ * racing the disable either puts its pages in a slot before the mark (a
+ * drain after the disable then takes them) or puts none: once this
+ * returns, a drain of every CPU leaves the stock empty for good.
+ * Idempotent; O(CPUs of the domain).
  *
  * Context: any thread.
  */
