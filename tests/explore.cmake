@@ -180,12 +180,18 @@ foreach(strategy random pct)
 	endforeach()
 endforeach()
 
-# Spin models of the slot protocol: the correct ones verify, the buggy
-# ones must fail with an assertion violation.  Skipped without spin.
+# Spin models of the slot protocol (slot.pml) and of the disable mark
+# (disable.pml): the correct ones verify, the buggy ones must fail with an
+# assertion violation.  Skipped without spin.
 set(MODEL_DIR ${CMAKE_CURRENT_SOURCE_DIR}/model)
 function(pcstock_add_model_test name expect)
+	if(name MATCHES "^disable")
+		set(model disable.pml)
+	else()
+		set(model slot.pml)
+	endif()
 	add_test(NAME model_${name}
-		COMMAND ${MODEL_DIR}/run-spin.sh ${MODEL_DIR}/slot.pml ${expect}
+		COMMAND ${MODEL_DIR}/run-spin.sh ${MODEL_DIR}/${model} ${expect}
 		${ARGN})
 	set_tests_properties(model_${name} PROPERTIES LABELS explore
 		TIMEOUT 120 SKIP_RETURN_CODE 77
@@ -196,6 +202,11 @@ pcstock_add_model_test(slot_v4 verify -DV4)
 pcstock_add_model_test(slot_v4_cap violate -DV4 -DCHECK_CAP)
 pcstock_add_model_test(slot_plain_refill violate -DPLAIN_REFILL)
 pcstock_add_model_test(slot_read_zero_drain violate -DREAD_ZERO_DRAIN)
+pcstock_add_model_test(disable_default verify)
+pcstock_add_model_test(disable_v4 verify -DV4)
+pcstock_add_model_test(disable_no_mark violate -DNO_MARK)
+pcstock_add_model_test(disable_no_remark violate -DNO_REMARK)
+pcstock_add_model_test(disable_v4_no_remark violate -DV4 -DNO_REMARK)
 
 # libFuzzer drives the scheduling decisions (tests/explore/fuzz_explore.c).
 # As the counter fuzzers (tests/counter.cmake, which finds clang and probes

@@ -22,10 +22,14 @@ cd "$dir"
 spin -a "$@" model.pml >spin.log 2>&1 || { cat spin.log; exit 1; }
 "$cc" -O2 -DSAFETY -DMEMLIM=1024 -o pan pan.c
 ./pan -m200000 >pan.log 2>&1 || true
-grep -E "assertion violated|errors:|states, stored|depth too small" pan.log
+grep -E "assertion violated|errors:|states, stored|depth too small|Search not completed" pan.log
 
 if grep -q "depth too small" pan.log; then
 	echo "FAIL: search depth bound reached: the search was not exhaustive"
+	exit 1
+fi
+if [ "$expect" = verify ] && grep -q "Search not completed" pan.log; then
+	echo "FAIL: the search did not complete (memory bound?)"
 	exit 1
 fi
 case $expect in
