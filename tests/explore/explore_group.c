@@ -300,7 +300,8 @@ static const char *group_check_end(const struct explore_scenario *s)
 	/*
 	 * Every worker has returned: a destroyed group's stock must already
 	 * be empty (its destroy disabled and drained it, and a refill that
-	 * raced the disable drains itself), whatever drain_all does next.
+	 * raced the disable found the mark, or landed before it and was
+	 * drained), whatever drain_all does next.
 	 */
 	for (g = 0; g < NR_GROUPS; g++)
 		if (!pcstock_group_online(S.g[g]) &&
