@@ -546,19 +546,32 @@ void explore_stop(void)
 	}
 }
 
-/* Wait for the last thread; a hang means a thread blocked off the baton. */
+/*
+ * Wait for the last thread; a hang means a thread blocked off the baton.
+ * Waited in one-second slices, and a slice that took far longer than that
+ * is not counted: the whole process was stopped (SIGSTOP, a suspended
+ * VM), not the schedule, which must not read as a hang when it resumes.
+ */
 static void wait_schedule(void)
 {
-	struct timespec deadline;
+	struct timespec start, deadline, now;
+	unsigned int waited = 0;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += HANG_SECONDS;
-	while (sem_timedwait(&X.main_sem, &deadline)) {
+	for (;;) {
+		clock_gettime(CLOCK_REALTIME, &start);
+		deadline = start;
+		deadline.tv_sec += 1;
+		if (!sem_timedwait(&X.main_sem, &deadline))
+			return;
 		if (errno == EINTR)
 			continue;
-		explore_fail("explorer hang: a thread blocked outside a "
-			     "scheduling point (mutex held by a descheduled "
-			     "thread?)");
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (now.tv_sec - start.tv_sec > 3)
+			continue;
+		if (++waited >= HANG_SECONDS)
+			explore_fail("explorer hang: a thread blocked outside "
+				     "a scheduling point (mutex held by a "
+				     "descheduled thread?)");
 	}
 }
 
