@@ -93,12 +93,22 @@ int pcs_getcpu(void)
 	return sched_getcpu();
 }
 
+/*
+ * The entry replaced may be the one the hit cache names (another domain
+ * sharing the entry, whose CPU is now forgotten): the cache is dropped
+ * with it, so that no hit path keeps serving a CPU the table no longer
+ * gives the thread while its misses refill the new one.  The next stocked
+ * call finds the CPU through the table and caches it again.
+ */
 int pcs_thread_cpu_assign(struct pcstock_domain *d)
 {
 	struct pcs_cpu_tls *t = &pcs_tls_thread[d->id % PCS_THREAD_CACHE];
 	/* Relaxed: only the RMW's atomicity matters (distinct CPUs). */
 	unsigned int n = pcs_fetch_add(&d->next_thread, 1, PCS_RELAXED);
 
+	if (pcstock_cpu_cache_.key == t->id ||
+	    pcstock_cpu_cache_.key == d->id)
+		pcs_fast_drop();
 	t->cpu = (int)(n % d->nr_cpus);
 	t->id = d->id;
 	return t->cpu;
@@ -619,8 +629,7 @@ int pcstock_cpu_exit(struct pcstock_domain *d)
 	pcs_tls_entered.id = 0;
 	pcs_tls_entered.cpu = -1;
 	/* The cached region may be another domain's: dropping it is cheap. */
-	pcstock_cpu_cache_.key = PCS_NO_KEY;
-	pcstock_cpu_cache_.region = NULL;
+	pcs_fast_drop();
 	return 0;
 }
 

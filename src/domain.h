@@ -45,7 +45,9 @@ extern _Thread_local struct pcs_cpu_tls pcs_tls_entered PCS_TLS;
  * id, so a thread using up to PCS_THREAD_CACHE domains with consecutive ids
  * keeps its CPU in each.  A thread alternating between two THREAD domains
  * whose ids collide is given a new CPU at each switch (still correct: the
- * CPU is only a locality hint).
+ * CPU is only a locality hint).  The hit cache below never outlives the
+ * entry it was taken from: pcs_thread_cpu_assign() drops it when it
+ * replaces that entry.
  */
 #define PCS_THREAD_CACHE 4
 extern _Thread_local struct pcs_cpu_tls
@@ -59,9 +61,9 @@ extern _Thread_local struct pcs_cpu_tls
  *
  * Set by pcstock_cpu_enter() and by the stock's slow paths (SIM, PINNED,
  * THREAD: a CPU that stays the thread's until it exits the domain, or until
- * a THREAD cache collision gives it another, when the cached region is
- * still one of the same domain); never for RSEQ, whose CPU changes under
- * the thread.  Reset by pcstock_cpu_exit().  A destroyed domain's id is
+ * a THREAD cache collision gives it another, which drops this cache too);
+ * never for RSEQ, whose CPU changes under the thread.  Reset by
+ * pcstock_cpu_exit().  A destroyed domain's id is
  * never reused, so a stale entry matches no live counter: the stock layer
  * keys each counter with its domain's id while its stock exists.  Every
  * slot operation is an atomic RMW, so a region that is no longer the
@@ -235,6 +237,13 @@ static inline void pcs_fast_set(const struct pcstock_domain *d,
 {
 	pcstock_cpu_cache_.region = d->base + (size_t)cpu * d->stride;
 	pcstock_cpu_cache_.key = d->id;
+}
+
+/* Forget the thread's cached region: its next stocked call looks it up. */
+static inline void pcs_fast_drop(void)
+{
+	pcstock_cpu_cache_.key = PCS_NO_KEY;
+	pcstock_cpu_cache_.region = NULL;
 }
 
 /* The CPU whose arena region is @region. */

@@ -2,8 +2,9 @@
 /*
  * test_groups.c - the group API a daemon builds on: user data (also seen
  * from a callback), the post-order walk, the path formatter, the name
- * index under many siblings, churn and allocation failure, and the count
- * of refused charges.
+ * index under many siblings, churn and allocation failure, the count of
+ * refused charges, and a thread using two THREAD domains whose CPU table
+ * entries collide.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +17,10 @@
 #include <string.h>
 
 #include <pcstock/hierarchy.h>
+#include <pcstock/percpu.h>
+#include <pcstock/stock.h>
 
+#include "domain.h"
 #include "hierarchy_helpers.h"
 #include "internal.h"
 
@@ -293,6 +297,148 @@ static void test_refused_charges_counted(void **state)
 	rmgroup(g);
 }
 
+/* ---- THREAD domains sharing a CPU table entry ---------------------------- */
+
+#define COLLIDE_CPUS 4U
+#define COLLIDE_BATCH 64U
+#define COLLIDE_CHARGES 1000U
+
+/* What the thread does on the second domain between its charges. */
+enum collide_trigger {
+	TRIGGER_THIS_CPU,	/* pcstock_this_cpu() */
+	TRIGGER_MEMCG7,		/* a group charge of a memcg7 tree */
+	TRIGGER_NONE,		/* a group charge of an unstocked tree */
+};
+
+struct collide_case {
+	enum pcstock_tree_policy policy;	/* of the first domain's tree */
+	enum collide_trigger trigger;
+};
+
+static struct pcstock_domain *thread_domain(void)
+{
+	struct pcstock_domain_attr attr = { COLLIDE_CPUS, PCSTOCK_CPU_THREAD,
+					    NULL };
+	struct pcstock_domain *d = NULL;
+
+	assert_int_equal(pcstock_domain_create(&attr, &d), 0);
+	return d;
+}
+
+/* A THREAD domain whose entry of the thread's CPU table is @d's. */
+static struct pcstock_domain *colliding_domain(struct pcstock_domain *d)
+{
+	struct pcstock_domain *fill[PCS_THREAD_CACHE], *e;
+	unsigned int i, n = 0;
+
+	for (;;) {
+		e = thread_domain();
+		if (e->id % PCS_THREAD_CACHE == d->id % PCS_THREAD_CACHE)
+			break;
+		assert_true(n < PCS_THREAD_CACHE);
+		fill[n++] = e;
+	}
+	for (i = 0; i < n; i++)
+		assert_int_equal(pcstock_domain_destroy(fill[i]), 0);
+	return e;
+}
+
+static struct pcstock_tree *tree_on(struct pcstock_domain *d,
+				    enum pcstock_tree_policy policy)
+{
+	struct pcstock_tree_attr attr = { .policy = policy,
+					  .batch = policy ==
+							   PCSTOCK_TREE_MEMCG7 ?
+							   0 :
+							   COLLIDE_BATCH };
+	struct pcstock_tree *t = NULL;
+
+	assert_int_equal(pcstock_tree_create(d, &attr, &t), 0);
+	return t;
+}
+
+static int slot_value(struct pcstock_domain *d,
+		      const struct pcstock_counter *c, unsigned int cpu)
+{
+	return atomic_load((atomic_int *)pcstock_percpu_ptr(d, c->stock_slots,
+							    cpu));
+}
+
+/*
+ * The thread charges a group of a stocked tree on THREAD domain d, then
+ * makes one call on domain e, whose id shares d's entry of the thread's
+ * CPU table, so e's CPU evicts d's; then it charges d's group page by
+ * page.  The hit cache must follow the table: hits and refills on one
+ * CPU, the slot within its bounds, every page accounted for.
+ */
+static void test_thread_table_collision(void **state)
+{
+	const struct collide_case *cc = *state;
+	struct pcstock_domain *d = thread_domain(), *e = colliding_domain(d);
+	struct pcstock_tree *t = tree_on(d, cc->policy), *u = NULL;
+	struct pcstock_group *g = mkgroup(pcstock_tree_root(t), "a");
+	struct pcstock_group *h = NULL;
+	struct pcstock_counter *mem =
+		(struct pcstock_counter *)pcstock_group_memory(g);
+	struct pcstock_stock_stats st;
+	unsigned long held = 0, hits;
+	unsigned int i, cpu;
+	int top = 0;
+
+	if (cc->trigger != TRIGGER_THIS_CPU) {
+		u = tree_on(e, cc->trigger == TRIGGER_MEMCG7 ?
+				       PCSTOCK_TREE_MEMCG7 :
+				       PCSTOCK_TREE_NONE);
+		h = mkgroup(pcstock_tree_root(u), "b");
+	}
+	/* The thread's CPU of d is cached. */
+	assert_int_equal(pcstock_group_charge(g, 1, 0), 0);
+	held++;
+	if (h) {
+		assert_int_equal(pcstock_group_charge(h, 1, 0), 0);
+		assert_int_equal(pcstock_group_uncharge(h, 1), 0);
+	} else {
+		assert_true(pcstock_this_cpu(e) >= 0);
+	}
+	pcstock_counter_stock_stats(mem, &st);
+	hits = st.hits;
+	for (i = 0; i < COLLIDE_CHARGES; i++) {
+		assert_int_equal(pcstock_group_charge(g, 1, 0), 0);
+		held++;
+		for (cpu = 0; cpu < COLLIDE_CPUS; cpu++)
+			top = PCS_MAX(top, slot_value(d, mem, cpu));
+	}
+	pcstock_counter_stock_stats(mem, &st);
+	hits = st.hits - hits;
+	/* Every CPU's slot stays within batch (DEFAULT) or a miss's refill. */
+	assert_true(top <= (int)(cc->policy == PCSTOCK_TREE_V4 ?
+					 2 * COLLIDE_BATCH :
+					 COLLIDE_BATCH));
+	if (cc->policy == PCSTOCK_TREE_DEFAULT)
+		assert_true(hits >= COLLIDE_CHARGES * 9 / 10);
+	/* A disabled, drained stock leaves exactly the pages held charged. */
+	pcstock_counter_disable_stock(mem);
+	for (cpu = 0; cpu < COLLIDE_CPUS; cpu++)
+		pcstock_counter_drain_stock(mem, cpu);
+	assert_int_equal(pcstock_counter_read(mem), held);
+	assert_int_equal(pcstock_group_uncharge(g, held), 0);
+	assert_int_equal(pcstock_counter_read(mem), 0);
+
+	rmgroup(g);
+	assert_int_equal(pcstock_tree_destroy(t), 0);
+	if (h) {
+		rmgroup(h);
+		assert_int_equal(pcstock_tree_destroy(u), 0);
+	}
+	assert_int_equal(pcstock_domain_destroy(e), 0);
+	assert_int_equal(pcstock_domain_destroy(d), 0);
+}
+
+#define COLLIDE(pol, trig)                                                   \
+	{ "test_thread_table_collision/" #pol "/" #trig,                     \
+	  test_thread_table_collision, NULL, NULL,                           \
+	  &(struct collide_case){ PCSTOCK_TREE_##pol, TRIGGER_##trig } }
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -304,6 +450,12 @@ int main(void)
 		T(test_name_index_many_siblings_and_churn),
 		T(test_name_index_rebuild_enomem),
 		T(test_refused_charges_counted),
+		COLLIDE(DEFAULT, THIS_CPU),
+		COLLIDE(DEFAULT, MEMCG7),
+		COLLIDE(DEFAULT, NONE),
+		COLLIDE(V4, THIS_CPU),
+		COLLIDE(V4, MEMCG7),
+		COLLIDE(V4, NONE),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

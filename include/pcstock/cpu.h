@@ -28,7 +28,8 @@
  *                      four-entry cache indexed by the domain's creation
  *                      number: alternating between two THREAD domains
  *                      that collide there gives it a new CPU at each
- *                      switch (still correct, only less local).
+ *                      switch (still correct, only less local); its stock
+ *                      hits and refills both move to the new CPU.
  *  PCSTOCK_CPU_COOP    cooperative: as SIM, but a CPU admits one entered
  *                      thread at a time, its owner, which runs the CPU's
  *                      tasks one after the other and switches between them
