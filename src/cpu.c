@@ -553,6 +553,8 @@ static void run_work_hooks(struct pcstock_domain *d, unsigned int cpu,
 	pthread_mutex_unlock(&d->hotplug_lock);
 }
 
+static void cpu_disown(struct pcstock_domain *d, unsigned int cpu);
+
 int pcstock_cpu_enter(struct pcstock_domain *d, unsigned int cpu)
 {
 	int err;
@@ -573,7 +575,8 @@ int pcstock_cpu_enter(struct pcstock_domain *d, unsigned int cpu)
 	if (d->mode == PCSTOCK_CPU_PINNED) {
 		err = bind_thread(d, cpu);
 		if (err) {
-			cpu_release(d, cpu);
+			/* Owned a moment: work queued meanwhile is ours. */
+			cpu_disown(d, cpu);
 			return err;
 		}
 	}
@@ -596,6 +599,8 @@ int pcstock_cpu_idle(struct pcstock_domain *d)
  * Exclusive CPUs: run the queued work, give the CPU up, then kick it: work
  * a requester queued after the first look, seeing the CPU still owned, is
  * run now unless another holder took the CPU (who then kicks it in turn).
+ * Also the way out of a PINNED enter whose binding failed: a requester
+ * that found the CPU owned meanwhile left its work to us.
  */
 static void cpu_disown(struct pcstock_domain *d, unsigned int cpu)
 {

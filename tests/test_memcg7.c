@@ -25,6 +25,7 @@
 #include <pcstock/hierarchy.h>
 
 #include "hierarchy_helpers.h"
+#include "internal.h"
 #include "memcg7.h"
 
 #define NR_CPUS 4U
@@ -636,6 +637,63 @@ static void test_coop_deferred_reference(void **state)
 	assert_int_equal(g.refs, 0);
 }
 
+/* ---- a PINNED enter whose binding fails ---------------------------------- */
+
+static struct pcstock_group *bind_victim;
+
+/* At the binding, with CPU 1 owned: destroy the group, then refuse. */
+static bool destroy_at_bind(const char *site)
+{
+	if (strcmp(site, "cpu-bind"))
+		return false;
+	pcstock_fault_hook = NULL;
+	rmgroup(bind_victim);
+	return true;
+}
+
+/*
+ * A PINNED enter owns the CPU before it binds.  When the binding fails,
+ * a drain queued meanwhile (a group destroy, which found the CPU owned
+ * and left its drain to the owner) must be run on the way out, as an exit
+ * runs it: otherwise the destroyed group's pages stay cached on a CPU
+ * nobody owns, and its deferred reference with them, until some unrelated
+ * drain_all reaches that CPU.
+ */
+static void test_pinned_failed_bind_runs_queued_drain(void **state)
+{
+	struct pcstock_domain_attr attr = { 2, PCSTOCK_CPU_PINNED, NULL };
+	struct pcstock_tree_attr tattr = { .policy = PCSTOCK_TREE_MEMCG7 };
+	struct pcstock_domain *d;
+	struct pcstock_tree *t;
+	struct pcstock_group *root, *g;
+
+	assert_int_equal(pcstock_domain_create(&attr, &d), 0);
+	assert_int_equal(pcstock_tree_create(d, &tattr, &t), 0);
+	root = pcstock_tree_root(t);
+	g = mkgroup(root, "g");
+	pcstock_cpu_exit(dom);
+	assert_int_equal(pcstock_cpu_enter(d, 1), 0);
+	assert_int_equal(pcstock_group_charge(g, 1, 0), 0);
+	assert_int_equal(pcstock_cpu_exit(d), 0);
+	assert_int_equal(pcstock_group_stock_pages(root), BATCH - 1);
+
+	pcstock_group_get(g);		/* the page's holder */
+	bind_victim = g;
+	pcstock_fault_hook = destroy_at_bind;
+	assert_int_equal(pcstock_cpu_enter(d, 1), -EPERM);
+	assert_null(pcstock_fault_hook);	/* the hook ran */
+	assert_int_equal(pcstock_this_cpu(d), -1);
+	/* The queued drain ran: only the held page is left. */
+	assert_int_equal(pcstock_group_stock_pages(root), 0);
+	assert_int_equal(pcstock_group_usage(root), 1);
+
+	pcstock_group_uncharge(g, 1);
+	pcstock_group_put(g);
+	assert_int_equal(pcstock_tree_destroy(t), 0);
+	assert_int_equal(pcstock_domain_destroy(d), 0);
+	assert_int_equal(pcstock_cpu_enter(dom, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -654,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_coop_one_owner_per_cpu),
 		cmocka_unit_test(test_coop_drain_all_queues_work),
 		cmocka_unit_test(test_coop_deferred_reference),
+		cmocka_unit_test(test_pinned_failed_bind_runs_queued_drain),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

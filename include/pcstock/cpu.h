@@ -184,7 +184,9 @@ PCSTOCK_API void pcstock_domain_memory(const struct pcstock_domain *d,
  * modes; -ERANGE for @cpu out of range; -EBUSY if the thread is already a
  * CPU of a domain (exit first) or, PINNED and COOP, @cpu has an owner; -ENOMEM (PINNED: saving the binding); the
  * binding error (e.g. -EPERM, -EINVAL) if the OS refuses the binding.  On
- * any error nothing changed.
+ * any error the thread is no CPU and keeps its binding; a PINNED enter
+ * that fails after owning @cpu (saving or setting the binding) gives it
+ * up as pcstock_cpu_exit() does, running the work queued there meanwhile.
  */
 PCSTOCK_API int pcstock_cpu_enter(struct pcstock_domain *d, unsigned int cpu);
 
