@@ -10,7 +10,9 @@
  *           CPU's slot; on a miss charge max(batch, n) and add the surplus
  *           to the slot of the CPU the caller is on *then*; fall back to an
  *           exact charge; drain with an unconditional exchange; uncharges
- *           go straight up the hierarchy; nothing caps a slot.
+ *           go straight up the hierarchy; nothing caps a slot below
+ *           PCSTOCK_STOCK_V4_CEILING (ours, far above any batch: a refill
+ *           past it drains the slot, so the int never nears the mark).
  *  DEFAULT  the same charge path with the review findings fixed: every
  *           addition to a slot is one CAS that never takes it above batch
  *           (an addition that would overflow empties the slot instead and
@@ -68,6 +70,10 @@
 
 static_assert(PCSTOCK_STOCK_MAX_BATCH <= INT_MAX / 2,
 	      "a full slot plus a batch must fit in an int");
+static_assert(PCSTOCK_STOCK_V4_CEILING + 16000ULL * PCSTOCK_STOCK_MAX_BATCH <
+		      -(long long)PCSTOCK_STOCK_MARK_,
+	      "a V4 slot past its ceiling needs 16,000 racing refills to "
+	      "reach the mark");
 
 /* ---- per-CPU access ------------------------------------------------------- */
 
@@ -129,7 +135,11 @@ __attribute__((noinline)) void pcs_stock_trim(struct pcstock_counter *c,
 static unsigned long slot_drain(struct pcstock_counter *c, unsigned int cpu,
 			       int seen);
 
-/* V4: atomic_add of the surplus, no cap. */
+/*
+ * V4: atomic_add of the surplus, capped only by PCSTOCK_STOCK_V4_CEILING
+ * (ours): an addition that takes the slot past it drains the slot, so no
+ * sequence of refills can carry a slot into the mark's range.
+ */
 static void refill_v4(struct pcstock_counter *c, char *region,
 		      unsigned long nr)
 {
@@ -143,7 +153,8 @@ static void refill_v4(struct pcstock_counter *c, char *region,
 	int old = pcs_fetch_add(pcs_slot_at(c, region), (int)nr, PCS_RELEASE);
 
 	pcs_stat_add(&pcs_stats_at(c, region)->refills, 1);
-	if (old < 0)
+	/* No overflow: old is below the mark's 2^30, nr at most MAX_BATCH. */
+	if (old < 0 || old + (int)nr > (int)PCSTOCK_STOCK_V4_CEILING)
 		slot_drain(c, pcs_region_cpu(c->stock_domain, region), old);
 }
 

@@ -765,10 +765,11 @@ static void test_drain_of_empty_slot(void **state)
  */
 static int migrate_to;
 static bool migrate_done;
+static const void *migrate_usage;	/* the charge that triggers it */
 
 static void migrate_hook(enum pcs_atomic_op op, const void *obj)
 {
-	if (migrate_done || obj != &fx.leaf.usage || op != PCS_OP_ADD)
+	if (migrate_done || obj != migrate_usage || op != PCS_OP_ADD)
 		return;
 	migrate_done = true;
 	pcstock_cpu_exit(fx.d);
@@ -779,6 +780,7 @@ static void migrate_hook(enum pcs_atomic_op op, const void *obj)
 static void test_surplus_goes_to_the_cpu_after_the_charge(void **state)
 {
 	(void)state;
+	migrate_usage = &fx.leaf.usage;
 	migrate_to = 3;
 	migrate_done = false;
 	pcstock_explore_hook = migrate_hook;
@@ -799,6 +801,56 @@ static void test_surplus_goes_to_the_cpu_after_the_charge(void **state)
 	assert_int_equal(pcstock_counter_stock_pages(&fx.leaf), BATCH - 1);
 	assert_usage(BATCH + 2, BATCH + 2, BATCH + 2);
 	assert_int_equal(pcstock_cpu_enter(fx.d, 0), 0);
+}
+
+/*
+ * A thread that always misses on CPU 0 and migrates to CPU 3 before its
+ * surplus lands (an adversarial scheduler, or RSEQ's OS CPU changing)
+ * refills CPU 3 at every charge and never takes from it.  V4 has no cap:
+ * the slot would grow by a batch per charge into the mark's range and
+ * overflow; ours drains it past PCSTOCK_STOCK_V4_CEILING.  DEFAULT never
+ * lets it exceed the batch.  Either way every page stays accounted for.
+ */
+static void test_slot_growth_is_bounded(void **state)
+{
+	const unsigned int batch = PCSTOCK_STOCK_MAX_BATCH;
+	const unsigned int rounds = PCSTOCK_STOCK_V4_CEILING / (batch - 1) + 2;
+	struct pcstock_stock_stats st;
+	struct pcstock_counter c;
+	unsigned int i;
+	int top = 0, v;
+
+	(void)state;
+	pcstock_counter_init(&c, NULL, false);
+	assert_int_equal(pcstock_counter_alloc_stock(&c, fx.d, batch,
+						     fx.policy), 0);
+	migrate_usage = &c.usage;
+	for (i = 0; i < rounds; i++) {
+		move_to(0);
+		migrate_to = 3;
+		migrate_done = false;
+		pcstock_explore_hook = migrate_hook;
+		assert_true(pcstock_counter_try_charge_stock(&c, 1, NULL,
+							     NULL));
+		pcstock_explore_hook = NULL;
+		assert_true(migrate_done);
+		v = atomic_load(slot_ptr(&c, 3));
+		top = PCS_MAX(top, v);
+	}
+	move_to(0);
+	assert_true(top >= 0);
+	assert_true(top <= (int)(is_v4() ? PCSTOCK_STOCK_V4_CEILING : batch));
+	pcstock_counter_stock_stats(&c, &st);
+	if (is_v4())
+		assert_int_equal(st.drains, 1);
+	assert_int_equal(pcstock_counter_read(&c),
+			 rounds + pcstock_counter_stock_pages(&c));
+	pcstock_counter_disable_stock(&c);
+	for (i = 0; i < NR_CPUS; i++)
+		pcstock_counter_drain_stock(&c, i);
+	assert_int_equal(pcstock_counter_read(&c), rounds);
+	pcstock_counter_uncharge(&c, rounds);
+	pcstock_counter_free_stock(&c);
 }
 
 /*
@@ -912,6 +964,7 @@ int main(void)
 		BOTH(test_drain_of_empty_slot),
 		BOTH(test_surplus_goes_to_the_cpu_after_the_charge),
 		BOTH(test_racing_refill_exceeds_batch_only_in_v4),
+		BOTH(test_slot_growth_is_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,8 +42,9 @@ PCSTOCK_EXTERN_C_BEGIN
  *	uncharges above batch bypass the stock.
  * @PCSTOCK_STOCK_V4: exactly the series as posted (v4 3/5): CAS consume,
  *	greedy max(batch, n) refill with the surplus added to the then
- *	current CPU's slot (no cap), exact fallback, unconditional exchange
- *	drain, uncharges straight to the hierarchy.
+ *	current CPU's slot (no cap below PCSTOCK_STOCK_V4_CEILING, ours),
+ *	exact fallback, unconditional exchange drain, uncharges straight to
+ *	the hierarchy.
  */
 enum pcstock_stock_policy {
 	PCSTOCK_STOCK_DEFAULT = 0,
@@ -53,12 +54,24 @@ enum pcstock_stock_policy {
 /* The largest batch a stock accepts (a slot is a 4-byte int). */
 #define PCSTOCK_STOCK_MAX_BATCH 65536U
 
+/*
+ * V4's slot has no cap in the series; ours stops at this many pages (2^24,
+ * 256 of the largest batches): a refill that takes a V4 slot past it
+ * drains the slot, its pages going up with the refill's (counted as a
+ * drain).  Far above any slot a fair run builds, it only bounds the
+ * adversarial sequences (a thread that always misses on one CPU and
+ * refills another) that would otherwise carry the 4-byte slot into the
+ * disable mark's range and then overflow it.  A deviation from the kernel.
+ */
+#define PCSTOCK_STOCK_V4_CEILING 0x1000000U
+
 /**
  * struct pcstock_stock_stats - stock statistics, summed over CPUs
  * @hits: charges served from a slot
  * @misses: stocked charges that went to the hierarchy
  * @refills: surpluses (from a batch charge or an uncharge) put in a slot
- * @drains: drains that found pages
+ * @drains: drains that found pages (also a V4 refill's past
+ *	PCSTOCK_STOCK_V4_CEILING)
  * @drained_pages: pages returned by drains
  * @trims: pages sent back up because a slot would have exceeded batch
  *	(DEFAULT)

@@ -81,13 +81,14 @@ struct pcstock_stock_rec_ {
  * The disable mark.  pcstock_counter_disable_stock() adds it to every slot
  * with one atomic RMW, keeping the pages there: a marked slot holds
  * MARK + pages, which is negative (a DEFAULT slot holds at most a batch,
- * PCSTOCK_STOCK_MAX_BATCH; V4's uncapped slot would need some 16,000
- * racing refills of the largest batch to reach 2^30), so the hit's
- * "slot - n >= 0" and the refill's "slot + n <= batch" (as unsigned) both
- * fail on it without another load.  Every addition to a slot is an RMW of the slot
- * itself, so it either lands before the mark (and stays with the pages,
- * drained as they are) or sees it: the disable handshake needs no second
- * look at the state.  A slot of an enabled stock is never negative.
+ * PCSTOCK_STOCK_MAX_BATCH; a V4 slot is drained by the refill that takes
+ * it past PCSTOCK_STOCK_V4_CEILING, 2^24, and would need some 16,000
+ * racing refills of the largest batch to get from there to 2^30), so the
+ * hit's "slot - n >= 0" and the refill's "slot + n <= batch" (as unsigned)
+ * both fail on it without another load.  Every addition to a slot is an
+ * RMW of the slot itself, so it either lands before the mark (and stays
+ * with the pages, drained as they are) or sees it: the disable handshake
+ * needs no second look at the state.  A slot of an enabled stock is never negative.
  */
 #define PCSTOCK_STOCK_MARK_ (-0x40000000)
 
