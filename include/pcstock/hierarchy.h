@@ -382,6 +382,10 @@ PCSTOCK_API int pcstock_tree_create(struct pcstock_domain *d,
  * return value, and the tree is freed all the same.
  *
  * Context: no concurrent use of @t.  Not from a callback or RCU section.
+ * The domain's CPUs may be used meanwhile: a MEMCG7 tree's per-CPU caches
+ * are drained under the domain's lock that exclusive CPUs' owners run
+ * their queued work under, so an owner may idle, exit or go offline
+ * during the destroy (the drain queued by a group's destroy is run once).
  *
  * Return: 0 (also for NULL); a positive number: the tree is freed, but
  * that many pages (at most INT_MAX) were still charged; -EBUSY if a group
