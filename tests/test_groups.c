@@ -19,6 +19,7 @@
 
 #include "hierarchy_helpers.h"
 #include "internal.h"
+#include "rcu.h"
 
 static struct pcstock_domain *dom;
 static struct pcstock_tree *tree;
@@ -293,6 +294,39 @@ static void test_refused_charges_counted(void **state)
 	rmgroup(g);
 }
 
+/*
+ * A group's RCU free puts its parent, whose own free then waits for
+ * another grace period: a chain destroyed leaf first is freed one level
+ * per grace period.  pcstock_tree_destroy() waits for every pending free,
+ * in a bounded number of grace periods whatever the depth.
+ */
+#define CHAIN_DEPTH 1000
+/*
+ * Barriers until no free runs (two: one runs the queued frees, the next
+ * finds none; three if a free that began before the destroy queued its
+ * parent), then one grace period for the groups the destroyer frees.
+ */
+#define CHAIN_MAX_WAITS 4
+
+static void test_tree_destroy_waits_bounded_grace_periods(void **state)
+{
+	struct pcstock_group *g[CHAIN_DEPTH];
+	unsigned long waits;
+
+	g[0] = mkgroup(root, "c");
+	for (unsigned int i = 1; i < CHAIN_DEPTH; i++)
+		g[i] = mkgroup(g[i - 1], "c");
+	for (unsigned int i = CHAIN_DEPTH; i-- > 0;)
+		rmgroup(g[i]);
+	waits = atomic_load(&pcs_rcu_waits);
+	assert_int_equal(pcstock_tree_destroy(tree), 0);
+	tree = NULL;
+	waits = atomic_load(&pcs_rcu_waits) - waits;
+	print_message("%lu grace periods waited for a chain of %u\n", waits,
+		      CHAIN_DEPTH);
+	assert_in_range(waits, 1, CHAIN_MAX_WAITS);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -304,6 +338,7 @@ int main(void)
 		T(test_name_index_many_siblings_and_churn),
 		T(test_name_index_rebuild_enomem),
 		T(test_refused_charges_counted),
+		T(test_tree_destroy_waits_bounded_grace_periods),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
