@@ -782,3 +782,13 @@ void pcs_work_hook_remove(struct pcstock_domain *d,
 {
 	hook_remove(d, &d->work_hooks, h);
 }
+
+void pcs_work_lock(struct pcstock_domain *d)
+{
+	pthread_mutex_lock(&d->hotplug_lock);
+}
+
+void pcs_work_unlock(struct pcstock_domain *d)
+{
+	pthread_mutex_unlock(&d->hotplug_lock);
+}

@@ -168,6 +168,13 @@ int pcs_work_hook_add(struct pcstock_domain *d, pcstock_cpu_hook_fn fn,
 		      struct pcstock_cpu_hook **out);
 void pcs_work_hook_remove(struct pcstock_domain *d,
 			  struct pcstock_cpu_hook *h);
+/*
+ * Hold off every work hook (and offline hook): they run under hotplug_lock.
+ * For a layer that drains CPUs' caches itself while their owners may idle,
+ * exit or go offline.  Not from a hook.
+ */
+void pcs_work_lock(struct pcstock_domain *d);
+void pcs_work_unlock(struct pcstock_domain *d);
 
 /* sched_getcpu(), out of line: it needs _GNU_SOURCE. */
 int pcs_getcpu(void);

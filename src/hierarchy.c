@@ -8,8 +8,9 @@
  * link store is a release and a walker's load an acquire, so a walker sees
  * a new group initialised.  An unlinked group keeps its sibling pointer, so
  * a walker standing on it carries on; it is freed by call_rcu after its
- * refcount drops to zero, and its refcount only drops to zero after it is
- * unlinked (the tree holds a reference while it is linked).  A child holds
+ * refcount drops to zero (while its tree is destroyed: by the destroyer,
+ * after one grace period for all), and its refcount only drops to zero
+ * after it is unlinked (the tree holds a reference while it is linked).  A child holds
  * a reference on its parent until it is freed, so a group's parent chain,
  * counters included, outlives it.
  *
@@ -41,6 +42,7 @@
 #ifdef PCS_TSAN
 char pcs_rcu_hb_token;
 #endif
+atomic_ulong pcs_rcu_waits;
 
 /* PAGE_ALLOC_COSTLY_ORDER: "small" charges are at most 8 pages. */
 #define COSTLY_PAGES 8UL
@@ -71,6 +73,7 @@ struct pcstock_group {
 	struct memcg7_dead m7_dead;	/* memcg7's reference after destroy */
 	atomic_ulong refused;		/* charges that returned -ENOMEM */
 	struct rcu_head rcu;
+	struct pcstock_group *reap_next;	/* see pcstock_tree_destroy() */
 	/*
 	 * What a lookup touches, together: with 100,000 siblings each line
 	 * is a cache miss (the name follows in the same allocation).
@@ -93,6 +96,9 @@ struct pcstock_tree {
 	pthread_mutex_t oom_lock;	/* the kernel's oom_lock, per tree */
 	struct name_index names;	/* children by name, under lock */
 	atomic_long nr_groups;
+	/* While the tree is destroyed: groups freed by the destroyer. */
+	atomic_bool dying;
+	_Atomic(struct pcstock_group *) reaped;
 	atomic_ulong drain_all;
 	atomic_ulong drain_all_busy;
 	atomic_ulong callback_clamped;
@@ -101,6 +107,7 @@ struct pcstock_tree {
 /* ---- RCU and references ---------------------------------------------------- */
 
 static void group_free_rcu(struct rcu_head *head);
+static void group_reap(struct pcstock_group *g);
 
 static bool group_is_root(const struct pcstock_group *g)
 {
@@ -152,7 +159,11 @@ void pcstock_group_put(struct pcstock_group *g)
 		pcs_die("pcstock_group_put(): group \"%s\" (%p) put more often "
 			"than it was got", g->name, (void *)g);
 	rcu_hb_release();
-	urcu_bp_call_rcu(&g->rcu, group_free_rcu);
+	/* Acquire pairs with the store in pcstock_tree_destroy(). */
+	if (pcs_load(&g->tree->dying, PCS_ACQUIRE))
+		group_reap(g);
+	else
+		urcu_bp_call_rcu(&g->rcu, group_free_rcu);
 }
 
 static void group_free(struct pcstock_group *g)
@@ -162,10 +173,9 @@ static void group_free(struct pcstock_group *g)
 	free(g);
 }
 
-static void group_free_rcu(struct rcu_head *head)
+/* Free @g, a grace period after it was unlinked and its last put. */
+static void group_release(struct pcstock_group *g)
 {
-	struct pcstock_group *g =
-		(void *)((char *)head - offsetof(struct pcstock_group, rcu));
 	struct pcstock_group *parent;
 	struct pcstock_tree *t;
 
@@ -177,6 +187,27 @@ static void group_free_rcu(struct rcu_head *head)
 	/* Release pairs with the acquire in wait_rcu_frees() (and TSan's). */
 	rcu_hb_release();
 	pcs_fetch_sub(&t->nr_groups, 1, PCS_RELEASE);
+}
+
+static void group_free_rcu(struct rcu_head *head)
+{
+	group_release((void *)((char *)head -
+			       offsetof(struct pcstock_group, rcu)));
+}
+
+/*
+ * A group whose last put comes while its tree is destroyed: the destroyer
+ * frees it (pcstock_tree_destroy()).  The release pairs with the acquire
+ * exchange in reap_all().
+ */
+static void group_reap(struct pcstock_group *g)
+{
+	struct pcstock_tree *t = g->tree;
+	struct pcstock_group *head = pcs_load(&t->reaped, PCS_RELAXED);
+
+	do {
+		g->reap_next = head;
+	} while (!pcs_cas(&t->reaped, &head, g, PCS_RELEASE, PCS_RELAXED));
 }
 
 static bool in_subtree(const struct pcstock_group *g,
@@ -583,16 +614,38 @@ free_tree:
 	return err;
 }
 
-/* Every pending RCU free, including parents whose put a free queued. */
+/*
+ * Every pending RCU free.  A free puts the parent; one that read the tree
+ * dying hands it to the destroyer, one that ran before queued it, to run
+ * after the next barrier.
+ */
 static void wait_rcu_frees(struct pcstock_tree *t)
 {
 	long before;
 
 	do {
 		before = pcs_load(&t->nr_groups, PCS_ACQUIRE);
-		urcu_bp_barrier();
+		pcs_rcu_barrier();
 		rcu_hb_acquire();	/* the callbacks' ends, for TSan */
 	} while (pcs_load(&t->nr_groups, PCS_ACQUIRE) < before);
+}
+
+/*
+ * Free every group handed to the destroyer, and the parents their frees
+ * hand on.  Each was unlinked before the destroy began and a grace period
+ * has passed since: nobody can reach it.  The acquire pairs with the
+ * release in group_reap().
+ */
+static void reap_all(struct pcstock_tree *t)
+{
+	struct pcstock_group *g, *next;
+
+	while ((g = pcs_xchg(&t->reaped, NULL, PCS_ACQUIRE))) {
+		for (; g; g = next) {
+			next = g->reap_next;
+			group_release(g);
+		}
+	}
 }
 
 int pcstock_tree_destroy(struct pcstock_tree *t)
@@ -603,12 +656,26 @@ int pcstock_tree_destroy(struct pcstock_tree *t)
 		return 0;
 	if (pcs_load(&t->root->children, PCS_ACQUIRE))
 		return -EBUSY;
+	/*
+	 * A group's free puts its parent, whose free would wait for another
+	 * grace period: a chain would cost one per level.  From here every
+	 * last put hands its group to us instead (release pairs with the
+	 * acquire in pcstock_group_put()): once the frees already queued
+	 * have run, one grace period covers all, as every group was
+	 * unlinked before we began.
+	 */
+	pcs_store(&t->dying, true, PCS_RELEASE);
 	high_recs_drop(t);
 	/* memcg7 holds references on (offline) groups: drop them. */
 	if (t->m7)
 		memcg7_flush(t->m7);
 	wait_rcu_frees(t);
-	/* Acquire pairs with the release decrement in group_free_rcu(). */
+	if (pcs_load(&t->reaped, PCS_RELAXED)) {
+		pcs_rcu_synchronize();
+		reap_all(t);
+	}
+	pcs_store(&t->dying, false, PCS_RELAXED);
+	/* Acquire pairs with the release decrement in group_release(). */
 	if (pcs_load(&t->nr_groups, PCS_ACQUIRE) != 1)
 		return -EBUSY;
 	/* Every group is gone: what the root still counts, nobody holds. */

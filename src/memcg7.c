@@ -348,8 +348,19 @@ free:
 	return err;
 }
 
+/*
+ * Owner variant: an owner runs its CPU's queued drain when it idles or
+ * exits, and an offline queues one, all under the domain's work lock,
+ * which the flush holds: no slot is drained by both.  (Its charges are
+ * the caller's to stop.)  The lock orders the owner's last writes to
+ * its slots before the flush, and the flush before its next drain, which
+ * finds no work.
+ */
 void memcg7_flush(struct memcg7 *m)
 {
+#ifndef PCSTOCK_MUTATE_M7_FLUSH_UNLOCKED
+	pcs_work_lock(m->d);
+#endif
 	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++) {
 		struct memcg7_pcp *p = pcp_of(m, cpu);
 
@@ -358,6 +369,9 @@ void memcg7_flush(struct memcg7 *m)
 		pcs_store(&p->done_epoch, pcs_load(&m->epoch, PCS_RELAXED),
 			  PCS_RELAXED);
 	}
+#ifndef PCSTOCK_MUTATE_M7_FLUSH_UNLOCKED
+	pcs_work_unlock(m->d);
+#endif
 	reap(m);
 }
 

@@ -60,7 +60,10 @@ int memcg7_create(struct pcstock_domain *d, unsigned int batch,
 		  struct memcg7 **out);
 /* Drain every slot and free; no concurrent use. */
 void memcg7_destroy(struct memcg7 *m);
-/* Drain every slot, drop every deferred reference; no concurrent use. */
+/*
+ * Drain every slot, drop every deferred reference.  No concurrent use of
+ * the cache; the owners may idle, exit or go offline meanwhile.
+ */
 void memcg7_flush(struct memcg7 *m);
 
 /* consume_stock(): take @nr_pages of @key from this CPU's slot. */

@@ -8,6 +8,9 @@
  * call_rcu() releases one token that each RCU callback acquires before it
  * frees.  The edge is real: a callback runs after every reader that could
  * see the object has unlocked.
+ *
+ * The waits (pcs_rcu_barrier(), pcs_rcu_synchronize()) are counted in
+ * pcs_rcu_waits, which tests read.
  */
 #ifndef PCSTOCK_RCU_H
 #define PCSTOCK_RCU_H
@@ -25,6 +28,24 @@ extern char pcs_rcu_hb_token;
 #define rcu_hb_release() ((void)0)
 #define rcu_hb_acquire() ((void)0)
 #endif
+
+/*
+ * Grace periods the library waits for (barriers and synchronizations),
+ * counted so that tests can bound what an operation waits for.
+ */
+extern atomic_ulong pcs_rcu_waits;
+
+static inline void pcs_rcu_barrier(void)
+{
+	pcs_fetch_add(&pcs_rcu_waits, 1, PCS_RELAXED);
+	urcu_bp_barrier();
+}
+
+static inline void pcs_rcu_synchronize(void)
+{
+	pcs_fetch_add(&pcs_rcu_waits, 1, PCS_RELAXED);
+	urcu_bp_synchronize_rcu();
+}
 
 static inline void rcu_lock(void)
 {

@@ -12,6 +12,10 @@ pcstock_add_test(test_cgroupfs SOURCES test_cgroupfs.c
 	LABELS unit conformance TIMEOUT 60)
 pcstock_add_test(test_memcg7 SOURCES test_memcg7.c
 	LABELS unit conformance TIMEOUT 60)
+# A tree destroy against its domain's CPU owners idling and exiting,
+# 1,000 times each: no cached page is uncharged twice.
+add_test(NAME test_memcg7_stress COMMAND test_memcg7 stress)
+set_tests_properties(test_memcg7_stress PROPERTIES LABELS stress TIMEOUT 300)
 # Lying, slow and asynchronous callbacks: each case returns with its
 # documented result; the whole run takes well under a second a case, so a
 # TIMEOUT of 20 s catches a hang.

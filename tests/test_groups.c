@@ -23,6 +23,7 @@
 #include "domain.h"
 #include "hierarchy_helpers.h"
 #include "internal.h"
+#include "rcu.h"
 
 static struct pcstock_domain *dom;
 static struct pcstock_tree *tree;
@@ -439,6 +440,39 @@ static void test_thread_table_collision(void **state)
 	  test_thread_table_collision, NULL, NULL,                           \
 	  &(struct collide_case){ PCSTOCK_TREE_##pol, TRIGGER_##trig } }
 
+/*
+ * A group's RCU free puts its parent, whose own free then waits for
+ * another grace period: a chain destroyed leaf first is freed one level
+ * per grace period.  pcstock_tree_destroy() waits for every pending free,
+ * in a bounded number of grace periods whatever the depth.
+ */
+#define CHAIN_DEPTH 1000
+/*
+ * Barriers until no free runs (two: one runs the queued frees, the next
+ * finds none; three if a free that began before the destroy queued its
+ * parent), then one grace period for the groups the destroyer frees.
+ */
+#define CHAIN_MAX_WAITS 4
+
+static void test_tree_destroy_waits_bounded_grace_periods(void **state)
+{
+	struct pcstock_group *g[CHAIN_DEPTH];
+	unsigned long waits;
+
+	g[0] = mkgroup(root, "c");
+	for (unsigned int i = 1; i < CHAIN_DEPTH; i++)
+		g[i] = mkgroup(g[i - 1], "c");
+	for (unsigned int i = CHAIN_DEPTH; i-- > 0;)
+		rmgroup(g[i]);
+	waits = atomic_load(&pcs_rcu_waits);
+	assert_int_equal(pcstock_tree_destroy(tree), 0);
+	tree = NULL;
+	waits = atomic_load(&pcs_rcu_waits) - waits;
+	print_message("%lu grace periods waited for a chain of %u\n", waits,
+		      CHAIN_DEPTH);
+	assert_in_range(waits, 1, CHAIN_MAX_WAITS);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -456,6 +490,7 @@ int main(void)
 		COLLIDE(V4, THIS_CPU),
 		COLLIDE(V4, MEMCG7),
 		COLLIDE(V4, NONE),
+		T(test_tree_destroy_waits_bounded_grace_periods),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -694,7 +696,117 @@ static void test_pinned_failed_bind_runs_queued_drain(void **state)
 	assert_int_equal(pcstock_cpu_enter(dom, 0), 0);
 }
 
-int main(void)
+/* ---- stress: a tree destroy against an owner's idle or exit -------------- */
+
+#define RACE_ITERATIONS 1000
+
+enum race_phase { RACE_WAIT, RACE_CHARGE, RACE_CHARGED, RACE_GO, RACE_STOP };
+
+/* The owner of CPU 1 of a COOP domain, stepped by the phase. */
+static struct {
+	pthread_t thread;
+	struct pcstock_domain *d;
+	struct pcstock_group *g;
+	bool exit;			/* exit and re-enter instead of idling */
+	atomic_int phase;
+	atomic_bool quit;
+	atomic_bool failed;
+} race;
+
+static void race_await(int want)
+{
+	while (atomic_load(&race.phase) != want && !atomic_load(&race.quit))
+		sched_yield();
+}
+
+static void *race_owner(void *unused)
+{
+	if (pcstock_cpu_enter(race.d, 1))
+		atomic_store(&race.failed, true);
+	while (!atomic_load(&race.quit)) {
+		race_await(RACE_CHARGE);
+		if (atomic_load(&race.quit))
+			break;
+		/* One page kept, the batch's other 63 cached on CPU 1. */
+		if (pcstock_group_charge(race.g, 1, 0))
+			atomic_store(&race.failed, true);
+		atomic_store(&race.phase, RACE_CHARGED);
+		race_await(RACE_GO);
+		/* The destroy's drain is queued here: run it, racing. */
+		while (atomic_load(&race.phase) == RACE_GO) {
+			if (!race.exit) {
+				pcstock_cpu_idle(race.d);
+				continue;
+			}
+			pcstock_cpu_exit(race.d);
+			while (pcstock_cpu_enter(race.d, 1))
+				sched_yield();
+		}
+		atomic_store(&race.phase, RACE_WAIT);
+	}
+	pcstock_cpu_exit(race.d);
+	return NULL;
+}
+
+/*
+ * pcstock_tree_destroy() flushes every CPU's memcg7 cache.  An owner that
+ * idles or exits at the same time runs the drain its group's destroy
+ * queued there: the two must not drain the same slots (each such double
+ * drain uncharges the 63 cached pages twice, an underflow).  The one page
+ * the owner keeps is the tree's only leak.
+ */
+static void destroy_race(bool exit)
+{
+	struct pcstock_domain_attr attr = { 2, PCSTOCK_CPU_COOP, NULL };
+	struct pcstock_tree_attr tattr = { .policy = PCSTOCK_TREE_MEMCG7 };
+	unsigned long warns, underflows = 0, leaks = 0;
+	struct pcstock_tree *t;
+	int ret;
+
+	assert_int_equal(pcstock_domain_create(&attr, &race.d), 0);
+	race.exit = exit;
+	atomic_store(&race.phase, RACE_WAIT);
+	atomic_store(&race.quit, false);
+	atomic_store(&race.failed, false);
+	assert_int_equal(pthread_create(&race.thread, NULL, race_owner, NULL),
+			 0);
+	for (unsigned int i = 0; i < RACE_ITERATIONS; i++) {
+		assert_int_equal(pcstock_tree_create(race.d, &tattr, &t), 0);
+		race.g = mkgroup(pcstock_tree_root(t), "g");
+		atomic_store(&race.phase, RACE_CHARGE);
+		while (atomic_load(&race.phase) != RACE_CHARGED)
+			sched_yield();
+		/* CPU 1 is owned: its drain is queued, and the page's group
+		 * kept by the cache's deferred reference. */
+		rmgroup(race.g);
+		warns = pcstock_warn_count();
+		atomic_store(&race.phase, RACE_GO);
+		ret = pcstock_tree_destroy(t);
+		atomic_store(&race.phase, RACE_STOP);
+		race_await(RACE_WAIT);
+		underflows += pcstock_warn_count() != warns;
+		leaks += ret != 1;
+	}
+	atomic_store(&race.quit, true);
+	assert_int_equal(pthread_join(race.thread, NULL), 0);
+	assert_false(atomic_load(&race.failed));
+	assert_int_equal(pcstock_domain_destroy(race.d), 0);
+	if (underflows || leaks)
+		fail_msg("%lu of %u destroys drained twice (%lu leaks wrong)",
+			 underflows, RACE_ITERATIONS, leaks);
+}
+
+static void test_destroy_races_idle(void **state)
+{
+	destroy_race(false);
+}
+
+static void test_destroy_races_exit(void **state)
+{
+	destroy_race(true);
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_s1_round_robin_eviction),
@@ -714,6 +826,13 @@ int main(void)
 		cmocka_unit_test(test_coop_deferred_reference),
 		cmocka_unit_test(test_pinned_failed_bind_runs_queued_drain),
 	};
+	const struct CMUnitTest stress[] = {
+		cmocka_unit_test(test_destroy_races_idle),
+		cmocka_unit_test(test_destroy_races_exit),
+	};
 
+	if (argc > 1 && !strcmp(argv[1], "stress"))
+		return cmocka_run_group_tests_name("memcg7-stress", stress,
+						   NULL, NULL);
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -376,12 +376,20 @@ PCSTOCK_API int pcstock_tree_create(struct pcstock_domain *d,
  * put.  The over-high records threads hold on the tree's groups (see
  * pcstock_handle_over_high()) are dropped here, whichever thread holds
  * them, so a pool thread that never handles its record does not pin the
- * tree.  Waits for pending RCU frees.  Once every group is gone, pages
+ * tree.  Waits for pending RCU frees in a bounded number of grace periods
+ * whatever the tree's shape: a group's free puts its parent, which would
+ * wait for a grace period of its own (one per level of a chain), so
+ * groups whose last reference goes during the destroy are freed by it,
+ * together, after one grace period.  Once every group is gone, pages
  * still charged (the root's usage) can only be pages whose holders put
  * their reference without uncharging them: they are reported by the
  * return value, and the tree is freed all the same.
  *
  * Context: no concurrent use of @t.  Not from a callback or RCU section.
+ * The domain's CPUs may be used meanwhile: a MEMCG7 tree's per-CPU caches
+ * are drained under the domain's lock that exclusive CPUs' owners run
+ * their queued work under, so an owner may idle, exit or go offline
+ * during the destroy (the drain queued by a group's destroy is run once).
  *
  * Return: 0 (also for NULL); a positive number: the tree is freed, but
  * that many pages (at most INT_MAX) were still charged; -EBUSY if a group
