@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * pcstock kernel shim: atomic_long_t and xchg() on C11 atomics.
+ *
+ * Every operation goes through pcstock's own wrappers (src/atomic.h), so
+ * in an explorer build (PCSTOCK_EXPLORE, KPC_EXPLORE) each is a scheduling
+ * point and, with PCSTOCK_EXPLORE_WMM, an access of the weak-memory model,
+ * exactly like pcstock's own atomics.  In other builds the wrappers are
+ * plain <stdatomic.h> calls.
+ *
+ * Memory orders follow the kernel's atomic_t.txt: read, set and the
+ * non-returning add/sub are relaxed; the value-returning RMWs and xchg()
+ * are fully ordered (seq_cst here).
+ */
+#ifndef KPC_SHIM_LINUX_ATOMIC_H
+#define KPC_SHIM_LINUX_ATOMIC_H
+
+#include <linux/compiler.h>
+#include <linux/types.h>
+
+#include "../../../src/atomic.h" /* pcstock's own wrappers */
+
+typedef struct {
+	_Atomic long counter;
+} atomic_long_t;
+
+#define ATOMIC_LONG_INIT(i) { (i) }
+
+static inline long atomic_long_read(const atomic_long_t *v)
+{
+	return pcs_load((_Atomic long *)&v->counter, PCS_RELAXED);
+}
+
+static inline void atomic_long_set(atomic_long_t *v, long i)
+{
+	pcs_store(&v->counter, i, PCS_RELAXED);
+}
+
+static inline void atomic_long_add(long i, atomic_long_t *v)
+{
+	(void)pcs_fetch_add(&v->counter, i, PCS_RELAXED);
+}
+
+static inline void atomic_long_sub(long i, atomic_long_t *v)
+{
+	(void)pcs_fetch_sub(&v->counter, i, PCS_RELAXED);
+}
+
+static inline long atomic_long_add_return(long i, atomic_long_t *v)
+{
+	return pcs_fetch_add(&v->counter, i, memory_order_seq_cst) + i;
+}
+
+static inline long atomic_long_sub_return(long i, atomic_long_t *v)
+{
+	return pcs_fetch_sub(&v->counter, i, memory_order_seq_cst) - i;
+}
+
+static inline long atomic_long_xchg(atomic_long_t *v, long i)
+{
+	return pcs_xchg(&v->counter, i, memory_order_seq_cst);
+}
+
+/*
+ * xchg() on a plain field (the kernel's limit): a fully ordered exchange
+ * of an object that is not declared _Atomic, which gcc's <stdatomic.h>
+ * accepts (the unit is built by gcc).
+ */
+#define xchg(ptr, v) pcs_xchg((ptr), (v), memory_order_seq_cst)
+
+#endif
