@@ -54,9 +54,12 @@ fetch() {
 			pats="$pats */$f"
 		done
 		mkdir -p "$raw.tmp/x"
+		# The patterns are tar's, not the shell's: no globbing here.
+		set -f
 		# shellcheck disable=SC2086
 		tar -xf "$src" -C "$raw.tmp/x" --wildcards --no-anchored \
 			$pats || die "cannot extract from $src"
+		set +f
 		top=$(find "$raw.tmp/x" -path '*/mm/page_counter.c' |
 			awk '{ print length($0), $0 }' | sort -n | head -n 1 |
 			cut -d' ' -f2-)
@@ -118,7 +121,7 @@ mutate() {
 		# ordered: its limit read may pass it (store buffering with
 		# set_max()).
 		awk '/^bool page_counter_try_charge\(/ { on = 1 }
-			on && /atomic_long_add_return\(/ && !done {
+			on && /= *atomic_long_add_return\(/ && !done {
 				sub(/atomic_long_add_return\(/,
 				    "kpc_atomic_long_add_return_relaxed(")
 				done = 1

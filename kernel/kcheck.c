@@ -101,6 +101,23 @@ static char *build_unit(const char *tree, const char *mutation, bool quiet)
 	return so;
 }
 
+/* Remove build_unit()'s directory (the plugin stays mapped). */
+static void remove_unit_dir(const char *so)
+{
+	char dir[4096], qdir[4200], cmd[4400];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", so);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	shell_quote(qdir, sizeof(qdir), dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", qdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "pcstock-kcheck: could not remove %s\n", dir);
+}
+
 static const struct kpc_unit *load_unit(const char *so)
 {
 	const struct kpc_unit *(*get)(void);
@@ -173,10 +190,12 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	/* --seconds alone: run for that long, whatever the counts. */
+	/* --seconds: run that long in all, whatever the counts. */
 	if (o.seconds > 0) {
 		o.ops = 0;
 		o.parses = 0;
+		if (oracle && parse)
+			o.seconds /= 2;
 	}
 	if (tree) {
 		so = build_unit(tree, mutation, o.quiet);
@@ -189,6 +208,8 @@ int main(int argc, char **argv)
 		return KC_SKIP;
 	}
 	k = load_unit(so);
+	if (tree)
+		remove_unit_dir(so);
 	if (!k)
 		return 1;
 	printf("pcstock %s against kernel %s (unit %s), planted bug: %s\n",

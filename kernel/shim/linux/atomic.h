@@ -10,7 +10,12 @@
  *
  * Memory orders follow the kernel's atomic_t.txt: read, set and the
  * non-returning add/sub are relaxed; the value-returning RMWs and xchg()
- * are fully ordered (seq_cst here).
+ * are fully ordered, which atomic_t.txt defines as smp_mb() before and
+ * after a relaxed RMW: a seq_cst fence on each side here.  (A C11 seq_cst
+ * RMW alone is weaker: a relaxed load after it may still read an old
+ * value, so set_max()'s re-read of usage could miss a racing charge; the
+ * explorer's weak mode reports exactly that false alarm without the
+ * fences.)
  */
 #ifndef KPC_SHIM_LINUX_ATOMIC_H
 #define KPC_SHIM_LINUX_ATOMIC_H
@@ -46,19 +51,42 @@ static inline void atomic_long_sub(long i, atomic_long_t *v)
 	(void)pcs_fetch_sub(&v->counter, i, PCS_RELAXED);
 }
 
+/* A fully ordered RMW: smp_mb(); relaxed RMW; smp_mb(). */
+#define kpc_fully_ordered(rmw)                                               \
+	__extension__({                                                      \
+		__typeof__(rmw) kpc_r_;                                      \
+		pcs_fence(memory_order_seq_cst);                             \
+		kpc_r_ = (rmw);                                              \
+		pcs_fence(memory_order_seq_cst);                             \
+		kpc_r_;                                                      \
+	})
+
 static inline long atomic_long_add_return(long i, atomic_long_t *v)
 {
-	return pcs_fetch_add(&v->counter, i, memory_order_seq_cst) + i;
+	return kpc_fully_ordered(pcs_fetch_add(&v->counter, i, PCS_RELAXED)) +
+	       i;
+}
+
+/*
+ * Not a kernel function: what kernel/extract.sh's try_charge_relaxed_add
+ * mutation puts in place of a fully ordered add, a planted memory-order
+ * bug for the explorer to find.
+ */
+static inline long kpc_atomic_long_add_return_relaxed(long i,
+						      atomic_long_t *v)
+{
+	return pcs_fetch_add(&v->counter, i, PCS_RELAXED) + i;
 }
 
 static inline long atomic_long_sub_return(long i, atomic_long_t *v)
 {
-	return pcs_fetch_sub(&v->counter, i, memory_order_seq_cst) - i;
+	return kpc_fully_ordered(pcs_fetch_sub(&v->counter, i, PCS_RELAXED)) -
+	       i;
 }
 
 static inline long atomic_long_xchg(atomic_long_t *v, long i)
 {
-	return pcs_xchg(&v->counter, i, memory_order_seq_cst);
+	return kpc_fully_ordered(pcs_xchg(&v->counter, i, PCS_RELAXED));
 }
 
 /*
@@ -66,6 +94,6 @@ static inline long atomic_long_xchg(atomic_long_t *v, long i)
  * of an object that is not declared _Atomic, which gcc's <stdatomic.h>
  * accepts (the unit is built by gcc).
  */
-#define xchg(ptr, v) pcs_xchg((ptr), (v), memory_order_seq_cst)
+#define xchg(ptr, v) kpc_fully_ordered(pcs_xchg((ptr), (v), PCS_RELAXED))
 
 #endif
