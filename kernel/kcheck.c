@@ -220,8 +220,8 @@ int main(int argc, char **argv)
 		       "absent (failcnt always counted: pcstock tracks it on"
 		       " every counter)",
 	       k->features & KPC_F_STOCK ?
-		       "present, but its functions are not driven yet: stock"
-		       " differential skipped" :
+		       "present: every other case runs stocked, against"
+		       " pcstock's PCSTOCK_STOCK_V4" :
 		       "absent: stock differential skipped");
 	printf("seed %llu\n", (unsigned long long)o.seed);
 	fflush(stdout);
@@ -229,9 +229,9 @@ int main(int argc, char **argv)
 	t0 = kc_now();
 	if (oracle) {
 		ret |= kc_oracle_run(k, &o, &ro);
-		printf("counter differential: %lu operations in %lu cases,"
-		       " %lu divergence(s)\n", ro.ops, ro.cases,
-		       ro.divergences);
+		printf("counter differential: %lu operations in %lu cases"
+		       " (%lu with stocks), %lu divergence(s)\n", ro.ops,
+		       ro.cases, ro.stock_cases, ro.divergences);
 	}
 	if (parse && !(expect && ro.divergences)) {
 		ret |= kc_parse_run(k, &o, &rp);

@@ -83,6 +83,20 @@ struct kpc_unit {
 	void (*set_warn_handler)(kpc_warn_fn fn, void *arg);
 	unsigned long (*warn_count)(void);
 	void (*warn_reset)(void);
+
+	/*
+	 * The stock series (KPC_F_STOCK; NULL without it).  CPUs are
+	 * simulated: set_cpus() before the first alloc_stock(), set_cpu()
+	 * is the CPU this_cpu_ptr() means from then on.
+	 */
+	void (*set_cpus)(unsigned int nr_cpus);
+	void (*set_cpu)(unsigned int cpu);
+	int (*alloc_stock)(void *c, unsigned int batch);
+	void (*free_stock)(void *c);
+	bool (*try_charge_stock)(void *c, unsigned long nr_pages, void **fail,
+				 unsigned long *nr_charged);
+	void (*drain_stock)(void *c, unsigned int cpu);
+	long (*stock_pages)(void *c, unsigned int cpu);
 };
 
 const struct kpc_unit *kpc_unit(void);

@@ -14,6 +14,14 @@
  * Like with like: a tree before v6.15 has no track_failcnt and always
  * counts failures, so pcstock's counters then all track failcnt; from
  * v6.15 each counter's flag is random and set on both sides.
+ *
+ * A tree with the per-counter stock series gets stock runs too: every
+ * counter has a stock (pcstock's PCSTOCK_STOCK_V4 on KC_CPUS simulated
+ * CPUs; the kernel's alloc_percpu() over the shim's CPUs), the thread
+ * switches CPU between operations, charges through the stock and drains
+ * any CPU's slot, and after every operation each counter's slots are
+ * compared and conservation checked on the kernel's side: a counter's
+ * usage is what callers hold in its subtree plus its subtree's stock.
  */
 #include <errno.h>
 #include <limits.h>
@@ -21,11 +29,14 @@
 #include <string.h>
 
 #include <pcstock/counter.h>
+#include <pcstock/cpu.h>
+#include <pcstock/stock.h>
 
 #include "kcheck.h"
 
 #define KC_MAX_NODES 48
 #define KC_CASE_OPS 96
+#define KC_CPUS 4
 
 enum kc_kind {
 	K_CHARGE,
@@ -42,6 +53,9 @@ enum kc_kind {
 	K_RESET_FAILCNT,
 	K_CALC_PROT,
 	K_EFF_PROT,
+	K_CPU,			/* stock runs: switch to CPU v[0] */
+	K_STOCK_CHARGE,		/* try_charge_stock */
+	K_DRAIN,		/* drain CPU v[1]'s slot */
 	K_NR
 };
 
@@ -49,7 +63,8 @@ static const char *const kind_name[K_NR] = {
 	"charge", "try_charge", "cancel", "uncharge", "set_max", "xchg_max",
 	"set_min", "set_low", "set_high", "reset_watermark",
 	"reset_local_watermark", "reset_failcnt", "calculate_protection",
-	"effective_protection",
+	"effective_protection", "switch_cpu", "try_charge_stock",
+	"drain_stock",
 };
 
 /*
@@ -57,7 +72,7 @@ static const char *const kind_name[K_NR] = {
  * operation runs (usage + v[0], or the room below max + v[0], wrapping),
  * so that a shrunk reproducer keeps the relation that made it diverge.
  */
-enum kc_rel { R_ABS, R_USAGE, R_ROOM };
+enum kc_rel { R_ABS, R_USAGE, R_ROOM, R_HELD };	/* R_HELD: at most held */
 
 struct kc_op {
 	unsigned char kind;
@@ -72,6 +87,7 @@ struct kc_case {
 	int parent[KC_MAX_NODES];
 	bool prot[KC_MAX_NODES];
 	bool track[KC_MAX_NODES];
+	unsigned int batch;		/* stock runs: 0 for none */
 	struct kc_op ops[KC_CASE_OPS];
 	unsigned int nops;
 };
@@ -83,6 +99,9 @@ struct kc_world {
 	struct pcstock_counter *ours;
 	unsigned char *kmem;
 	void *kc[KC_MAX_NODES];
+	struct pcstock_domain *d;	/* stock runs */
+	unsigned int stocked;		/* counters with stocks now */
+	unsigned long held[KC_MAX_NODES];	/* pages callers hold */
 	char what[256];			/* the divergence, once found */
 };
 
@@ -102,9 +121,15 @@ static void world_init(struct kc_world *w, const struct kpc_unit *k,
 			k->counter_align * k->counter_align;
 	unsigned int i;
 
+	for (i = 0; i < w->stocked; i++) {
+		pcstock_counter_free_stock(&w->ours[i]);
+		k->free_stock(w->kc[i]);
+	}
+	w->stocked = 0;
 	w->k = k;
 	w->cs = cs;
 	w->what[0] = '\0';
+	memset(w->held, 0, sizeof(w->held));
 	for (i = 0; i < cs->n; i++) {
 		int p = cs->parent[i];
 
@@ -118,6 +143,20 @@ static void world_init(struct kc_world *w, const struct kpc_unit *k,
 	}
 	pcstock_warn_reset();
 	k->warn_reset();
+	if (cs->batch) {
+		for (i = 0; i < cs->n; i++) {
+			if (pcstock_counter_alloc_stock(&w->ours[i], w->d,
+							cs->batch,
+							PCSTOCK_STOCK_V4) ||
+			    k->alloc_stock(w->kc[i], cs->batch))
+				abort();
+		}
+		w->stocked = cs->n;
+		pcstock_cpu_exit(w->d);
+		if (pcstock_cpu_enter(w->d, 0))
+			abort();
+		k->set_cpu(0);
+	}
 }
 
 static int node_of_ours(const struct kc_world *w,
@@ -159,6 +198,8 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 		a += pcstock_counter_read(o);
 	else if (op->rel == R_ROOM)
 		a += pcstock_counter_max(o) - pcstock_counter_read(o);
+	else if (op->rel == R_HELD && a > w->held[op->node])
+		a = w->held[op->node];
 	if (freeze) {
 		op->v[0] = a;
 		op->rel = R_ABS;
@@ -168,6 +209,7 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 	case K_CHARGE:
 		pcstock_counter_charge(o, a);
 		k->charge(kc, a);
+		w->held[op->node] += a;
 		break;
 	case K_TRY: {
 		struct pcstock_counter *of = NULL;
@@ -180,6 +222,44 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 		if (!ok && node_of_kernel(w, kf) != node_of_ours(w, of))
 			DIVERGE(w, "failing level: kernel n%d, pcstock n%d",
 				node_of_kernel(w, kf), node_of_ours(w, of));
+		if (ok)
+			w->held[op->node] += a;
+		break;
+	}
+	case K_CPU:
+		pcstock_cpu_exit(w->d);
+		if (pcstock_cpu_enter(w->d, (unsigned int)a))
+			abort();
+		k->set_cpu((unsigned int)a);
+		break;
+	case K_STOCK_CHARGE: {
+		struct pcstock_counter *of = NULL;
+		void *kf = NULL;
+		unsigned long on = ~0UL, kn = ~0UL;
+		bool ok = pcstock_counter_try_charge_stock(o, a, &of, &on);
+		bool kok = k->try_charge_stock(kc, a, &kf, &kn);
+
+		if (ok != kok)
+			DIVERGE(w, "returned kernel %d, pcstock %d", kok, ok);
+		if (!ok && node_of_kernel(w, kf) != node_of_ours(w, of))
+			DIVERGE(w, "failing level: kernel n%d, pcstock n%d",
+				node_of_kernel(w, kf), node_of_ours(w, of));
+		if (ok && on != kn)
+			DIVERGE(w, "pages charged: kernel %lu, pcstock %lu",
+				kn, on);
+		if (ok)
+			w->held[op->node] += a;
+		break;
+	}
+	case K_DRAIN: {
+		unsigned int cpu = (unsigned int)op->v[1];
+		long kslot = k->stock_pages(kc, cpu);
+		unsigned long got = pcstock_counter_drain_stock(o, cpu);
+
+		k->drain_stock(kc, cpu);
+		if ((unsigned long)kslot != got)
+			DIVERGE(w, "drained: kernel slot held %ld, pcstock"
+				" drained %lu", kslot, got);
 		break;
 	}
 	case K_CANCEL:
@@ -189,6 +269,8 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 	case K_UNCHARGE:
 		pcstock_counter_uncharge(o, a);
 		k->uncharge(kc, a);
+		w->held[op->node] -= a < w->held[op->node] ?
+					     a : w->held[op->node];
 		break;
 	case K_SET_MAX: {
 		int r = pcstock_counter_set_max(o, a), kr = k->set_max(kc, a);
@@ -259,6 +341,34 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 	return true;
 }
 
+/* Stock runs: slots on both sides, and the kernel side's conservation. */
+static bool compare_stock(struct kc_world *w)
+{
+	unsigned long stock[KC_MAX_NODES], want[KC_MAX_NODES] = { 0 };
+	unsigned int i, cpu;
+	int p;
+
+	for (i = 0; i < w->cs->n; i++) {
+		unsigned long ours = pcstock_counter_stock_pages(&w->ours[i]);
+
+		stock[i] = 0;
+		for (cpu = 0; cpu < KC_CPUS; cpu++)
+			stock[i] += (unsigned long)w->k->stock_pages(w->kc[i],
+								   cpu);
+		if (stock[i] != ours)
+			DIVERGE(w, "n%u stock: kernel %lu, pcstock %lu", i,
+				stock[i], ours);
+		for (p = (int)i; p >= 0; p = w->cs->parent[p])
+			want[p] += w->held[i] + stock[i];
+	}
+	for (i = 0; i < w->cs->n; i++)
+		if (w->k->read(w->kc[i]) != want[i])
+			DIVERGE(w, "conservation: n%u usage %lu, held + stock"
+				" %lu (kernel side)", i, w->k->read(w->kc[i]),
+				want[i]);
+	return true;
+}
+
 #define CMP(field, ours_val)                                                 \
 	do {                                                                 \
 		unsigned long o_ = (unsigned long)(ours_val);                \
@@ -298,7 +408,7 @@ static bool compare(struct kc_world *w)
 	if (kw != ow)
 		DIVERGE(w, "underflow warnings: kernel %lu, pcstock %lu", kw,
 			ow);
-	return true;
+	return !w->stocked || compare_stock(w);
 }
 
 /*
@@ -417,13 +527,21 @@ static unsigned long gen_prot_arg(uint64_t *rs)
 
 static void gen_op(struct kc_op *op, uint64_t *rs, const struct kc_world *w)
 {
-	static const unsigned char weights[K_NR] = {
+	static const unsigned char plain[K_NR] = {
 		[K_CHARGE] = 12, [K_TRY] = 20, [K_CANCEL] = 3,
 		[K_UNCHARGE] = 12, [K_SET_MAX] = 8, [K_XCHG_MAX] = 4,
 		[K_SET_MIN] = 5, [K_SET_LOW] = 5, [K_SET_HIGH] = 2,
 		[K_RESET_WM] = 2, [K_RESET_LOCAL_WM] = 2,
 		[K_RESET_FAILCNT] = 1, [K_CALC_PROT] = 6, [K_EFF_PROT] = 4,
 	};
+	/* Stock runs: no cancel (it breaks conservation by design). */
+	static const unsigned char stocked[K_NR] = {
+		[K_CHARGE] = 4, [K_TRY] = 6, [K_UNCHARGE] = 14,
+		[K_SET_MAX] = 6, [K_XCHG_MAX] = 2, [K_SET_MIN] = 2,
+		[K_RESET_WM] = 1, [K_CALC_PROT] = 2, [K_CPU] = 8,
+		[K_STOCK_CHARGE] = 30, [K_DRAIN] = 6,
+	};
+	const unsigned char *weights = w->stocked ? stocked : plain;
 	unsigned int total = 0, pick, i;
 
 	for (i = 0; i < K_NR; i++)
@@ -438,10 +556,38 @@ static void gen_op(struct kc_op *op, uint64_t *rs, const struct kc_world *w)
 	switch (op->kind) {
 	case K_CHARGE:
 	case K_TRY:
-		gen_pages(op, rs);
+		/*
+		 * Stock runs charge positive amounts only: a charge that
+		 * wraps usage negative is clamped by the next uncharge, which
+		 * breaks conservation by design.
+		 */
+		if (w->stocked)
+			op->v[0] = kc_below(rs, 8) ?
+				kc_below(rs, 3 * w->cs->batch + 2) :
+				1UL << kc_below(rs, 40);
+		else
+			gen_pages(op, rs);
 		break;
-	case K_CANCEL:
+	case K_STOCK_CHARGE:
+		op->v[0] = kc_below(rs, 4) ? 1 + kc_below(rs, 8) :
+			   kc_below(rs, 3 * w->cs->batch + 2);
+		if (!kc_below(rs, 8))
+			op->v[0] = 1UL << kc_below(rs, 40);
+		break;
+	case K_CPU:
+		op->v[0] = kc_below(rs, KC_CPUS);
+		break;
+	case K_DRAIN:
+		op->v[1] = kc_below(rs, KC_CPUS);
+		break;
 	case K_UNCHARGE:
+		if (w->stocked) {	/* never more than is held */
+			op->rel = R_HELD;
+			op->v[0] = 1 + kc_below(rs, 2 * w->cs->batch + 8);
+			break;
+		}
+		/* fall through */
+	case K_CANCEL:
 		/* Mostly what is there; an underflow now and then. */
 		if (kc_below(rs, 8)) {
 			op->v[0] = kc_below(rs, pcstock_counter_read(
@@ -514,6 +660,12 @@ static void print_op(FILE *f, unsigned int i, const struct kc_op *op)
 	case K_CALC_PROT:
 		fprintf(f, " root=n%u recursive=%d\n", op->node, op->flag);
 		break;
+	case K_CPU:
+		fprintf(f, " %lu\n", op->v[0]);
+		break;
+	case K_DRAIN:
+		fprintf(f, " n%u cpu %lu\n", op->node, op->v[1]);
+		break;
 	case K_EFF_PROT:
 		fprintf(f, "(usage=%lu, parent_usage=%lu, setting=%lu, "
 			"parent_effective=%lu, siblings_protected=%lu, "
@@ -554,6 +706,9 @@ static void print_repro(FILE *f, const struct kc_case *cs,
 					shown[p] = true;
 		}
 	}
+	if (cs->batch)
+		fprintf(f, "stock run: every counter stocked, batch %u, %u"
+			" CPUs, starting on CPU 0\n", cs->batch, KC_CPUS);
 	fprintf(f, "reproducer (%u operations):\n  tree:", n);
 	for (i = 0; i < cs->n; i++) {
 		if (!shown[i])
@@ -587,11 +742,23 @@ int kc_oracle_run(const struct kpc_unit *k, const struct kc_opts *o,
 			  (k->counter_size + k->counter_align));
 	if (!cs)
 		abort();
+	if (k->features & KPC_F_STOCK) {
+		struct pcstock_domain_attr da = { .nr_cpus = KC_CPUS,
+						  .mode = PCSTOCK_CPU_SIM };
+
+		if (pcstock_domain_create(&da, &w.d))
+			abort();
+		k->set_cpus(KC_CPUS);
+	}
 	while (r->ops < o->ops || (deadline && kc_now() < deadline)) {
 		unsigned int i;
 		int d = -1;
 
 		gen_tree(cs, &rs, track_flag);
+		/* With the series, every other case is a stock run. */
+		cs->batch = w.d && r->cases % 2 ? 1 + kc_below(&rs, 16) : 0;
+		if (cs->batch)
+			r->stock_cases++;
 		world_init(&w, k, cs);
 		cs->nops = KC_CASE_OPS;
 		for (i = 0; i < cs->nops; i++) {
@@ -620,6 +787,14 @@ int kc_oracle_run(const struct kpc_unit *k, const struct kc_opts *o,
 		ret = 1;
 		if (r->divergences >= 1)
 			break;
+	}
+	for (unsigned int i = 0; i < w.stocked; i++) {
+		pcstock_counter_free_stock(&w.ours[i]);
+		k->free_stock(w.kc[i]);
+	}
+	if (w.d) {
+		pcstock_cpu_exit(w.d);
+		pcstock_domain_destroy(w.d);
 	}
 	free(w.ours);
 	free(w.kmem);

@@ -18,6 +18,8 @@
 #include <mm/page_counter.c>
 #undef KPC_WARN_SUBJECT
 
+#include <linux/percpu.h>
+
 #include <lib/ctype.c>
 #include <lib/kparse.c>
 
@@ -236,6 +238,57 @@ static int write_limit(const char *buf, const char *max_keyword,
 	return ret;
 }
 
+/* ---- the stock series (linux/percpu.h) ---- */
+
+unsigned int kpc_nr_cpus = 1;
+unsigned int kpc_this_cpu;
+
+#if KPC_TREE_HAS_STOCK
+static void set_cpus(unsigned int nr_cpus)
+{
+	kpc_nr_cpus = nr_cpus;
+}
+
+static void set_cpu(unsigned int cpu)
+{
+	kpc_this_cpu = cpu;
+}
+
+static int alloc_stock(void *c, unsigned int batch)
+{
+	return page_counter_alloc_stock(PC(c), batch);
+}
+
+static void free_stock(void *c)
+{
+	page_counter_free_stock(PC(c));
+}
+
+static bool try_charge_stock(void *c, unsigned long nr_pages, void **fail,
+			     unsigned long *nr_charged)
+{
+	struct page_counter *f = NULL;
+	bool ok = page_counter_try_charge_stock(PC(c), nr_pages, &f,
+						nr_charged);
+
+	if (fail)
+		*fail = f;
+	return ok;
+}
+
+static void drain_stock(void *c, unsigned int cpu)
+{
+	page_counter_drain_stock(PC(c), cpu);
+}
+
+static long stock_pages(void *c, unsigned int cpu)
+{
+	if (!PC(c)->stock)
+		return 0;
+	return atomic_read(&per_cpu_ptr(PC(c)->stock, cpu)->nr_pages);
+}
+#endif
+
 static const struct kpc_unit unit = {
 	.abi = KPC_ABI,
 	.version = KPC_TREE_VERSION,
@@ -271,6 +324,15 @@ static const struct kpc_unit unit = {
 	.set_warn_handler = set_warn_handler,
 	.warn_count = warn_count,
 	.warn_reset = warn_reset,
+#if KPC_TREE_HAS_STOCK
+	.set_cpus = set_cpus,
+	.set_cpu = set_cpu,
+	.alloc_stock = alloc_stock,
+	.free_stock = free_stock,
+	.try_charge_stock = try_charge_stock,
+	.drain_stock = drain_stock,
+	.stock_pages = stock_pages,
+#endif
 };
 
 KPC_EXPORT const struct kpc_unit *kpc_unit(void)

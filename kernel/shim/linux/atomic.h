@@ -25,32 +25,6 @@
 
 #include "../../../src/atomic.h" /* pcstock's own wrappers */
 
-typedef struct {
-	_Atomic long counter;
-} atomic_long_t;
-
-#define ATOMIC_LONG_INIT(i) { (i) }
-
-static inline long atomic_long_read(const atomic_long_t *v)
-{
-	return pcs_load((_Atomic long *)&v->counter, PCS_RELAXED);
-}
-
-static inline void atomic_long_set(atomic_long_t *v, long i)
-{
-	pcs_store(&v->counter, i, PCS_RELAXED);
-}
-
-static inline void atomic_long_add(long i, atomic_long_t *v)
-{
-	(void)pcs_fetch_add(&v->counter, i, PCS_RELAXED);
-}
-
-static inline void atomic_long_sub(long i, atomic_long_t *v)
-{
-	(void)pcs_fetch_sub(&v->counter, i, PCS_RELAXED);
-}
-
 /* A fully ordered RMW: smp_mb(); relaxed RMW; smp_mb(). */
 #define kpc_fully_ordered(rmw)                                               \
 	__extension__({                                                      \
@@ -61,11 +35,64 @@ static inline void atomic_long_sub(long i, atomic_long_t *v)
 		kpc_r_;                                                      \
 	})
 
-static inline long atomic_long_add_return(long i, atomic_long_t *v)
-{
-	return kpc_fully_ordered(pcs_fetch_add(&v->counter, i, PCS_RELAXED)) +
-	       i;
-}
+/*
+ * KPC_ATOMIC_TYPE(atomic_t, atomic, int): the type and the operations both
+ * atomic_t and atomic_long_t have, on a value of type @val.
+ */
+#define KPC_ATOMIC_TYPE(type, pfx, val)                                      \
+	typedef struct {                                                     \
+		_Atomic val counter;                                         \
+	} type;                                                              \
+									     \
+	static inline val pfx##_read(const type *v)                          \
+	{                                                                    \
+		return pcs_load((_Atomic val *)&v->counter, PCS_RELAXED);    \
+	}                                                                    \
+	static inline void pfx##_set(type *v, val i)                         \
+	{                                                                    \
+		pcs_store(&v->counter, i, PCS_RELAXED);                      \
+	}                                                                    \
+	static inline void pfx##_add(val i, type *v)                         \
+	{                                                                    \
+		(void)pcs_fetch_add(&v->counter, i, PCS_RELAXED);            \
+	}                                                                    \
+	static inline void pfx##_sub(val i, type *v)                         \
+	{                                                                    \
+		(void)pcs_fetch_sub(&v->counter, i, PCS_RELAXED);            \
+	}                                                                    \
+	static inline val pfx##_add_return(val i, type *v)                   \
+	{                                                                    \
+		return kpc_fully_ordered(pcs_fetch_add(&v->counter, i,       \
+						       PCS_RELAXED)) + i;    \
+	}                                                                    \
+	static inline val pfx##_sub_return(val i, type *v)                   \
+	{                                                                    \
+		return kpc_fully_ordered(pcs_fetch_sub(&v->counter, i,       \
+						       PCS_RELAXED)) - i;    \
+	}                                                                    \
+	static inline val pfx##_xchg(type *v, val i)                         \
+	{                                                                    \
+		return kpc_fully_ordered(pcs_xchg(&v->counter, i,            \
+						  PCS_RELAXED));             \
+	}                                                                    \
+	/* Fully ordered when it succeeds; a failure only reloads *old. */  \
+	static inline bool pfx##_try_cmpxchg(type *v, val *old, val new)    \
+	{                                                                    \
+		bool ok;                                                     \
+									     \
+		pcs_fence(memory_order_seq_cst);                             \
+		ok = pcs_cas(&v->counter, old, new, PCS_RELAXED,             \
+			     PCS_RELAXED);                                   \
+		if (ok)                                                      \
+			pcs_fence(memory_order_seq_cst);                     \
+		return ok;                                                   \
+	}
+
+KPC_ATOMIC_TYPE(atomic_long_t, atomic_long, long)
+KPC_ATOMIC_TYPE(atomic_t, atomic, int)	/* the stock series' slot */
+
+#define ATOMIC_LONG_INIT(i) { (i) }
+#define ATOMIC_INIT(i) { (i) }
 
 /*
  * Not a kernel function: what kernel/extract.sh's try_charge_relaxed_add
@@ -76,17 +103,6 @@ static inline long kpc_atomic_long_add_return_relaxed(long i,
 						      atomic_long_t *v)
 {
 	return pcs_fetch_add(&v->counter, i, PCS_RELAXED) + i;
-}
-
-static inline long atomic_long_sub_return(long i, atomic_long_t *v)
-{
-	return kpc_fully_ordered(pcs_fetch_sub(&v->counter, i, PCS_RELAXED)) -
-	       i;
-}
-
-static inline long atomic_long_xchg(atomic_long_t *v, long i)
-{
-	return kpc_fully_ordered(pcs_xchg(&v->counter, i, PCS_RELAXED));
 }
 
 /*

@@ -25,6 +25,18 @@
 	} while (0)
 #endif
 
+/*
+ * IS_ENABLED(CONFIG_X): 1 when the build defines CONFIG_X to 1, else 0.
+ * A defined option turns the placeholder into "0," which shifts the 1
+ * into the second argument's place.
+ */
+#define KPC_PLACEHOLDER_1 0,
+#define kpc_second_(ignored, val, ...) val
+#define kpc_second(args) kpc_second_ args
+#define kpc_is_set_(junk_or_0comma) kpc_second((junk_or_0comma 1, 0))
+#define kpc_is_set(val) kpc_is_set_(KPC_PLACEHOLDER_##val)
+#define IS_ENABLED(option) kpc_is_set(option)
+
 /* A racy access the kernel tolerates on purpose: a plain access here. */
 #define data_race(expr) (expr)
 
