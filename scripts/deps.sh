@@ -23,13 +23,16 @@ liburcu-dev:pc:liburcu
 libhwloc-dev:pc:hwloc"
 # CMocka runs the tests; g++ checks that the headers compile as C++;
 # clang + libclang-rt-14-dev give libFuzzer, spin
-# the model checker, gnuplot-nox the benchmark plots.
+# the model checker, gnuplot-nox the benchmark plots; linux-source-6.12
+# is the kernel tree the kernel tests (label kernel, docs/kcheck.md)
+# take mm/page_counter.c from, at build time, into the build directory.
 check="libcmocka-dev:pc:cmocka
 g++:cmd:g++
 clang:cmd:clang
 libclang-rt-14-dev:dpkg:libclang-rt-14-dev
 spin:cmd:spin
-gnuplot-nox:cmd:gnuplot"
+gnuplot-nox:cmd:gnuplot
+linux-source-6.12:dpkg:linux-source-6.12"
 
 case ${1:-all} in
 build) want=$build ;;

@@ -1,0 +1,803 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * oracle.c - the counter differential: pcstock's counter against a kernel
+ * tree's page_counter code, operation by operation.
+ *
+ * A case is a random tree (depth 1 to 6, fan-out 1 to 5, at most
+ * KC_MAX_NODES counters) built twice, once with pcstock_counter_init()
+ * and once with the kernel's page_counter_init(), and a random sequence
+ * of operations applied to both.  After every operation every return
+ * value and every field of every counter is compared, the warning counts
+ * too.  A divergence is shrunk (chunks of operations removed while the
+ * divergence stays) and printed as a replayable reproducer.
+ *
+ * Like with like: a tree before v6.15 has no track_failcnt and always
+ * counts failures, so pcstock's counters then all track failcnt; from
+ * v6.15 each counter's flag is random and set on both sides.
+ *
+ * A tree with the per-counter stock series gets stock runs too: every
+ * counter has a stock (pcstock's PCSTOCK_STOCK_V4 on KC_CPUS simulated
+ * CPUs; the kernel's alloc_percpu() over the shim's CPUs), the thread
+ * switches CPU between operations, charges through the stock and drains
+ * any CPU's slot, and after every operation each counter's slots are
+ * compared and conservation checked on the kernel's side: a counter's
+ * usage is what callers hold in its subtree plus its subtree's stock.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pcstock/counter.h>
+#include <pcstock/cpu.h>
+#include <pcstock/stock.h>
+
+#include "kcheck.h"
+
+#define KC_MAX_NODES 48
+#define KC_CASE_OPS 96
+#define KC_CPUS 4
+
+enum kc_kind {
+	K_CHARGE,
+	K_TRY,
+	K_CANCEL,
+	K_UNCHARGE,
+	K_SET_MAX,
+	K_XCHG_MAX,
+	K_SET_MIN,
+	K_SET_LOW,
+	K_SET_HIGH,
+	K_RESET_WM,
+	K_RESET_LOCAL_WM,
+	K_RESET_FAILCNT,
+	K_CALC_PROT,
+	K_EFF_PROT,
+	K_CPU,			/* stock runs: switch to CPU v[0] */
+	K_STOCK_CHARGE,		/* try_charge_stock */
+	K_DRAIN,		/* drain CPU v[1]'s slot */
+	K_NR
+};
+
+static const char *const kind_name[K_NR] = {
+	"charge", "try_charge", "cancel", "uncharge", "set_max", "xchg_max",
+	"set_min", "set_low", "set_high", "reset_watermark",
+	"reset_local_watermark", "reset_failcnt", "calculate_protection",
+	"effective_protection", "switch_cpu", "try_charge_stock",
+	"drain_stock",
+};
+
+/*
+ * How v[0] is meant: as given, or relative to the node's state when the
+ * operation runs (usage + v[0], or the room below max + v[0], wrapping),
+ * so that a shrunk reproducer keeps the relation that made it diverge.
+ */
+enum kc_rel { R_ABS, R_USAGE, R_ROOM, R_HELD };	/* R_HELD: at most held */
+
+struct kc_op {
+	unsigned char kind;
+	unsigned char node;
+	unsigned char rel;		/* enum kc_rel */
+	bool flag;			/* recursive protection */
+	unsigned long v[5];		/* pages, or effective_protection's */
+};
+
+struct kc_case {
+	unsigned int n;
+	int parent[KC_MAX_NODES];
+	bool prot[KC_MAX_NODES];
+	bool track[KC_MAX_NODES];
+	unsigned int batch;		/* stock runs: 0 for none */
+	struct kc_op ops[KC_CASE_OPS];
+	unsigned int nops;
+};
+
+/* Both sides of one case. */
+struct kc_world {
+	const struct kpc_unit *k;
+	const struct kc_case *cs;
+	struct pcstock_counter *ours;
+	unsigned char *kmem;
+	void *kc[KC_MAX_NODES];
+	struct pcstock_domain *d;	/* stock runs */
+	unsigned int stocked;		/* counters with stocks now */
+	unsigned long held[KC_MAX_NODES];	/* pages callers hold */
+	char what[256];			/* the divergence, once found */
+};
+
+static void *kc_alloc(size_t align, size_t size)
+{
+	void *p;
+
+	if (posix_memalign(&p, align, size))
+		abort();
+	return p;
+}
+
+static void world_init(struct kc_world *w, const struct kpc_unit *k,
+		       const struct kc_case *cs)
+{
+	size_t stride = (k->counter_size + k->counter_align - 1) /
+			k->counter_align * k->counter_align;
+	unsigned int i;
+
+	for (i = 0; i < w->stocked; i++) {
+		pcstock_counter_free_stock(&w->ours[i]);
+		k->free_stock(w->kc[i]);
+	}
+	w->stocked = 0;
+	w->k = k;
+	w->cs = cs;
+	w->what[0] = '\0';
+	memset(w->held, 0, sizeof(w->held));
+	for (i = 0; i < cs->n; i++) {
+		int p = cs->parent[i];
+
+		pcstock_counter_init(&w->ours[i], p < 0 ? NULL : &w->ours[p],
+				     cs->prot[i]);
+		pcstock_counter_set_track_failcnt(&w->ours[i], cs->track[i]);
+		w->kc[i] = w->kmem + i * stride;
+		k->init(w->kc[i], p < 0 ? NULL : w->kc[p], cs->prot[i]);
+		if (k->set_track_failcnt)
+			k->set_track_failcnt(w->kc[i], cs->track[i]);
+	}
+	pcstock_warn_reset();
+	k->warn_reset();
+	if (cs->batch) {
+		for (i = 0; i < cs->n; i++) {
+			if (pcstock_counter_alloc_stock(&w->ours[i], w->d,
+							cs->batch,
+							PCSTOCK_STOCK_V4) ||
+			    k->alloc_stock(w->kc[i], cs->batch))
+				abort();
+		}
+		w->stocked = cs->n;
+		pcstock_cpu_exit(w->d);
+		if (pcstock_cpu_enter(w->d, 0))
+			abort();
+		k->set_cpu(0);
+	}
+}
+
+static int node_of_ours(const struct kc_world *w,
+			const struct pcstock_counter *c)
+{
+	return c ? (int)(c - w->ours) : -1;
+}
+
+static int node_of_kernel(const struct kc_world *w, const void *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->cs->n; i++)
+		if (w->kc[i] == c)
+			return (int)i;
+	return -1;
+}
+
+#define DIVERGE(w, ...)                                                      \
+	do {                                                                 \
+		snprintf((w)->what, sizeof((w)->what), __VA_ARGS__);         \
+		return false;                                                \
+	} while (0)
+
+/*
+ * Apply one operation to both sides; false (and w->what) on divergence.
+ * A relative amount is resolved against pcstock's side (both sides agree
+ * until a divergence); @freeze stores it back as absolute, for printing.
+ */
+static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
+{
+	const struct kpc_unit *k = w->k;
+	struct pcstock_counter *o = &w->ours[op->node];
+	void *kc = w->kc[op->node];
+	unsigned long a = op->v[0];
+	unsigned int i;
+
+	if (op->rel == R_USAGE)
+		a += pcstock_counter_read(o);
+	else if (op->rel == R_ROOM)
+		a += pcstock_counter_max(o) - pcstock_counter_read(o);
+	else if (op->rel == R_HELD && a > w->held[op->node])
+		a = w->held[op->node];
+	if (freeze) {
+		op->v[0] = a;
+		op->rel = R_ABS;
+	}
+
+	switch (op->kind) {
+	case K_CHARGE:
+		pcstock_counter_charge(o, a);
+		k->charge(kc, a);
+		w->held[op->node] += a;
+		break;
+	case K_TRY: {
+		struct pcstock_counter *of = NULL;
+		void *kf = NULL;
+		bool ok = pcstock_counter_try_charge(o, a, &of);
+		bool kok = k->try_charge(kc, a, &kf);
+
+		if (ok != kok)
+			DIVERGE(w, "returned kernel %d, pcstock %d", kok, ok);
+		if (!ok && node_of_kernel(w, kf) != node_of_ours(w, of))
+			DIVERGE(w, "failing level: kernel n%d, pcstock n%d",
+				node_of_kernel(w, kf), node_of_ours(w, of));
+		if (ok)
+			w->held[op->node] += a;
+		break;
+	}
+	case K_CPU:
+		pcstock_cpu_exit(w->d);
+		if (pcstock_cpu_enter(w->d, (unsigned int)a))
+			abort();
+		k->set_cpu((unsigned int)a);
+		break;
+	case K_STOCK_CHARGE: {
+		struct pcstock_counter *of = NULL;
+		void *kf = NULL;
+		unsigned long on = ~0UL, kn = ~0UL;
+		bool ok = pcstock_counter_try_charge_stock(o, a, &of, &on);
+		bool kok = k->try_charge_stock(kc, a, &kf, &kn);
+
+		if (ok != kok)
+			DIVERGE(w, "returned kernel %d, pcstock %d", kok, ok);
+		if (!ok && node_of_kernel(w, kf) != node_of_ours(w, of))
+			DIVERGE(w, "failing level: kernel n%d, pcstock n%d",
+				node_of_kernel(w, kf), node_of_ours(w, of));
+		if (ok && on != kn)
+			DIVERGE(w, "pages charged: kernel %lu, pcstock %lu",
+				kn, on);
+		if (ok)
+			w->held[op->node] += a;
+		break;
+	}
+	case K_DRAIN: {
+		unsigned int cpu = (unsigned int)op->v[1];
+		long kslot = k->stock_pages(kc, cpu);
+		unsigned long got = pcstock_counter_drain_stock(o, cpu);
+
+		k->drain_stock(kc, cpu);
+		if ((unsigned long)kslot != got)
+			DIVERGE(w, "drained: kernel slot held %ld, pcstock"
+				" drained %lu", kslot, got);
+		break;
+	}
+	case K_CANCEL:
+		pcstock_counter_cancel(o, a);
+		k->cancel(kc, a);
+		break;
+	case K_UNCHARGE:
+		pcstock_counter_uncharge(o, a);
+		k->uncharge(kc, a);
+		w->held[op->node] -= a < w->held[op->node] ?
+					     a : w->held[op->node];
+		break;
+	case K_SET_MAX: {
+		int r = pcstock_counter_set_max(o, a), kr = k->set_max(kc, a);
+
+		if (r != kr)
+			DIVERGE(w, "returned kernel %d, pcstock %d", kr, r);
+		break;
+	}
+	case K_XCHG_MAX: {
+		unsigned long r = pcstock_counter_xchg_max(o, a);
+		unsigned long kr = k->xchg_max(kc, a);
+
+		if (r != kr)
+			DIVERGE(w, "returned kernel %lu, pcstock %lu", kr, r);
+		break;
+	}
+	case K_SET_MIN:
+		pcstock_counter_set_min(o, a);
+		k->set_min(kc, a);
+		break;
+	case K_SET_LOW:
+		pcstock_counter_set_low(o, a);
+		k->set_low(kc, a);
+		break;
+	case K_SET_HIGH:
+		pcstock_counter_set_high(o, a);
+		k->set_high(kc, a);
+		break;
+	case K_RESET_WM:
+		pcstock_counter_reset_watermark(o);
+		k->reset_watermark(kc);
+		break;
+	case K_RESET_LOCAL_WM:
+		pcstock_counter_reset_local_watermark(o);
+		k->reset_local_watermark(kc);
+		break;
+	case K_RESET_FAILCNT:
+		pcstock_counter_reset_failcnt(o);
+		k->reset_failcnt(kc);
+		break;
+	case K_CALC_PROT:
+		/* Parents have lower indexes: index order is top-down. */
+		for (i = op->node; i < w->cs->n; i++) {
+			int p = (int)i;
+
+			while (p >= 0 && p != op->node)
+				p = w->cs->parent[p];
+			if (p < 0)
+				continue;
+			pcstock_counter_calculate_protection(o, &w->ours[i],
+							     op->flag);
+			k->calculate_protection(kc, w->kc[i], op->flag);
+		}
+		break;
+	case K_EFF_PROT: {
+		unsigned long r = pcstock_effective_protection(
+			op->v[0], op->v[1], op->v[2], op->v[3], op->v[4],
+			op->flag);
+		unsigned long kr = k->effective_protection(
+			op->v[0], op->v[1], op->v[2], op->v[3], op->v[4],
+			op->flag);
+
+		if (r != kr)
+			DIVERGE(w, "returned kernel %lu, pcstock %lu", kr, r);
+		break;
+	}
+	}
+	return true;
+}
+
+/* Stock runs: slots on both sides, and the kernel side's conservation. */
+static bool compare_stock(struct kc_world *w)
+{
+	unsigned long stock[KC_MAX_NODES], want[KC_MAX_NODES] = { 0 };
+	unsigned int i, cpu;
+	int p;
+
+	for (i = 0; i < w->cs->n; i++) {
+		unsigned long ours = pcstock_counter_stock_pages(&w->ours[i]);
+
+		stock[i] = 0;
+		for (cpu = 0; cpu < KC_CPUS; cpu++)
+			stock[i] += (unsigned long)w->k->stock_pages(w->kc[i],
+								   cpu);
+		if (stock[i] != ours)
+			DIVERGE(w, "n%u stock: kernel %lu, pcstock %lu", i,
+				stock[i], ours);
+		for (p = (int)i; p >= 0; p = w->cs->parent[p])
+			want[p] += w->held[i] + stock[i];
+	}
+	for (i = 0; i < w->cs->n; i++)
+		if (w->k->read(w->kc[i]) != want[i])
+			DIVERGE(w, "conservation: n%u usage %lu, held + stock"
+				" %lu (kernel side)", i, w->k->read(w->kc[i]),
+				want[i]);
+	return true;
+}
+
+#define CMP(field, ours_val)                                                 \
+	do {                                                                 \
+		unsigned long o_ = (unsigned long)(ours_val);                \
+		unsigned long k_ = (unsigned long)ks.field;                  \
+		if (o_ != k_)                                                \
+			DIVERGE(w, "n%u.%s: kernel %lu, pcstock %lu", i,     \
+				#field, k_, o_);                             \
+	} while (0)
+
+/* Every field of every counter, and the warning counts. */
+static bool compare(struct kc_world *w)
+{
+	unsigned long kw = w->k->warn_count(), ow = pcstock_warn_count();
+	unsigned int i;
+
+	for (i = 0; i < w->cs->n; i++) {
+		const struct pcstock_counter *o = &w->ours[i];
+		struct kpc_snap ks;
+
+		w->k->snap(w->kc[i], &ks);
+		CMP(usage, pcstock_counter_read(o));
+		CMP(failcnt, pcstock_counter_failcnt(o));
+		CMP(emin, pcstock_counter_emin(o));
+		CMP(elow, pcstock_counter_elow(o));
+		CMP(min_usage, pcstock_counter_min_usage(o));
+		CMP(children_min_usage, pcstock_counter_children_min_usage(o));
+		CMP(low_usage, pcstock_counter_low_usage(o));
+		CMP(children_low_usage, pcstock_counter_children_low_usage(o));
+		CMP(watermark, pcstock_counter_watermark(o));
+		CMP(local_watermark, pcstock_counter_local_watermark(o));
+		CMP(max, pcstock_counter_max(o));
+		CMP(high, pcstock_counter_high(o));
+		CMP(min, pcstock_counter_min(o));
+		CMP(low, pcstock_counter_low(o));
+		CMP(protection_support, pcstock_counter_protection_support(o));
+	}
+	if (kw != ow)
+		DIVERGE(w, "underflow warnings: kernel %lu, pcstock %lu", kw,
+			ow);
+	return !w->stocked || compare_stock(w);
+}
+
+/*
+ * Run @nops operations of @cs from fresh counters.  Return: the index of
+ * the operation after which the sides first differ, or -1.
+ */
+static int replay(struct kc_world *w, const struct kpc_unit *k,
+		  const struct kc_case *cs, struct kc_op *ops,
+		  unsigned int nops, bool freeze)
+{
+	unsigned int i;
+
+	world_init(w, k, cs);
+	if (!compare(w))
+		return 0;
+	for (i = 0; i < nops; i++)
+		if (!apply(w, &ops[i], freeze) || !compare(w))
+			return (int)i;
+	return -1;
+}
+
+/* ---- generation ---- */
+
+static void gen_tree(struct kc_case *cs, uint64_t *rs, bool track_flag)
+{
+	unsigned int depth_max = 1 + kc_below(rs, 6), level_start = 0;
+	unsigned int fanout = 1 + kc_below(rs, 5), level_end, depth, i;
+	bool prot_all = kc_below(rs, 4) != 0;
+
+	cs->n = 1;
+	cs->parent[0] = -1;
+	/* Depth counts levels: depth 1 is a lone root. */
+	for (depth = 1; depth < depth_max; depth++) {
+		level_end = cs->n;
+		for (i = level_start; i < level_end; i++) {
+			unsigned int kids = 1 + kc_below(rs, fanout);
+
+			while (kids-- && cs->n < KC_MAX_NODES)
+				cs->parent[cs->n++] = (int)i;
+		}
+		level_start = level_end;
+	}
+	for (i = 0; i < cs->n; i++) {
+		cs->prot[i] = prot_all || kc_below(rs, 2);
+		cs->track[i] = track_flag ? kc_below(rs, 2) : true;
+	}
+}
+
+/* A page count: mostly small, sometimes near a level's limit, rarely huge. */
+static void gen_pages(struct kc_op *op, uint64_t *rs)
+{
+	switch (kc_below(rs, 16)) {
+	case 0:
+		op->v[0] = 0;
+		break;
+	case 1:
+	case 2:
+		op->rel = R_ROOM;
+		op->v[0] = kc_below(rs, 3) - 1;
+		break;
+	case 3:
+		op->rel = R_USAGE;
+		op->v[0] = kc_below(rs, 3) - 1;
+		break;
+	case 4:
+		op->v[0] = 1UL << kc_below(rs, 40);
+		break;
+	default:
+		op->v[0] = 1 + kc_below(rs, kc_below(rs, 2) ? 8 : 200);
+		break;
+	}
+}
+
+/* A setting: limits and protection near the usage, or the extremes. */
+static void gen_setting(struct kc_op *op, uint64_t *rs,
+			const struct kc_world *w)
+{
+	unsigned long usage = pcstock_counter_read(&w->ours[op->node]);
+
+	switch (kc_below(rs, 10)) {
+	case 0:
+		op->v[0] = PCSTOCK_COUNTER_MAX;
+		break;
+	case 1:
+		op->v[0] = kc_below(rs, 2) ? ULONG_MAX :
+					     PCSTOCK_COUNTER_MAX + 1;
+		break;
+	case 2:
+		op->v[0] = 0;
+		break;
+	case 3:
+	case 4:
+	case 5:
+		op->rel = R_USAGE;
+		op->v[0] = kc_below(rs, 5) - 2;
+		break;
+	default:
+		op->v[0] = kc_below(rs, 2 * usage + 64);
+		break;
+	}
+}
+
+static unsigned long gen_prot_arg(uint64_t *rs)
+{
+	switch (kc_below(rs, 6)) {
+	case 0:
+		return 0;
+	case 1:
+		return PCSTOCK_COUNTER_MAX - kc_below(rs, 4);
+	case 2:
+		return kc_rand(rs);
+	default:
+		return kc_below(rs, 1000);
+	}
+}
+
+static void gen_op(struct kc_op *op, uint64_t *rs, const struct kc_world *w)
+{
+	static const unsigned char plain[K_NR] = {
+		[K_CHARGE] = 12, [K_TRY] = 20, [K_CANCEL] = 3,
+		[K_UNCHARGE] = 12, [K_SET_MAX] = 8, [K_XCHG_MAX] = 4,
+		[K_SET_MIN] = 5, [K_SET_LOW] = 5, [K_SET_HIGH] = 2,
+		[K_RESET_WM] = 2, [K_RESET_LOCAL_WM] = 2,
+		[K_RESET_FAILCNT] = 1, [K_CALC_PROT] = 6, [K_EFF_PROT] = 4,
+	};
+	/* Stock runs: no cancel (it breaks conservation by design). */
+	static const unsigned char stocked[K_NR] = {
+		[K_CHARGE] = 4, [K_TRY] = 6, [K_UNCHARGE] = 14,
+		[K_SET_MAX] = 6, [K_XCHG_MAX] = 2, [K_SET_MIN] = 2,
+		[K_RESET_WM] = 1, [K_CALC_PROT] = 2, [K_CPU] = 8,
+		[K_STOCK_CHARGE] = 30, [K_DRAIN] = 6,
+	};
+	const unsigned char *weights = w->stocked ? stocked : plain;
+	unsigned int total = 0, pick, i;
+
+	for (i = 0; i < K_NR; i++)
+		total += weights[i];
+	pick = kc_below(rs, total);
+	for (i = 0; pick >= weights[i]; i++)
+		pick -= weights[i];
+	memset(op, 0, sizeof(*op));
+	op->kind = (unsigned char)i;
+	op->node = (unsigned char)kc_below(rs, w->cs->n);
+	op->flag = kc_below(rs, 2);
+	switch (op->kind) {
+	case K_CHARGE:
+	case K_TRY:
+		/*
+		 * Stock runs charge positive amounts only: a charge that
+		 * wraps usage negative is clamped by the next uncharge, which
+		 * breaks conservation by design.
+		 */
+		if (w->stocked)
+			op->v[0] = kc_below(rs, 8) ?
+				kc_below(rs, 3 * w->cs->batch + 2) :
+				1UL << kc_below(rs, 40);
+		else
+			gen_pages(op, rs);
+		break;
+	case K_STOCK_CHARGE:
+		op->v[0] = kc_below(rs, 4) ? 1 + kc_below(rs, 8) :
+			   kc_below(rs, 3 * w->cs->batch + 2);
+		if (!kc_below(rs, 8))
+			op->v[0] = 1UL << kc_below(rs, 40);
+		break;
+	case K_CPU:
+		op->v[0] = kc_below(rs, KC_CPUS);
+		break;
+	case K_DRAIN:
+		op->v[1] = kc_below(rs, KC_CPUS);
+		break;
+	case K_UNCHARGE:
+		if (w->stocked) {	/* never more than is held */
+			op->rel = R_HELD;
+			op->v[0] = 1 + kc_below(rs, 2 * w->cs->batch + 8);
+			break;
+		}
+		/* fall through */
+	case K_CANCEL:
+		/* Mostly what is there; an underflow now and then. */
+		if (kc_below(rs, 8)) {
+			op->v[0] = kc_below(rs, pcstock_counter_read(
+						    &w->ours[op->node]) + 1);
+		} else {
+			op->rel = R_USAGE;
+			op->v[0] = 1 + kc_below(rs, 4);
+		}
+		break;
+	case K_SET_MAX:
+	case K_XCHG_MAX:
+	case K_SET_MIN:
+	case K_SET_LOW:
+	case K_SET_HIGH:
+		gen_setting(op, rs, w);
+		break;
+	case K_EFF_PROT:
+		for (i = 0; i < 5; i++)
+			op->v[i] = gen_prot_arg(rs);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- shrinking and printing ---- */
+
+/* Remove chunks of operations while the case still diverges. */
+static unsigned int shrink(struct kc_world *w, const struct kpc_unit *k,
+			   const struct kc_case *cs, struct kc_op *ops,
+			   unsigned int n)
+{
+	struct kc_op trial[KC_CASE_OPS];
+	unsigned int chunk, at;
+	bool progress = true;
+	int d;
+
+	while (progress) {
+		progress = false;
+		for (chunk = n / 2 ? n / 2 : 1; chunk; chunk /= 2) {
+			for (at = 0; at + chunk <= n;) {
+				unsigned int m = n - chunk;
+
+				memcpy(trial, ops, at * sizeof(*ops));
+				memcpy(trial + at, ops + at + chunk,
+				       (n - at - chunk) * sizeof(*ops));
+				d = replay(w, k, cs, trial, m, false);
+				if (d >= 0) {
+					n = (unsigned int)d + 1;
+					memcpy(ops, trial, n * sizeof(*ops));
+					progress = true;
+				} else {
+					at++;
+				}
+			}
+		}
+	}
+	return n;
+}
+
+static void print_op(FILE *f, unsigned int i, const struct kc_op *op)
+{
+	fprintf(f, "  %2u: %s", i + 1, kind_name[op->kind]);
+	switch (op->kind) {
+	case K_RESET_WM:
+	case K_RESET_LOCAL_WM:
+	case K_RESET_FAILCNT:
+		fprintf(f, " n%u\n", op->node);
+		break;
+	case K_CALC_PROT:
+		fprintf(f, " root=n%u recursive=%d\n", op->node, op->flag);
+		break;
+	case K_CPU:
+		fprintf(f, " %lu\n", op->v[0]);
+		break;
+	case K_DRAIN:
+		fprintf(f, " n%u cpu %lu\n", op->node, op->v[1]);
+		break;
+	case K_EFF_PROT:
+		fprintf(f, "(usage=%lu, parent_usage=%lu, setting=%lu, "
+			"parent_effective=%lu, siblings_protected=%lu, "
+			"recursive=%d)\n", op->v[0], op->v[1], op->v[2],
+			op->v[3], op->v[4], op->flag);
+		break;
+	default:
+		fprintf(f, " n%u %lu\n", op->node, op->v[0]);
+		break;
+	}
+}
+
+static void print_repro(FILE *f, const struct kc_case *cs,
+			const struct kc_op *ops, unsigned int n,
+			const char *what)
+{
+	unsigned int i;
+
+	bool shown[KC_MAX_NODES] = { false };
+	unsigned int j;
+
+	/*
+	 * The nodes that matter: those the operations name, their
+	 * ancestors, and the subtrees protection is calculated over.
+	 */
+	for (i = 0; i < n; i++) {
+		if (ops[i].kind == K_EFF_PROT)
+			continue;
+		for (j = 0; j < cs->n; j++) {
+			int p = (int)j;
+
+			while (ops[i].kind == K_CALC_PROT && p >= 0 &&
+			       p != ops[i].node)
+				p = cs->parent[p];
+			if (j == ops[i].node ||
+			    (ops[i].kind == K_CALC_PROT && p >= 0))
+				for (p = (int)j; p >= 0; p = cs->parent[p])
+					shown[p] = true;
+		}
+	}
+	if (cs->batch)
+		fprintf(f, "stock run: every counter stocked, batch %u, %u"
+			" CPUs, starting on CPU 0\n", cs->batch, KC_CPUS);
+	fprintf(f, "reproducer (%u operations):\n  tree:", n);
+	for (i = 0; i < cs->n; i++) {
+		if (!shown[i])
+			continue;
+		if (cs->parent[i] < 0)
+			fprintf(f, " n%u(root", i);
+		else
+			fprintf(f, " n%u(<n%d", i, cs->parent[i]);
+		fprintf(f, "%s%s)", cs->prot[i] ? ",prot" : "",
+			cs->track[i] ? ",failcnt" : "");
+	}
+	fprintf(f, " (%u counters in all)\n", cs->n);
+	for (i = 0; i < n; i++)
+		print_op(f, i, &ops[i]);
+	fprintf(f, "  diverges after operation %u: %s\n", n, what);
+}
+
+int kc_oracle_run(const struct kpc_unit *k, const struct kc_opts *o,
+		  struct kc_result *r)
+{
+	bool track_flag = k->set_track_failcnt != NULL;
+	double deadline = o->seconds > 0 ? kc_now() + o->seconds : 0;
+	struct kc_case *cs = calloc(1, sizeof(*cs));
+	struct kc_world w = { 0 };
+	uint64_t rs = o->seed * 2654435761ULL + 0x9e3779b97f4a7c15ULL;
+	int ret = 0;
+
+	w.ours = kc_alloc(_Alignof(struct pcstock_counter),
+			  KC_MAX_NODES * sizeof(struct pcstock_counter));
+	w.kmem = kc_alloc(k->counter_align, KC_MAX_NODES *
+			  (k->counter_size + k->counter_align));
+	if (!cs)
+		abort();
+	if (k->features & KPC_F_STOCK) {
+		struct pcstock_domain_attr da = { .nr_cpus = KC_CPUS,
+						  .mode = PCSTOCK_CPU_SIM };
+
+		if (pcstock_domain_create(&da, &w.d))
+			abort();
+		k->set_cpus(KC_CPUS);
+	}
+	while (r->ops < o->ops || (deadline && kc_now() < deadline)) {
+		unsigned int i;
+		int d = -1;
+
+		gen_tree(cs, &rs, track_flag);
+		/* With the series, every other case is a stock run. */
+		cs->batch = w.d && r->cases % 2 ? 1 + kc_below(&rs, 16) : 0;
+		if (cs->batch)
+			r->stock_cases++;
+		world_init(&w, k, cs);
+		cs->nops = KC_CASE_OPS;
+		for (i = 0; i < cs->nops; i++) {
+			gen_op(&cs->ops[i], &rs, &w);
+			r->ops++;
+			if (!apply(&w, &cs->ops[i], false) || !compare(&w)) {
+				d = (int)i;
+				break;
+			}
+		}
+		r->cases++;
+		if (d < 0)
+			continue;
+		r->divergences++;
+		if (r->divergences == 1) {
+			unsigned int n = shrink(&w, k, cs, cs->ops,
+						(unsigned int)d + 1);
+
+			/* Replay the shrunk case once more for its text. */
+			replay(&w, k, cs, cs->ops, n, true);
+			r->repro_len = n;
+			fprintf(o->out, "DIVERGENCE in case %lu (seed %llu)\n",
+				r->cases, (unsigned long long)o->seed);
+			print_repro(o->out, cs, cs->ops, n, w.what);
+		}
+		ret = 1;
+		if (r->divergences >= 1)
+			break;
+	}
+	for (unsigned int i = 0; i < w.stocked; i++) {
+		pcstock_counter_free_stock(&w.ours[i]);
+		k->free_stock(w.kc[i]);
+	}
+	if (w.d) {
+		pcstock_cpu_exit(w.d);
+		pcstock_domain_destroy(w.d);
+	}
+	free(w.ours);
+	free(w.kmem);
+	free(cs);
+	return ret;
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * pcstock kernel shim: atomic_long_t and xchg() on C11 atomics.
+ *
+ * Every operation goes through pcstock's own wrappers (src/atomic.h), so
+ * in an explorer build (PCSTOCK_EXPLORE, KPC_EXPLORE) each is a scheduling
+ * point and, with PCSTOCK_EXPLORE_WMM, an access of the weak-memory model,
+ * exactly like pcstock's own atomics.  In other builds the wrappers are
+ * plain <stdatomic.h> calls.
+ *
+ * Memory orders follow the kernel's atomic_t.txt: read, set and the
+ * non-returning add/sub are relaxed; the value-returning RMWs and xchg()
+ * are fully ordered, which atomic_t.txt defines as smp_mb() before and
+ * after a relaxed RMW: a seq_cst fence on each side here.  (A C11 seq_cst
+ * RMW alone is weaker: a relaxed load after it may still read an old
+ * value, so set_max()'s re-read of usage could miss a racing charge; the
+ * explorer's weak mode reports exactly that false alarm without the
+ * fences.)
+ */
+#ifndef KPC_SHIM_LINUX_ATOMIC_H
+#define KPC_SHIM_LINUX_ATOMIC_H
+
+#include <linux/compiler.h>
+#include <linux/types.h>
+
+#include "../../../src/atomic.h" /* pcstock's own wrappers */
+
+/* A fully ordered RMW: smp_mb(); relaxed RMW; smp_mb(). */
+#define kpc_fully_ordered(rmw)                                               \
+	__extension__({                                                      \
+		__typeof__(rmw) kpc_r_;                                      \
+		pcs_fence(memory_order_seq_cst);                             \
+		kpc_r_ = (rmw);                                              \
+		pcs_fence(memory_order_seq_cst);                             \
+		kpc_r_;                                                      \
+	})
+
+/*
+ * KPC_ATOMIC_TYPE(atomic_t, atomic, int): the type and the operations both
+ * atomic_t and atomic_long_t have, on a value of type @val.
+ */
+#define KPC_ATOMIC_TYPE(type, pfx, val)                                      \
+	typedef struct {                                                     \
+		_Atomic val counter;                                         \
+	} type;                                                              \
+									     \
+	static inline val pfx##_read(const type *v)                          \
+	{                                                                    \
+		return pcs_load((_Atomic val *)&v->counter, PCS_RELAXED);    \
+	}                                                                    \
+	static inline void pfx##_set(type *v, val i)                         \
+	{                                                                    \
+		pcs_store(&v->counter, i, PCS_RELAXED);                      \
+	}                                                                    \
+	static inline void pfx##_add(val i, type *v)                         \
+	{                                                                    \
+		(void)pcs_fetch_add(&v->counter, i, PCS_RELAXED);            \
+	}                                                                    \
+	static inline void pfx##_sub(val i, type *v)                         \
+	{                                                                    \
+		(void)pcs_fetch_sub(&v->counter, i, PCS_RELAXED);            \
+	}                                                                    \
+	static inline val pfx##_add_return(val i, type *v)                   \
+	{                                                                    \
+		return kpc_fully_ordered(pcs_fetch_add(&v->counter, i,       \
+						       PCS_RELAXED)) + i;    \
+	}                                                                    \
+	static inline val pfx##_sub_return(val i, type *v)                   \
+	{                                                                    \
+		return kpc_fully_ordered(pcs_fetch_sub(&v->counter, i,       \
+						       PCS_RELAXED)) - i;    \
+	}                                                                    \
+	static inline val pfx##_xchg(type *v, val i)                         \
+	{                                                                    \
+		return kpc_fully_ordered(pcs_xchg(&v->counter, i,            \
+						  PCS_RELAXED));             \
+	}                                                                    \
+	/* Fully ordered when it succeeds; a failure only reloads *old. */  \
+	static inline bool pfx##_try_cmpxchg(type *v, val *old, val new)    \
+	{                                                                    \
+		bool ok;                                                     \
+									     \
+		pcs_fence(memory_order_seq_cst);                             \
+		ok = pcs_cas(&v->counter, old, new, PCS_RELAXED,             \
+			     PCS_RELAXED);                                   \
+		if (ok)                                                      \
+			pcs_fence(memory_order_seq_cst);                     \
+		return ok;                                                   \
+	}
+
+KPC_ATOMIC_TYPE(atomic_long_t, atomic_long, long)
+KPC_ATOMIC_TYPE(atomic_t, atomic, int)	/* the stock series' slot */
+
+#define ATOMIC_LONG_INIT(i) { (i) }
+#define ATOMIC_INIT(i) { (i) }
+
+/*
+ * Not a kernel function: what kernel/extract.sh's try_charge_relaxed_add
+ * mutation puts in place of a fully ordered add, a planted memory-order
+ * bug for the explorer to find.
+ */
+static inline long kpc_atomic_long_add_return_relaxed(long i,
+						      atomic_long_t *v)
+{
+	return pcs_fetch_add(&v->counter, i, PCS_RELAXED) + i;
+}
+
+/*
+ * xchg() on a plain field (the kernel's limit): a fully ordered exchange
+ * of an object that is not declared _Atomic, which gcc's <stdatomic.h>
+ * accepts (the unit is built by gcc).
+ */
+#define xchg(ptr, v) kpc_fully_ordered(pcs_xchg((ptr), (v), PCS_RELAXED))
+
+#endif
