@@ -523,8 +523,14 @@ static int cpu_own(struct pcstock_domain *d, unsigned int cpu)
  */
 static void cpu_release(struct pcstock_domain *d, unsigned int cpu)
 {
+#ifdef PCSTOCK_MUTATE_RELAXED_CPU_RELEASE	/* planted bug, explorer only */
+	pcs_store(&d->owner[cpu], PCS_CPU_FREE, PCS_RELAXED);
+#else
 	pcs_store(&d->owner[cpu], PCS_CPU_FREE, PCS_RELEASE);
+#endif
+#ifndef PCSTOCK_MUTATE_NO_RELEASE_FENCE		/* planted bug, explorer only */
 	pcs_fence(memory_order_seq_cst);
+#endif
 }
 
 bool pcs_cpu_borrow(struct pcstock_domain *d, unsigned int cpu)

@@ -139,7 +139,11 @@ static void pcp_lock(struct memcg7_pcp *p)
 /* Release pairs with the acquire CAS in pcp_trylock(). */
 static void pcp_unlock(struct memcg7_pcp *p)
 {
+#ifdef PCSTOCK_MUTATE_M7_RELAXED_UNLOCK		/* planted bug, explorer only */
+	pcs_store(&p->lock, 0, PCS_RELAXED);
+#else
 	pcs_store(&p->lock, 0, PCS_RELEASE);
+#endif
 }
 
 /*
@@ -258,7 +262,9 @@ static void kick_hook(struct pcstock_domain *d, unsigned int cpu, void *arg)
 static void queue_work(struct memcg7 *m, unsigned int cpu)
 {
 	pcs_store(&pcp_of(m, cpu)->work, 1, PCS_RELEASE);
+#ifndef PCSTOCK_MUTATE_M7_NO_QUEUE_FENCE	/* planted bug, explorer only */
 	pcs_fence(memory_order_seq_cst);
+#endif
 	kick(m, cpu);
 }
 

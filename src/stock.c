@@ -305,6 +305,17 @@ static unsigned long slot_drain(struct pcstock_counter *c, unsigned int cpu,
 	old = pcs_load(slot, PCS_ACQUIRE);
 	pcs_store(slot, 0, PCS_RELAXED);
 	nr = slot_pages(old);
+#elif defined(PCSTOCK_MUTATE_RELAXED_DRAIN)
+	/*
+	 * Planted bug, test builds only (tests/explore.cmake): the drain's
+	 * exchange weakened, so its uncharge may not see what the refiller
+	 * published before its release (stock-protect-default --weak).
+	 */
+	old = pcs_xchg(slot, seen < 0 ? PCSTOCK_STOCK_MARK_ : 0, PCS_RELAXED);
+	nr = slot_pages(old);
+	if (old < 0 && seen >= 0)
+		nr += slot_pages(pcs_xchg(slot, PCSTOCK_STOCK_MARK_,
+					  PCS_RELAXED));
 #else
 	old = pcs_xchg(slot, seen < 0 ? PCSTOCK_STOCK_MARK_ : 0, PCS_ACQUIRE);
 	nr = slot_pages(old);

@@ -6,7 +6,8 @@
 set(EXPLORE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/explore)
 set(EXPLORE_SOURCES ${EXPLORE_DIR}/explore.c ${EXPLORE_DIR}/explore_wmm.c
 	${EXPLORE_DIR}/explore_counter.c ${EXPLORE_DIR}/explore_stock.c
-	${EXPLORE_DIR}/explore_group.c ${EXPLORE_DIR}/explore_memcg7.c)
+	${EXPLORE_DIR}/explore_group.c ${EXPLORE_DIR}/explore_memcg7.c
+	${EXPLORE_DIR}/explore_protect.c)
 # Every explorer's library hands its atomics to the weak-memory model
 # (src/atomic.h, PCSTOCK_EXPLORE_WMM); --weak turns the model on.
 set(EXPLORE_DEFINES PCSTOCK_EXPLORE PCSTOCK_EXPLORE_WMM PCSTOCK_FAULT_INJECT)
@@ -40,13 +41,14 @@ function(pcstock_add_explore_test name)
 endfunction()
 
 # Library variants with a planted bug each (the #ifdef blocks in
-# src/stock.c, src/counter.c, src/hierarchy.c and src/cpu.c), and an
-# explorer over each.  The RELAXED_* ones weaken one memory order: only
-# --weak finds them.
+# src/stock.c, src/counter.c, src/hierarchy.c, src/cpu.c and src/memcg7.c),
+# and an explorer over each.  The RELAXED_* ones, and the dropped fences,
+# weaken one memory order: only --weak finds them.
 foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_MARK
 		RELAXED_REFILL RELAXED_MAX_LOAD
 		RELAXED_USAGE_RECHECK RELAXED_PUBLISH NO_EXIT_RECHECK
-		M7_NO_TRYLOCK)
+		M7_NO_TRYLOCK RELAXED_DRAIN RELAXED_CPU_RELEASE
+		NO_RELEASE_FENCE M7_NO_QUEUE_FENCE M7_RELAXED_UNLOCK)
 	string(TOLOWER ${mutation} lower)
 	string(REPLACE _ - dashed ${lower})
 	pcstock_add_library(pcstock_mut_${lower} STATIC
@@ -162,6 +164,43 @@ function(pcstock_add_memcg7_tests scenario bug)
 endfunction()
 pcstock_add_memcg7_tests(memcg7-owner no_exit_recheck)
 pcstock_add_memcg7_tests(memcg7-locked m7_no_trylock)
+
+# The same memcg7 scenarios in weak memory, clean, and with a planted
+# order bug each that only --weak finds: the owner's release of its CPU
+# weakened (a borrower drains stale slots) or its fence dropped, the
+# requester's fence after queueing dropped (either way a queued drain is
+# lost: store buffering), the locked variant's unlock weakened.
+foreach(strategy random pct)
+	foreach(scenario memcg7-owner memcg7-locked)
+		pcstock_add_explore_test(explore_${scenario}_weak_${strategy}
+			ARGS --scenario ${scenario} --strategy ${strategy}
+			--schedules 20000 --seed 1 --weak)
+	endforeach()
+endforeach()
+pcstock_add_weak_detection_test(relaxed_cpu_release memcg7-owner)
+pcstock_add_weak_detection_test(no_release_fence memcg7-owner)
+pcstock_add_weak_detection_test(m7_no_queue_fence memcg7-owner)
+pcstock_add_weak_detection_test(m7_relaxed_unlock memcg7-locked)
+
+# A drain's exchange acquires the refill: stock-protect-default
+# (tests/explore/explore_protect.c) sees a weakened one through the
+# min_usage its uncharge publishes, which usage's seq_cst RMWs cannot show.
+# The weakened refill is caught there too.
+foreach(strategy random pct)
+	explore_budget(args stock-protect-default ${strategy})
+	pcstock_add_explore_test(explore_stock-protect-default_${strategy}
+		ARGS ${args})
+	pcstock_add_explore_test(explore_stock-protect-default_weak_${strategy}
+		ARGS ${args} --weak)
+endforeach()
+pcstock_add_weak_detection_test(relaxed_drain stock-protect-default)
+foreach(strategy random pct)
+	explore_budget(args stock-protect-default ${strategy})
+	pcstock_add_explore_test(
+		explore_detect_relaxed_refill_protect_weak_${strategy}
+		BINARY pcstock-explore-relaxed-refill
+		ARGS ${args} --weak --expect-violation)
+endforeach()
 
 # A violation's printed seed replays to the identical interleaving: V4's
 # real cap violation and a planted bug, with both strategies.

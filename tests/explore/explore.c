@@ -362,6 +362,7 @@ static const struct explore_scenario *const *const lists[] = {
 	explore_stock_scenarios,
 	explore_group_scenarios,
 	explore_memcg7_scenarios,
+	explore_protect_scenarios,
 };
 
 /* Print the list (name == NULL) or find one scenario by name. */

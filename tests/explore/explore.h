@@ -89,6 +89,7 @@ extern const struct explore_scenario *const explore_counter_scenarios[];
 extern const struct explore_scenario *const explore_stock_scenarios[];
 extern const struct explore_scenario *const explore_group_scenarios[];
 extern const struct explore_scenario *const explore_memcg7_scenarios[];
+extern const struct explore_scenario *const explore_protect_scenarios[];
 
 /* explore_find() - the scenario called @name, or NULL */
 const struct explore_scenario *explore_find(const char *name);

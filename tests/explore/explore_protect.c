@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * explore_protect.c - a stock scenario whose books are the protection
+ * counters, for the orders a drain needs.
+ *
+ * A page's uncharge must happen after its charge.  Usage itself cannot
+ * show a weakened drain: usage is only ever changed by seq_cst RMWs, which
+ * the weak-memory model runs in schedule order, so usage never goes
+ * negative whatever the slot's orders.  What a weakened drain does show
+ * is the protection its uncharge publishes: propagate_one() reads the
+ * published min_usage (relaxed) and skips its exchange when that already
+ * equals min(usage, min).  A drainer that did not acquire the refill may
+ * read the min_usage from before the refiller's charge, find it equal to
+ * what it would publish, and skip: min_usage and the parent's
+ * children_min_usage then keep the refiller's value for good.
+ *
+ * stock-protect-default: counter c (protection, min = low = 1000) under p,
+ * stocked DEFAULT with batch 4 on two SIM CPUs.  Thread 0, CPU 0, charges
+ * one page (a miss: 4 charged, 3 left in the slot) and gives it back (into
+ * the slot, which holds 4 then); thread 1, no CPU, drains CPU 0 at any
+ * time, and again once thread 0 has returned.  Only
+ * two calls change usage, the refiller's charge and the drainer's
+ * uncharge of what it took from the slot, so the publications never race
+ * (the kernel accepts a stale min_usage after racing publishers) and at
+ * rest min_usage must be exactly min(usage, min).
+ *
+ * Invariants at the end, before the checker drains anything:
+ *  - min_usage(c) == min(usage(c), 1000), low_usage(c) likewise;
+ *  - children_min_usage(p) == min_usage(c), children_low_usage(p)
+ *    likewise;
+ *  - usage(c) == usage(p) == the pages in the stock; after a drain of
+ *    every CPU, usage and min_usage are 0.
+ */
+#include <stdio.h>
+
+#include <pcstock/cpu.h>
+#include <pcstock/stock.h>
+
+#include "atomic.h"
+#include "explore.h"
+
+#define NR_CPUS 2
+#define BATCH 4
+#define PROTECTION 1000UL
+
+static struct {
+	struct pcstock_domain *d;
+	struct pcstock_counter p, c;
+	volatile bool done;		/* thread 0 returned */
+	char msg[200];
+} S;
+
+static int protect_init(const struct explore_scenario *s)
+{
+	struct pcstock_domain_attr attr = {
+		.nr_cpus = NR_CPUS,
+		.mode = PCSTOCK_CPU_SIM,
+	};
+
+	(void)s;
+	return pcstock_domain_create(&attr, &S.d);
+}
+
+static void protect_thread_init(const struct explore_scenario *s,
+				unsigned int t)
+{
+	(void)s;
+	if (t == 0 && pcstock_cpu_enter(S.d, 0))
+		fprintf(stderr, "stock-protect: thread 0 cannot enter\n");
+}
+
+static void protect_setup(const struct explore_scenario *s)
+{
+	(void)s;
+	pcstock_counter_init(&S.p, NULL, true);
+	pcstock_counter_init(&S.c, &S.p, true);
+	pcstock_counter_set_min(&S.c, PROTECTION);
+	pcstock_counter_set_low(&S.c, PROTECTION);
+	pcstock_counter_alloc_stock(&S.c, S.d, BATCH, PCSTOCK_STOCK_DEFAULT);
+	explore_label(&S.p, sizeof(S.p), "p", explore_counter_fields);
+	explore_label(&S.c, sizeof(S.c), "c", explore_counter_fields);
+	S.done = false;
+	pcstock_warn_reset();
+}
+
+static void protect_run(const struct explore_scenario *s, unsigned int t)
+{
+	(void)s;
+	if (t == 1) {
+		pcstock_counter_drain_stock(&S.c, 0);
+		/*
+		 * Then once more after thread 0's last call: a plain flag,
+		 * which the weak-memory model does not see, so it orders the
+		 * calls without synchronising them.
+		 */
+		while (!S.done)
+			pcs_spin_yield();
+		pcstock_counter_drain_stock(&S.c, 0);
+		return;
+	}
+	if (pcstock_counter_try_charge_stock(&S.c, 1, NULL, NULL))
+		pcstock_counter_uncharge_stock(&S.c, 1);
+	S.done = true;
+}
+
+/* @what's published value against min(usage, setting). */
+static const char *published(const char *what, unsigned long value,
+			     unsigned long usage, unsigned long parent_sum)
+{
+	unsigned long want = usage < PROTECTION ? usage : PROTECTION;
+
+	if (value == want && parent_sum == want)
+		return NULL;
+	snprintf(S.msg, sizeof(S.msg),
+		 "at rest: c.%s_usage %lu, p.children_%s_usage %lu, but "
+		 "usage %lu (protection %lu): an uncharge skipped its "
+		 "publication on a stale read", what, value, what, parent_sum,
+		 usage, PROTECTION);
+	return S.msg;
+}
+
+static const char *protect_check_end(const struct explore_scenario *s)
+{
+	unsigned long usage = pcstock_counter_read(&S.c);
+	const char *why;
+	unsigned int cpu;
+
+	(void)s;
+	if (pcstock_warn_count())
+		return "usage underflow (warn_count != 0)";
+	if (usage != pcstock_counter_stock_pages(&S.c) ||
+	    pcstock_counter_read(&S.p) != usage)
+		return "at rest: usage != stock, or parent != child";
+	why = published("min", pcstock_counter_min_usage(&S.c), usage,
+			pcstock_counter_children_min_usage(&S.p));
+	if (!why)
+		why = published("low", pcstock_counter_low_usage(&S.c), usage,
+				pcstock_counter_children_low_usage(&S.p));
+	if (why)
+		return why;
+	for (cpu = 0; cpu < NR_CPUS; cpu++)
+		pcstock_counter_drain_stock(&S.c, cpu);
+	pcstock_counter_free_stock(&S.c);
+	if (pcstock_counter_read(&S.c) || pcstock_counter_read(&S.p) ||
+	    pcstock_counter_min_usage(&S.c) ||
+	    pcstock_counter_children_min_usage(&S.p))
+		return "after a full drain: usage or min_usage != 0";
+	return NULL;
+}
+
+static void protect_teardown(const struct explore_scenario *s)
+{
+	(void)s;
+	pcstock_counter_free_stock(&S.c);
+}
+
+static const struct explore_scenario protect_default = {
+	.name = "stock-protect-default",
+	.help = "a remote drain's uncharge publishes min_usage after the "
+		"refill's",
+	.nr_threads = 2,
+	.init = protect_init,
+	.thread_init = protect_thread_init,
+	.setup = protect_setup,
+	.run = protect_run,
+	.check_end = protect_check_end,
+	.teardown = protect_teardown,
+};
+
+const struct explore_scenario *const explore_protect_scenarios[] = {
+	&protect_default,
+	NULL,
+};
