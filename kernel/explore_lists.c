@@ -2,7 +2,7 @@
 /*
  * explore_lists.c - the kernel explorer's scenario lists: the counter's
  * scenarios (tests/explore/explore_counter.c) run over the kernel's code
- * through kernel/adapter.c; the stock, group and memcg7 scenarios need
+ * through kernel/adapter.c; the stock, group, memcg7 and protect scenarios need
  * pcstock's other layers, which this explorer does not link.
  */
 #include <stddef.h>
@@ -12,3 +12,4 @@
 const struct explore_scenario *const explore_stock_scenarios[] = { NULL };
 const struct explore_scenario *const explore_group_scenarios[] = { NULL };
 const struct explore_scenario *const explore_memcg7_scenarios[] = { NULL };
+const struct explore_scenario *const explore_protect_scenarios[] = { NULL };
