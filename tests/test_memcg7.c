@@ -731,7 +731,9 @@ static void *race_owner(void *unused)
 		if (pcstock_group_charge(race.g, 1, 0))
 			atomic_store(&race.failed, true);
 		atomic_store(&race.phase, RACE_CHARGED);
-		race_await(RACE_GO);
+		/* Until the go: a quick destroy may have moved on to STOP. */
+		while (atomic_load(&race.phase) == RACE_CHARGED)
+			sched_yield();
 		/* The destroy's drain is queued here: run it, racing. */
 		while (atomic_load(&race.phase) == RACE_GO) {
 			if (!race.exit) {
