@@ -85,19 +85,22 @@ static inline char *region_of(const struct pcstock_counter *c,
 
 /*
  * The region of the CPU the caller is (NULL: none), found the long way;
- * with @cache, kept for the hit paths unless the domain is RSEQ (see
- * struct pcstock_cpu_cache_).
+ * with @cache, kept for the hit paths (an RSEQ domain's in the cache's
+ * RSEQ entry, with the OS CPU it is valid for: see domain.h).
  */
 static inline char *this_region(const struct pcstock_counter *c, bool cache)
 {
 	struct pcstock_domain *d = c->stock_domain;
-	int cpu = pcs_this_cpu(d);
+	int cpu;
 
-	if (cpu < 0)
-		return NULL;
-	if (cache && d->mode != PCSTOCK_CPU_RSEQ)
-		pcs_fast_set(d, (unsigned int)cpu);
-	return region_of(c, (unsigned int)cpu);
+	if (d->mode == PCSTOCK_CPU_RSEQ) {
+		cpu = pcs_rseq_cpu_cache(d, cache);
+	} else {
+		cpu = pcs_this_cpu(d);
+		if (cache && cpu >= 0)
+			pcs_fast_set(d, (unsigned int)cpu);
+	}
+	return cpu < 0 ? NULL : region_of(c, (unsigned int)cpu);
 }
 
 static inline atomic_int *slot_of(const struct pcstock_counter *c,
@@ -525,7 +528,7 @@ void pcstock_counter_uncharge_stock(struct pcstock_counter *c,
 
 	if (!pcstock_stock_refills_(batch, nr_pages))
 		pcstock_counter_uncharge(c, nr_pages);
-	else if (!pcstock_stock_give_(c, c->stock_key, batch, nr_pages))
+	else if (!pcs_stock_give(c, c->stock_key, batch, nr_pages))
 		uncharge_slow(c, batch, nr_pages);
 }
 
