@@ -369,17 +369,21 @@ static bool charge_exact(struct pcstock_counter *c, unsigned long nr_pages,
 }
 
 /*
- * A disabled stock's pages are still consumed: from a marked slot, the
- * mark kept.  acquire: as pcstock_stock_take_().
+ * Take @nr pages from the slot in @region if it holds them and is @marked
+ * or not as asked: a disabled stock's pages are still consumed from its
+ * marked slot, the mark kept; and V4 serves any charge its slot covers
+ * (the series' try_charge_stock(): old >= n), while its slot may hold
+ * more than the largest batch, beyond which pcstock_stock_take_() stops.
+ * acquire: as pcstock_stock_take_().
  */
-static bool take_marked(struct pcstock_counter *c, char *region,
-			unsigned long nr)
+static bool take_pages(struct pcstock_counter *c, char *region,
+		       unsigned long nr, bool marked)
 {
 	atomic_int *slot = pcs_slot_at(c, region);
 	int old = pcs_load(slot, PCS_RELAXED);
 
 	/* (int)nr: nr is at most the pages of a slot. */
-	while (old < 0 && slot_pages(old) >= nr) {
+	while ((old < 0) == marked && slot_pages(old) >= nr) {
 		if (pcs_cas(slot, &old, old - (int)nr, PCS_ACQUIRE,
 			    PCS_RELAXED)) {
 			pcs_stat_add(&pcs_stats_at(c, region)->hits, 1);
@@ -401,7 +405,8 @@ charge_miss(struct pcstock_counter *c, char *region, unsigned long nr_pages,
 	unsigned int batch = pcs_load(&c->stock_batch, PCS_RELAXED);
 	char *now;
 
-	if (state != STOCK_ENABLED && take_marked(c, region, nr_pages)) {
+	if ((state != STOCK_ENABLED || nr_pages > PCSTOCK_STOCK_MAX_BATCH) &&
+	    take_pages(c, region, nr_pages, state != STOCK_ENABLED)) {
 		if (nr_charged)
 			*nr_charged = 0;
 		return true;

@@ -164,7 +164,9 @@ PCSTOCK_API unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
  *              0 on a stock hit, else the pages charged (batch or
  *              @nr_pages); untouched on failure; may be NULL
  *
- * A hit takes the pages from this CPU's slot.  A miss tries the greedy
+ * A hit takes the pages from this CPU's slot, whenever it holds
+ * @nr_pages (a V4 slot may hold more than PCSTOCK_STOCK_MAX_BATCH pages,
+ * and serves charges that large too).  A miss tries the greedy
  * max(batch, nr_pages) and keeps the surplus in the slot of the CPU the
  * caller is on afterwards; if that fails it tries exactly @nr_pages (so
  * one call can add 2 to failcnt, as in the kernel).  @nr_pages >= batch
