@@ -33,10 +33,17 @@
  * and memcg7- or none- (g- kinds only) for those tree policies; memcg7x-
  * runs memcg7 on a COOP domain (its owner-exclusive variant, the kernel's
  * lock-free hit) where memcg7- runs on SIM CPUs (the locked variant).
+ * rseq- runs the default policy on an RSEQ domain (what
+ * pcstock_domain_create(NULL) gives), where the thread's CPU is the OS CPU
+ * its rseq area names.  valgrind does not let glibc register the area
+ * (its cpu_id then reads -2 and the library asks sched_getcpu()): the
+ * rseq- kinds then write the area themselves, standing in for the kernel,
+ * so that the count is a registered thread's.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/rseq.h>
 
 #include "bench.h"
 
@@ -99,6 +106,45 @@ MARK static void bench_mark_uncharge(struct prof *p)
 	pcstock_counter_uncharge(&p->c[2], 1);
 }
 
+static struct rseq *rseq_area(void)
+{
+	return (struct rseq *)((char *)__builtin_thread_pointer() +
+			       __rseq_offset);
+}
+
+/*
+ * Without a registered rseq area, say the thread runs on CPU 0's PU.  Put
+ * back before any thread is created: glibc registers a new thread's area
+ * only if its creator's looks registered, and aborts if that then fails.
+ */
+static unsigned int rseq_saved[2];
+static bool rseq_faked;
+
+static void rseq_stand_in(struct pcstock_domain *d)
+{
+	struct rseq *rs = rseq_area();
+	int os = pcstock_cpu_os_index(d, 0);
+
+	if (__rseq_size || os < 0)
+		return;
+	rseq_saved[0] = rs->cpu_id_start;
+	rseq_saved[1] = rs->cpu_id;
+	rs->cpu_id_start = (unsigned int)os;
+	rs->cpu_id = (unsigned int)os;
+	rseq_faked = true;
+}
+
+static void rseq_stand_down(void)
+{
+	struct rseq *rs = rseq_area();
+
+	if (!rseq_faked)
+		return;
+	rs->cpu_id_start = rseq_saved[0];
+	rs->cpu_id = rseq_saved[1];
+	rseq_faked = false;
+}
+
 static int prof_setup(struct prof *p, enum pcstock_tree_policy policy,
 		      enum pcstock_cpu_mode mode)
 {
@@ -127,14 +173,18 @@ static int prof_setup(struct prof *p, enum pcstock_tree_policy policy,
 					   &p->mid);
 	if (!ret)
 		ret = pcstock_group_create(p->mid, "leaf", &p->leaf);
-	if (!ret)
+	if (!ret && mode == PCSTOCK_CPU_RSEQ)
+		rseq_stand_in(p->d);
+	else if (!ret)
 		ret = pcstock_cpu_enter(p->d, 0);
 	return ret;
 }
 
 static void prof_teardown(struct prof *p)
 {
-	pcstock_cpu_exit(p->d);
+	rseq_stand_down();
+	if (pcstock_domain_mode(p->d) != PCSTOCK_CPU_RSEQ)
+		pcstock_cpu_exit(p->d);
 	if (p->leaf) {
 		pcstock_group_destroy(p->leaf);
 		pcstock_group_put(p->leaf);
@@ -315,6 +365,7 @@ int profile_main(const char *what, unsigned long n)
 		{ "memcg7-", PCSTOCK_TREE_MEMCG7, PCSTOCK_CPU_SIM },
 		{ "memcg7x-", PCSTOCK_TREE_MEMCG7, PCSTOCK_CPU_COOP },
 		{ "none-", PCSTOCK_TREE_NONE, PCSTOCK_CPU_SIM },
+		{ "rseq-", PCSTOCK_TREE_DEFAULT, PCSTOCK_CPU_RSEQ },
 	};
 	enum pcstock_tree_policy policy = PCSTOCK_TREE_DEFAULT;
 	enum pcstock_cpu_mode mode = PCSTOCK_CPU_SIM;

@@ -30,8 +30,10 @@ _Thread_local struct pcs_cpu_tls pcs_tls_entered PCS_TLS;
 _Thread_local struct pcs_cpu_tls pcs_tls_thread[PCS_THREAD_CACHE] PCS_TLS;
 PCSTOCK_API _Thread_local struct pcstock_cpu_cache_
 	pcstock_cpu_cache_ PCS_TLS = {
-	.key = PCS_NO_KEY, .region = NULL
+	.key = PCS_NO_KEY, .region = NULL, .rseq_tag = PCS_RSEQ_NO_TAG,
+	.rseq_area = &pcs_rseq_none
 };
+const pcs_rseq_word pcs_rseq_none;
 
 struct pcstock_cpu_hook {
 	pcstock_cpu_hook_fn fn;
@@ -264,8 +266,12 @@ static int rseq_map_build(struct pcstock_domain *d)
 		map[d->pus[i].os_index] = (int32_t)i;
 	d->os_map = map;
 	d->os_map_len = len;
-	d->use_rseq = __rseq_size >= offsetof(struct rseq, cpu_id) +
-				    sizeof(uint32_t);
+	/*
+	 * glibc's area exists even where registration failed or was turned
+	 * off (__rseq_size 0): its cpu_id then reads negative, and
+	 * pcs_rseq_cpu_cache() asks sched_getcpu().
+	 */
+	d->use_rseq = true;
 	d->rseq_offset = __rseq_offset;
 	return 0;
 }
@@ -289,13 +295,21 @@ static int states_alloc(struct pcstock_domain *d)
 	return d->owner ? 0 : -ENOMEM;
 }
 
-static void live_add(struct pcstock_domain *d)
+/* Ids stay below 2^32, as the RSEQ hit's tags need (domain.h). */
+static int live_add(struct pcstock_domain *d)
 {
+	int err = 0;
+
 	pthread_mutex_lock(&live_lock);
-	d->id = ++last_id;
-	d->live_next = live_domains;
-	live_domains = d;
+	if (last_id < PCS_MAX_DOMAIN_ID) {
+		d->id = ++last_id;
+		d->live_next = live_domains;
+		live_domains = d;
+	} else {
+		err = -EOVERFLOW;
+	}
 	pthread_mutex_unlock(&live_lock);
+	return err;
 }
 
 static void live_del(struct pcstock_domain *d)
@@ -401,9 +415,10 @@ int pcstock_domain_create(const struct pcstock_domain_attr *attr,
 		err = states_alloc(d);
 	if (!err)
 		err = pcs_arena_init(d);
+	if (!err)
+		err = live_add(d);
 	if (err)
 		goto fail;
-	live_add(d);
 	*out = d;
 	return 0;
 fail:

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/rseq.h>
 
 #include <hwloc.h>
@@ -62,7 +63,8 @@ extern _Thread_local struct pcs_cpu_tls
  * Set by pcstock_cpu_enter() and by the stock's slow paths (SIM, PINNED,
  * THREAD: a CPU that stays the thread's until it exits the domain, or until
  * a THREAD cache collision gives it another, which drops this cache too);
- * never for RSEQ, whose CPU changes under the thread.  Reset by
+ * never for RSEQ, whose CPU changes under the thread: RSEQ has its own
+ * entry, keyed by the OS CPU too (pcs_rseq_cpu_cache()).  Reset by
  * pcstock_cpu_exit().  A destroyed domain's id is
  * never reused, so a stale entry matches no live counter: the stock layer
  * keys each counter with its domain's id while its stock exists.  Every
@@ -99,7 +101,7 @@ struct pcstock_domain {
 	size_t stride;
 	const int32_t *os_map;	/* RSEQ: OS CPU number -> CPU, or -1 */
 	unsigned int os_map_len;
-	bool use_rseq;		/* RSEQ: glibc registered an rseq area */
+	bool use_rseq;		/* RSEQ: read the rseq area (tests clear it) */
 	ptrdiff_t rseq_offset;	/* RSEQ: its offset from the thread ptr */
 	_Atomic unsigned int next_thread;	/* THREAD: next CPU to give */
 	_Atomic int users;	/* trees and stocked counters over it */
@@ -191,25 +193,109 @@ static inline unsigned int pcs_nr_cpus(const struct pcstock_domain *d)
 }
 
 /*
- * RSEQ mode: the OS CPU from glibc's rseq area (the kernel rewrites cpu_id
- * whenever the thread migrates), else from sched_getcpu(), mapped to the
- * domain's CPU.  An uninitialised cpu_id or a failed sched_getcpu() is a
- * huge unsigned value, so it maps to -1 like any OS CPU outside the table.
+ * RSEQ hits.  The kernel keeps the first 8 bytes of a thread's rseq area,
+ * cpu_id_start and cpu_id, at the OS CPU the thread runs on (rewriting
+ * them whenever it migrates), so one 8-byte load tells whether the thread
+ * still runs where it did.  The cache's RSEQ entry holds the region of
+ * domain id's CPU for the OS CPU whose word is w, tagged id ^ w, so a hit
+ * is that load, an XOR with the group's or counter's key and one compare.
+ * Keys are 0 or ids, below 2^32 (PCS_MAX_DOMAIN_ID), so the high half of
+ * key ^ w is cpu_id: equal tags have equal cpu_id, hence equal words and
+ * equal keys.  The empty tag has 0x80000000 there, which no cpu_id is (a
+ * CPU, -1 before glibc registers the area, -2 if it could not); a thread
+ * that never cached an RSEQ region reads the word 0 (pcs_rseq_none), and
+ * no key is the empty tag.
  */
+#define PCS_RSEQ_NO_TAG (1ULL << 63)
+#define PCS_MAX_DOMAIN_ID 0xffffffffULL
+
+typedef uint64_t __attribute__((may_alias)) pcs_rseq_word;
+
+/* The word a thread without a cached RSEQ region reads. */
+extern const pcs_rseq_word pcs_rseq_none;
+
+/* The calling thread's rseq area (glibc's). */
+static inline const pcs_rseq_word *pcs_rseq_area(const struct pcstock_domain *d)
+{
+	return (const pcs_rseq_word *)((char *)__builtin_thread_pointer() +
+				       d->rseq_offset);
+}
+
+/*
+ * cpu_id_start and cpu_id.  Written by the kernel only; no ordering to
+ * pair with.
+ */
+static inline uint64_t pcs_rseq_read(const void *area)
+{
+	return __atomic_load_n((const pcs_rseq_word *)area, __ATOMIC_RELAXED);
+}
+
+/*
+ * @key ^ the word of @area, the RSEQ hit's test: on x86-64 one XOR from
+ * memory (a single 8-byte load, as pcs_rseq_read()'s; volatile, so never
+ * merged with another read of the area).
+ */
+static inline uint64_t pcs_rseq_xor(uint64_t key, const void *area)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	__asm__ __volatile__("xorq %1, %0"
+			     : "+r"(key)
+			     : "m"(*(const pcs_rseq_word *)area));
+	return key;
+#else
+	return key ^ pcs_rseq_read(area);
+#endif
+}
+
+/* The cpu_id half of a word read by pcs_rseq_read(). */
+static inline unsigned int pcs_rseq_word_cpu(uint64_t w)
+{
+	struct rseq rs;
+
+	_Static_assert(offsetof(struct rseq, cpu_id) == sizeof(uint32_t),
+		       "cpu_id follows cpu_id_start");
+	memcpy(&rs, &w, sizeof(w));
+	return rs.cpu_id;
+}
+
+/* Make @cpu, the OS CPU whose area word is @w, @d's cached RSEQ region. */
+static inline void pcs_rseq_fast_set(const struct pcstock_domain *d,
+				     const pcs_rseq_word *area, uint64_t w,
+				     unsigned int cpu)
+{
+	pcstock_cpu_cache_.rseq_region = d->base + (size_t)cpu * d->stride;
+	pcstock_cpu_cache_.rseq_area = area;
+	pcstock_cpu_cache_.rseq_tag = d->id ^ w;
+}
+
+/*
+ * RSEQ mode: the OS CPU from glibc's rseq area, mapped to the domain's
+ * CPU.  A negative cpu_id (rseq not registered: glibc's tunable, valgrind)
+ * or a cleared use_rseq asks sched_getcpu() instead.  A failed
+ * sched_getcpu() is a huge unsigned value, so it maps to -1 like any OS
+ * CPU outside the table.  With @cache, a CPU read from the area becomes
+ * the thread's cached RSEQ region.
+ */
+static inline int pcs_rseq_cpu_cache(const struct pcstock_domain *d,
+				     bool cache)
+{
+	const pcs_rseq_word *area = pcs_rseq_area(d);
+	uint64_t w = d->use_rseq ? pcs_rseq_read(area) : UINT64_MAX;
+	unsigned int os = pcs_rseq_word_cpu(w);
+	bool from_area = (int)os >= 0;
+	int cpu;
+
+	if (!from_area)
+		os = (unsigned int)pcs_getcpu();
+	cpu = os < d->os_map_len ? d->os_map[os] : -1;
+	if (cache && from_area && cpu >= 0)
+		pcs_rseq_fast_set(d, area, w, (unsigned int)cpu);
+	return cpu;
+}
+
 static inline int pcs_rseq_cpu(const struct pcstock_domain *d)
 {
-	unsigned int os;
-
-	if (d->use_rseq) {
-		const struct rseq *rs = (const struct rseq *)
-			((char *)__builtin_thread_pointer() + d->rseq_offset);
-
-		/* Written by the kernel only; no ordering to pair with. */
-		os = __atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
-	} else {
-		os = (unsigned int)pcs_getcpu();
-	}
-	return os < d->os_map_len ? d->os_map[os] : -1;
+	return pcs_rseq_cpu_cache(d, false);
 }
 
 /* pcstock_this_cpu() without the NULL check: -1 or 0..nr_cpus-1. */

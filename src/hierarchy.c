@@ -1405,8 +1405,8 @@ int pcstock_group_uncharge(struct pcstock_group *g, unsigned long nr_pages)
 		return -EINVAL;
 	batch = pcs_load(&g->memory.stock_refill_batch, PCS_RELAXED);
 	if (pcstock_stock_refills_(batch, nr_pages) &&
-	    pcstock_stock_give_(&g->memory, pcs_load(&g->hit_key, PCS_RELAXED),
-				batch, nr_pages))
+	    pcs_stock_give(&g->memory, pcs_load(&g->hit_key, PCS_RELAXED),
+			   batch, nr_pages))
 		return 0;
 	return group_uncharge_slow(g, nr_pages);
 }

@@ -85,19 +85,22 @@ static inline char *region_of(const struct pcstock_counter *c,
 
 /*
  * The region of the CPU the caller is (NULL: none), found the long way;
- * with @cache, kept for the hit paths unless the domain is RSEQ (see
- * struct pcstock_cpu_cache_).
+ * with @cache, kept for the hit paths (an RSEQ domain's in the cache's
+ * RSEQ entry, with the OS CPU it is valid for: see domain.h).
  */
 static inline char *this_region(const struct pcstock_counter *c, bool cache)
 {
 	struct pcstock_domain *d = c->stock_domain;
-	int cpu = pcs_this_cpu(d);
+	int cpu;
 
-	if (cpu < 0)
-		return NULL;
-	if (cache && d->mode != PCSTOCK_CPU_RSEQ)
-		pcs_fast_set(d, (unsigned int)cpu);
-	return region_of(c, (unsigned int)cpu);
+	if (d->mode == PCSTOCK_CPU_RSEQ) {
+		cpu = pcs_rseq_cpu_cache(d, cache);
+	} else {
+		cpu = pcs_this_cpu(d);
+		if (cache && cpu >= 0)
+			pcs_fast_set(d, (unsigned int)cpu);
+	}
+	return cpu < 0 ? NULL : region_of(c, (unsigned int)cpu);
 }
 
 static inline atomic_int *slot_of(const struct pcstock_counter *c,
@@ -377,17 +380,21 @@ static bool charge_exact(struct pcstock_counter *c, unsigned long nr_pages,
 }
 
 /*
- * A disabled stock's pages are still consumed: from a marked slot, the
- * mark kept.  acquire: as pcstock_stock_take_().
+ * Take @nr pages from the slot in @region if it holds them and is @marked
+ * or not as asked: a disabled stock's pages are still consumed from its
+ * marked slot, the mark kept; and V4 serves any charge its slot covers
+ * (the series' try_charge_stock(): old >= n), while its slot may hold
+ * more than the largest batch, beyond which pcstock_stock_take_() stops.
+ * acquire: as pcstock_stock_take_().
  */
-static bool take_marked(struct pcstock_counter *c, char *region,
-			unsigned long nr)
+static bool take_pages(struct pcstock_counter *c, char *region,
+		       unsigned long nr, bool marked)
 {
 	atomic_int *slot = pcs_slot_at(c, region);
 	int old = pcs_load(slot, PCS_RELAXED);
 
 	/* (int)nr: nr is at most the pages of a slot. */
-	while (old < 0 && slot_pages(old) >= nr) {
+	while ((old < 0) == marked && slot_pages(old) >= nr) {
 		if (pcs_cas(slot, &old, old - (int)nr, PCS_ACQUIRE,
 			    PCS_RELAXED)) {
 			pcs_stat_add(&pcs_stats_at(c, region)->hits, 1);
@@ -409,7 +416,8 @@ charge_miss(struct pcstock_counter *c, char *region, unsigned long nr_pages,
 	unsigned int batch = pcs_load(&c->stock_batch, PCS_RELAXED);
 	char *now;
 
-	if (state != STOCK_ENABLED && take_marked(c, region, nr_pages)) {
+	if ((state != STOCK_ENABLED || nr_pages > PCSTOCK_STOCK_MAX_BATCH) &&
+	    take_pages(c, region, nr_pages, state != STOCK_ENABLED)) {
 		if (nr_charged)
 			*nr_charged = 0;
 		return true;
@@ -536,7 +544,7 @@ void pcstock_counter_uncharge_stock(struct pcstock_counter *c,
 
 	if (!pcstock_stock_refills_(batch, nr_pages))
 		pcstock_counter_uncharge(c, nr_pages);
-	else if (!pcstock_stock_give_(c, c->stock_key, batch, nr_pages))
+	else if (!pcs_stock_give(c, c->stock_key, batch, nr_pages))
 		uncharge_slow(c, batch, nr_pages);
 }
 

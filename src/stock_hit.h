@@ -6,12 +6,13 @@
  * compiled here with the library's access wrappers.
  *
  * A hit is the thread's cached region (pcstock_cpu_cache_, domain.h)
- * compared by key with the counter's, one add for the slot's address, and
- * the slot's CAS; its statistic sits right after the slot.  Anything else
- * (no cached region, another domain, an RSEQ domain, a slot that cannot
- * serve, a disabled stock, V4 uncharges) returns false and the caller
- * takes its slow path, which finds the CPU the long way, refreshes the
- * cache and runs the whole algorithm (stock.c).
+ * compared by key with the counter's (for an RSEQ domain, also the rseq
+ * area's OS CPU with the one the region was cached for), one add for the
+ * slot's address, and the slot's CAS; its statistic sits right after the
+ * slot.  Anything else (no cached region, another domain or OS CPU, a
+ * slot that cannot serve, a disabled stock, V4 uncharges) returns false
+ * and the caller takes its slow path, which finds the CPU the long way,
+ * refreshes the cache and runs the whole algorithm (stock.c).
  */
 #ifndef PCSTOCK_STOCK_HIT_H
 #define PCSTOCK_STOCK_HIT_H
@@ -148,16 +149,63 @@ static inline void pcs_refill_capped(struct pcstock_counter *c, char *region,
 }
 
 /*
+ * @region, in a register: the slot's address is then one add from the
+ * counter's handle in memory, which keeps the slot's address out of the
+ * register the CAS needs (gcc otherwise adds the region from memory to the
+ * handle, then moves the sum out: one more instruction on every hit).
+ */
+static inline char *pcs_in_reg(char *region)
+{
+	__asm__("" : "+r"(region));
+	return region;
+}
+
+/*
+ * Whether the thread's RSEQ entry serves @key's domain on the OS CPU the
+ * thread runs on now.  The thread may migrate right after: the slot is
+ * then another CPU's, which costs locality, never pages (every slot
+ * operation is an atomic RMW that any CPU may make).
+ */
+static inline bool pcs_rseq_cached(const struct pcstock_cpu_cache_ *f,
+				   unsigned long long key)
+{
+	return pcs_rseq_xor(key, f->rseq_area) == f->rseq_tag;
+}
+
+/*
  * The charge hit: @key is the counter's (or, for a group, its own, which
  * is the memory counter's while the group may take hits).  True if @nr
- * pages were taken from the slot of the thread's cached CPU.
+ * pages were taken from the slot of the thread's cached CPU.  The RSEQ
+ * entry is only looked at when the other misses: its test costs the other
+ * modes' hits nothing.
  */
 static inline bool pcs_stock_take(struct pcstock_counter *c,
 				  unsigned long long key, unsigned long nr)
 {
 	const struct pcstock_cpu_cache_ *f = &pcstock_cpu_cache_;
 
-	return f->key == key && pcstock_stock_take_(c, f->region, nr);
+	/* take_()'s own range test, first: then the slot is one add. */
+	if (nr > PCSTOCK_STOCK_MAX_BATCH)
+		return false;
+	if (f->key == key)
+		return pcstock_stock_take_(c, pcs_in_reg(f->region), nr);
+	return pcs_rseq_cached(f, key) &&
+	       pcstock_stock_take_(c, pcs_in_reg(f->rseq_region), nr);
+}
+
+/* The uncharge's refill of the cached CPU's slot, as pcs_stock_take(). */
+static inline bool pcs_stock_give(struct pcstock_counter *c,
+				  unsigned long long key, unsigned int batch,
+				  unsigned long nr)
+{
+	const struct pcstock_cpu_cache_ *f = &pcstock_cpu_cache_;
+
+	if (f->key == key)
+		return pcstock_stock_give_at_(c, pcs_in_reg(f->region), batch,
+					      nr);
+	return pcs_rseq_cached(f, key) &&
+	       pcstock_stock_give_at_(c, pcs_in_reg(f->rseq_region), batch,
+				      nr);
 }
 
 #endif /* PCSTOCK_STOCK_HIT_H */

@@ -6,6 +6,7 @@
  * refused charges, and a thread using two THREAD domains whose CPU table
  * entries collide.
  */
+#define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +22,7 @@
 #include <pcstock/percpu.h>
 #include <pcstock/stock.h>
 
+#include "atomic.h"
 #include "domain.h"
 #include "hierarchy_helpers.h"
 #include "internal.h"
@@ -473,6 +476,142 @@ static void test_tree_destroy_waits_bounded_grace_periods(void **state)
 	assert_in_range(waits, 1, CHAIN_MAX_WAITS);
 }
 
+/* ---- RSEQ hits ------------------------------------------------------------ */
+
+/* Accesses the library made (schedule-explorer hook), and one hop. */
+static unsigned int ops_seen;
+static const void *hop_slot;
+static cpu_set_t hop_to;
+static bool hopped;
+
+static void count_hook(enum pcs_atomic_op op, const void *obj)
+{
+	ops_seen++;
+	/* The hit read the slot of its CPU and is about to take from it. */
+	if (!hopped && hop_slot && obj == hop_slot && op == PCS_OP_CAS) {
+		hopped = true;
+		assert_int_equal(sched_setaffinity(0, sizeof(hop_to), &hop_to),
+				 0);
+	}
+}
+
+/* The library accesses one 1-page group charge makes. */
+static unsigned int charge_ops(struct pcstock_group *g)
+{
+	ops_seen = 0;
+	pcstock_explore_hook = count_hook;
+	assert_int_equal(pcstock_group_charge(g, 1, 0), 0);
+	pcstock_explore_hook = NULL;
+	return ops_seen;
+}
+
+static void pin_to(int os)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(os, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+}
+
+static unsigned long hits_of(struct pcstock_group *g)
+{
+	struct pcstock_stock_stats st;
+
+	pcstock_counter_stock_stats(pcstock_group_memory(g), &st);
+	return st.hits;
+}
+
+/*
+ * On an RSEQ domain (what pcstock_domain_create(NULL) gives) a hit takes
+ * the fast path, the one a SIM CPU's takes, with no more accesses.  A
+ * thread migrated between reading its CPU and taking from the slot takes
+ * from its old CPU's slot (an atomic: no page is lost), and its next
+ * charge finds the new CPU, caches it and hits there.
+ */
+static void test_rseq_hit_follows_the_os_cpu(void **state)
+{
+	struct pcstock_tree_attr attr = { .policy = PCSTOCK_TREE_DEFAULT,
+					  .batch = COLLIDE_BATCH };
+	struct pcstock_domain *d = NULL;
+	struct pcstock_tree *t = NULL;
+	struct pcstock_group *g;
+	const struct pcstock_counter *mem;
+	cpu_set_t all;
+	int a = -1, b = -1, ca, cb, os;
+	unsigned int sim_ops;
+
+	(void)state;
+	/* The reference: a hit on the fixture's SIM CPU. */
+	assert_int_equal(pcstock_tree_create(dom, &attr, &t), 0);
+	g = mkgroup(pcstock_tree_root(t), "sim");
+	assert_int_equal(pcstock_group_charge(g, 1, 0), 0);
+	sim_ops = charge_ops(g);
+	assert_int_equal(hits_of(g), 1);
+	assert_int_equal(pcstock_group_uncharge(g, 2), 0);
+	rmgroup(g);
+	assert_int_equal(pcstock_tree_destroy(t), 0);
+
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	for (os = 0; os < CPU_SETSIZE && b < 0; os++)
+		if (CPU_ISSET(os, &all)) {
+			if (a < 0)
+				a = os;
+			else
+				b = os;
+		}
+	if (b < 0)
+		skip();	/* one allowed CPU: no migration to make */
+	pin_to(a);
+	assert_int_equal(pcstock_domain_create(NULL, &d), 0);
+	ca = pcstock_this_cpu(d);
+	assert_true(ca >= 0);
+	assert_int_equal(pcstock_tree_create(d, &attr, &t), 0);
+	g = mkgroup(pcstock_tree_root(t), "g");
+	mem = pcstock_group_memory(g);
+
+	/* A miss caches the CPU; the hit then costs what a SIM CPU's does. */
+	assert_int_equal(pcstock_group_charge(g, 1, 0), 0);
+	assert_int_equal(slot_value(d, mem, (unsigned int)ca),
+			 COLLIDE_BATCH - 1);
+	assert_int_equal(charge_ops(g), sim_ops);
+	assert_int_equal(hits_of(g), 1);
+
+	/* Migrated inside the hit: the old CPU's slot serves it. */
+	CPU_ZERO(&hop_to);
+	CPU_SET(b, &hop_to);
+	hopped = false;
+	hop_slot = pcstock_percpu_ptr(d, mem->stock_slots, (unsigned int)ca);
+	charge_ops(g);
+	hop_slot = NULL;
+	assert_true(hopped);
+	assert_int_equal(sched_getcpu(), b);
+	assert_int_equal(hits_of(g), 2);
+	assert_int_equal(slot_value(d, mem, (unsigned int)ca),
+			 COLLIDE_BATCH - 3);
+	cb = pcstock_this_cpu(d);
+	assert_true(cb >= 0 && cb != ca);
+
+	/* Then the new CPU: a miss there, and hits from its slot. */
+	assert_int_equal(pcstock_group_charge(g, 1, 0), 0);
+	assert_int_equal(slot_value(d, mem, (unsigned int)cb),
+			 COLLIDE_BATCH - 1);
+	assert_int_equal(charge_ops(g), sim_ops);
+	assert_int_equal(hits_of(g), 3);
+	assert_int_equal(slot_value(d, mem, (unsigned int)cb),
+			 COLLIDE_BATCH - 2);
+	assert_int_equal(slot_value(d, mem, (unsigned int)ca),
+			 COLLIDE_BATCH - 3);
+	assert_int_equal(pcstock_counter_read(mem),
+			 5 + pcstock_counter_stock_pages(mem));
+
+	assert_int_equal(pcstock_group_uncharge(g, 5), 0);
+	rmgroup(g);
+	assert_int_equal(pcstock_tree_destroy(t), 0);
+	assert_int_equal(pcstock_domain_destroy(d), 0);
+	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -491,6 +630,7 @@ int main(void)
 		COLLIDE(V4, MEMCG7),
 		COLLIDE(V4, NONE),
 		T(test_tree_destroy_waits_bounded_grace_periods),
+		T(test_rseq_hit_follows_the_os_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

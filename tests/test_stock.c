@@ -854,6 +854,57 @@ static void test_slot_growth_is_bounded(void **state)
 }
 
 /*
+ * A V4 slot grown past PCSTOCK_STOCK_MAX_BATCH (here by surpluses that
+ * land on CPU 3 after misses on CPU 0) serves a charge above the largest
+ * batch, as the series' try_charge_stock() serves any n <= the slot.
+ * DEFAULT never holds that much: the charge is exact.
+ */
+static void test_large_charge_hits_a_large_slot(void **state)
+{
+	const unsigned int batch = PCSTOCK_STOCK_MAX_BATCH;
+	const unsigned long big = PCSTOCK_STOCK_MAX_BATCH + 1;
+	struct pcstock_counter c;
+	unsigned long charged = ~0UL, held = 0;
+	int before;
+
+	(void)state;
+	pcstock_counter_init(&c, NULL, false);
+	assert_int_equal(pcstock_counter_alloc_stock(&c, fx.d, batch,
+						     fx.policy), 0);
+	migrate_usage = &c.usage;
+	while (held < 2) {
+		move_to(0);
+		migrate_to = 3;
+		migrate_done = false;
+		pcstock_explore_hook = migrate_hook;
+		assert_true(pcstock_counter_try_charge_stock(&c, 1, NULL,
+							     NULL));
+		pcstock_explore_hook = NULL;
+		held++;
+	}
+	move_to(3);
+	before = atomic_load(slot_ptr(&c, 3));
+	assert_true(pcstock_counter_try_charge_stock(&c, big, NULL, &charged));
+	held += big;
+	if (is_v4()) {
+		assert_int_equal(before, 2 * (batch - 1));
+		assert_int_equal(charged, 0);
+		assert_int_equal(atomic_load(slot_ptr(&c, 3)),
+				 before - (int)big);
+	} else {
+		assert_true(before <= (int)batch);
+		assert_int_equal(charged, big);
+		assert_int_equal(atomic_load(slot_ptr(&c, 3)), before);
+	}
+	assert_int_equal(pcstock_counter_read(&c),
+			 held + pcstock_counter_stock_pages(&c));
+	pcstock_counter_free_stock(&c);
+	assert_int_equal(pcstock_counter_read(&c), held);
+	pcstock_counter_uncharge(&c, held);
+	move_to(0);
+}
+
+/*
  * The racing refill (Sashiko, v4 review): thread A misses, charges a batch
  * and is preempted just before it adds its surplus; thread B, on the same
  * CPU, misses, charges a batch and adds its surplus; then A adds.  v4's
@@ -965,6 +1016,7 @@ int main(void)
 		BOTH(test_surplus_goes_to_the_cpu_after_the_charge),
 		BOTH(test_racing_refill_exceeds_batch_only_in_v4),
 		BOTH(test_slot_growth_is_bounded),
+		BOTH(test_large_charge_hits_a_large_slot),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -127,8 +127,9 @@ struct pcstock_domain_memory {
  * PCSTOCK_MAX_CPUS or a malformed topology; -E2BIG for a topology longer
  * than PCSTOCK_MAX_TOPOLOGY_LEN bytes or of more than
  * PCSTOCK_MAX_SYNTHETIC_PUS processing units; -ENOMEM; -ENODEV when no
- * processing unit is usable; the errno hwloc reports if it cannot load the
- * real machine's topology.
+ * processing unit is usable; -EOVERFLOW once the process has created
+ * 2^32 - 1 domains (a domain's id is never reused); the errno hwloc
+ * reports if it cannot load the real machine's topology.
  */
 PCSTOCK_API int pcstock_domain_create(const struct pcstock_domain_attr *attr,
 				      struct pcstock_domain **out);

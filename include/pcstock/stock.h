@@ -12,9 +12,12 @@
  * A hit finds the calling CPU's slot through a per-thread cache of that
  * CPU's region of the domain's per-CPU arena (the kernel's per-CPU offset):
  * a compare, an add and the slot's CAS.  The cache holds the domain of the
- * thread's last stocked call, so a thread's first stocked call in a domain,
- * its first after a call in another domain, and every call in an RSEQ
- * domain (whose CPU changes under the thread) find the CPU the long way.
+ * thread's last stocked call, so a thread's first stocked call in a domain
+ * and its first after a call in another domain find the CPU the long way.
+ * An RSEQ domain's CPU, the OS CPU the thread runs on, has its own entry,
+ * checked against the rseq area's cpu_id at each hit of the group API
+ * (pcstock/hierarchy.h) and each uncharge: a thread that migrated finds
+ * its new CPU the long way; the counter-level charge always does.
  *
  * Invariant at every quiescent point, for every counter:
  *   usage == pages held by callers (through it and its descendants)
@@ -161,7 +164,9 @@ PCSTOCK_API unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
  *              0 on a stock hit, else the pages charged (batch or
  *              @nr_pages); untouched on failure; may be NULL
  *
- * A hit takes the pages from this CPU's slot.  A miss tries the greedy
+ * A hit takes the pages from this CPU's slot, whenever it holds
+ * @nr_pages (a V4 slot may hold more than PCSTOCK_STOCK_MAX_BATCH pages,
+ * and serves charges that large too).  A miss tries the greedy
  * max(batch, nr_pages) and keeps the surplus in the slot of the CPU the
  * caller is on afterwards; if that fails it tries exactly @nr_pages (so
  * one call can add 2 to failcnt, as in the kernel).  @nr_pages >= batch

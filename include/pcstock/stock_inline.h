@@ -40,10 +40,19 @@
  * CPU the thread is, in the domain whose id is @key (the kernel's per-CPU
  * offset).  A slot's address is region + the counter's slot handle.  Set
  * and reset by the library only.
+ *
+ * RSEQ domains, whose CPU is the OS CPU the thread runs on, have their own
+ * entry, used by the library's hit paths only: @rseq_region is the region
+ * of a domain's CPU for one OS CPU, valid while the key compared XOR the
+ * first 8 bytes of the thread's rseq area (@rseq_area: cpu_id_start and
+ * cpu_id) equals @rseq_tag (see the library's domain.h).
  */
 struct pcstock_cpu_cache_ {
 	unsigned long long key;
 	char *region;
+	unsigned long long rseq_tag;
+	char *rseq_region;
+	const void *rseq_area;
 };
 
 /* Initial-exec, as the library's own: one %fs-relative load. */
@@ -171,24 +180,19 @@ static inline bool pcstock_stock_take_(struct pcstock_counter *c,
 }
 
 /*
- * Put @nr pages (1..PCSTOCK_STOCK_MAX_BATCH) in @c's slot of the thread's
- * cached CPU if @key is the cache's and the slot stays within @batch, the
- * counter's stock_refill_batch (0 unless an enabled DEFAULT stock, so that
- * nothing fits then).  A marked slot is negative: slot + @nr is then
- * negative too, above every batch as unsigned, and nothing is added.
- * False, untouched, otherwise.
+ * Put @nr pages (1..PCSTOCK_STOCK_MAX_BATCH) in @c's slot in @region if
+ * the slot stays within @batch, the counter's stock_refill_batch (0 unless
+ * an enabled DEFAULT stock, so that nothing fits then).  A marked slot is
+ * negative: slot + @nr is then negative too, above every batch as
+ * unsigned, and nothing is added.  False, untouched, otherwise.
  */
-static inline bool pcstock_stock_give_(struct pcstock_counter *c,
-				       unsigned long long key,
-				       unsigned int batch, unsigned long nr)
+static inline bool pcstock_stock_give_at_(struct pcstock_counter *c,
+					  char *region, unsigned int batch,
+					  unsigned long nr)
 {
-	const struct pcstock_cpu_cache_ *f = &pcstock_cpu_cache_;
-	_Atomic int *slot;
+	_Atomic int *slot = (_Atomic int *)(region + c->stock_slots);
 	int old, want;
 
-	if (f->key != key)
-		return false;
-	slot = (_Atomic int *)(f->region + c->stock_slots);
 	old = pcstock_inl_load_(slot, memory_order_relaxed);
 	/*
 	 * No overflow: old is at most a batch (MAX_BATCH) or, marked, at
@@ -201,6 +205,16 @@ static inline bool pcstock_stock_give_(struct pcstock_counter *c,
 	} while (!pcstock_inl_refill_cas_(slot, &old, want));
 	pcstock_inl_stat_inc_(&pcstock_inl_hit_stats_(c, slot)->refills);
 	return true;
+}
+
+/* pcstock_stock_give_at_() the thread's cached CPU, if @key is the cache's. */
+static inline bool pcstock_stock_give_(struct pcstock_counter *c,
+				       unsigned long long key,
+				       unsigned int batch, unsigned long nr)
+{
+	const struct pcstock_cpu_cache_ *f = &pcstock_cpu_cache_;
+
+	return f->key == key && pcstock_stock_give_at_(c, f->region, batch, nr);
 }
 
 #if defined(PCSTOCK_INLINE) && !defined(PCSTOCK_BUILDING_LIBRARY)
