@@ -562,13 +562,30 @@ void pcs_cpu_unborrow(struct pcstock_domain *d, unsigned int cpu)
 	cpu_release(d, cpu);
 }
 
+/*
+ * hotplug_lock, as work hooks and pcs_work_lock() take it.  While the
+ * schedule explorer runs, a thread blocked on it would hang the explorer,
+ * so it is tried and backed off from at a scheduling point instead.
+ */
+static void work_lock(struct pcstock_domain *d)
+{
+#ifdef PCSTOCK_EXPLORE
+	if (pcstock_explore_hook) {
+		while (pthread_mutex_trylock(&d->hotplug_lock))
+			pcs_spin_yield();
+		return;
+	}
+#endif
+	pthread_mutex_lock(&d->hotplug_lock);
+}
+
 /* The owner runs the work (@kick false), or anyone kicks a freed CPU. */
 static void run_work_hooks(struct pcstock_domain *d, unsigned int cpu,
 			   bool kick)
 {
 	struct pcstock_cpu_hook *h;
 
-	pthread_mutex_lock(&d->hotplug_lock);
+	work_lock(d);
 	for (h = d->work_hooks; h; h = h->next)
 		(kick ? h->kick : h->fn)(d, cpu, h->arg);
 	pthread_mutex_unlock(&d->hotplug_lock);
@@ -806,7 +823,7 @@ void pcs_work_hook_remove(struct pcstock_domain *d,
 
 void pcs_work_lock(struct pcstock_domain *d)
 {
-	pthread_mutex_lock(&d->hotplug_lock);
+	work_lock(d);
 }
 
 void pcs_work_unlock(struct pcstock_domain *d)

@@ -158,12 +158,13 @@ void pcstock_group_put(struct pcstock_group *g)
 	if (refs < 1 || pcs_load(&g->online, PCS_RELAXED))
 		pcs_die("pcstock_group_put(): group \"%s\" (%p) put more often "
 			"than it was got", g->name, (void *)g);
-	rcu_hb_release();
 	/* Acquire pairs with the store in pcstock_tree_destroy(). */
-	if (pcs_load(&g->tree->dying, PCS_ACQUIRE))
+	if (pcs_load(&g->tree->dying, PCS_ACQUIRE)) {
 		group_reap(g);
-	else
-		urcu_bp_call_rcu(&g->rcu, group_free_rcu);
+		return;
+	}
+	rcu_hb_release();
+	urcu_bp_call_rcu(&g->rcu, group_free_rcu);
 }
 
 static void group_free(struct pcstock_group *g)

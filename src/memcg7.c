@@ -364,7 +364,7 @@ free:
  */
 void memcg7_flush(struct memcg7 *m)
 {
-#ifndef PCSTOCK_MUTATE_M7_FLUSH_UNLOCKED
+#ifndef PCSTOCK_MUTATE_M7_FLUSH_UNLOCKED	/* planted bug, explorer only */
 	pcs_work_lock(m->d);
 #endif
 	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++) {

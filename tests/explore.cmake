@@ -48,7 +48,8 @@ foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_MARK
 		RELAXED_REFILL RELAXED_MAX_LOAD
 		RELAXED_USAGE_RECHECK RELAXED_PUBLISH NO_EXIT_RECHECK
 		M7_NO_TRYLOCK RELAXED_DRAIN RELAXED_CPU_RELEASE
-		NO_RELEASE_FENCE M7_NO_QUEUE_FENCE M7_RELAXED_UNLOCK)
+		NO_RELEASE_FENCE M7_NO_QUEUE_FENCE M7_RELAXED_UNLOCK
+		M7_FLUSH_UNLOCKED)
 	string(TOLOWER ${mutation} lower)
 	string(REPLACE _ - dashed ${lower})
 	pcstock_add_library(pcstock_mut_${lower} STATIC
@@ -200,6 +201,26 @@ foreach(strategy random pct)
 		explore_detect_relaxed_refill_protect_weak_${strategy}
 		BINARY pcstock-explore-relaxed-refill
 		ARGS ${args} --weak --expect-violation)
+endforeach()
+
+# A tree destroy's flush against an owner that idles or exits, running the
+# drain a drain_all queued to it: no page is uncharged twice.  Without the
+# flush's work lock (M7_FLUSH_UNLOCKED) the random walk finds the double
+# drain at once; PCT cannot: the owner waits for the drain to be queued,
+# and its yields leave it below the flushing thread until that is done.
+# The owner's wait spins 64 times at most: random schedules run at about
+# 1,000 a second, hence the smaller budget.
+foreach(scenario memcg7-destroy-idle memcg7-destroy-exit)
+	pcstock_add_explore_test(explore_${scenario}_random
+		ARGS --scenario ${scenario} --strategy random
+		--schedules 2000 --seed 1)
+	pcstock_add_explore_test(explore_${scenario}_pct
+		ARGS --scenario ${scenario} --strategy pct
+		--schedules 20000 --seed 1)
+	pcstock_add_explore_test(explore_detect_m7_flush_unlocked_${scenario}
+		BINARY pcstock-explore-m7-flush-unlocked
+		ARGS --scenario ${scenario} --strategy random
+		--schedules 2000 --seed 1 --expect-violation)
 endforeach()
 
 # A violation's printed seed replays to the identical interleaving: V4's

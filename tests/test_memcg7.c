@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <pcstock/hierarchy.h>
 
@@ -699,6 +700,12 @@ static void test_pinned_failed_bind_runs_queued_drain(void **state)
 /* ---- stress: a tree destroy against an owner's idle or exit -------------- */
 
 #define RACE_ITERATIONS 1000
+/*
+ * A slot per group on CPU 1, each group below a chain: every slot's
+ * uncharge climbs the chain, which widens the drains' overlap.
+ */
+#define RACE_GROUPS MEMCG7_NR_SLOTS
+#define RACE_DEPTH 24
 
 enum race_phase { RACE_WAIT, RACE_CHARGE, RACE_CHARGED, RACE_GO, RACE_STOP };
 
@@ -706,17 +713,30 @@ enum race_phase { RACE_WAIT, RACE_CHARGE, RACE_CHARGED, RACE_GO, RACE_STOP };
 static struct {
 	pthread_t thread;
 	struct pcstock_domain *d;
-	struct pcstock_group *g;
+	struct pcstock_group *g[RACE_GROUPS];
 	bool exit;			/* exit and re-enter instead of idling */
 	atomic_int phase;
 	atomic_bool quit;
 	atomic_bool failed;
 } race;
 
-static void race_await(int want)
+/*
+ * Wait for a phase in [@lo, @hi]: spinning if @spin (the race's start),
+ * else sleeping.  The owner waits for GO or STOP: a destroy may be over
+ * before it looks.
+ */
+static void race_await(int lo, int hi, bool spin)
 {
-	while (atomic_load(&race.phase) != want && !atomic_load(&race.quit))
-		sched_yield();
+	const struct timespec tick = { 0, 100000 };
+	int phase;
+
+	while (phase = atomic_load(&race.phase), (phase < lo || phase > hi) &&
+						 !atomic_load(&race.quit)) {
+		if (spin)
+			sched_yield();
+		else
+			nanosleep(&tick, NULL);
+	}
 }
 
 static void *race_owner(void *unused)
@@ -724,16 +744,15 @@ static void *race_owner(void *unused)
 	if (pcstock_cpu_enter(race.d, 1))
 		atomic_store(&race.failed, true);
 	while (!atomic_load(&race.quit)) {
-		race_await(RACE_CHARGE);
+		race_await(RACE_CHARGE, RACE_CHARGE, false);
 		if (atomic_load(&race.quit))
 			break;
-		/* One page kept, the batch's other 63 cached on CPU 1. */
-		if (pcstock_group_charge(race.g, 1, 0))
-			atomic_store(&race.failed, true);
+		/* One page kept a group, the batch's other 63 cached. */
+		for (unsigned int i = 0; i < RACE_GROUPS; i++)
+			if (pcstock_group_charge(race.g[i], 1, 0))
+				atomic_store(&race.failed, true);
 		atomic_store(&race.phase, RACE_CHARGED);
-		/* Until the go: a quick destroy may have moved on to STOP. */
-		while (atomic_load(&race.phase) == RACE_CHARGED)
-			sched_yield();
+		race_await(RACE_GO, RACE_STOP, true);
 		/* The destroy's drain is queued here: run it, racing. */
 		while (atomic_load(&race.phase) == RACE_GO) {
 			if (!race.exit) {
@@ -754,15 +773,17 @@ static void *race_owner(void *unused)
  * pcstock_tree_destroy() flushes every CPU's memcg7 cache.  An owner that
  * idles or exits at the same time runs the drain its group's destroy
  * queued there: the two must not drain the same slots (each such double
- * drain uncharges the 63 cached pages twice, an underflow).  The one page
- * the owner keeps is the tree's only leak.
+ * drain uncharges a slot's 63 cached pages twice, an underflow).  The page
+ * the owner keeps of each group is the tree's only leak.
  */
 static void destroy_race(bool exit)
 {
 	struct pcstock_domain_attr attr = { 2, PCSTOCK_CPU_COOP, NULL };
 	struct pcstock_tree_attr tattr = { .policy = PCSTOCK_TREE_MEMCG7 };
 	unsigned long warns, underflows = 0, leaks = 0;
+	struct pcstock_group *chain[RACE_DEPTH];
 	struct pcstock_tree *t;
+	char name[8];
 	int ret;
 
 	assert_int_equal(pcstock_domain_create(&attr, &race.d), 0);
@@ -774,20 +795,28 @@ static void destroy_race(bool exit)
 			 0);
 	for (unsigned int i = 0; i < RACE_ITERATIONS; i++) {
 		assert_int_equal(pcstock_tree_create(race.d, &tattr, &t), 0);
-		race.g = mkgroup(pcstock_tree_root(t), "g");
+		chain[0] = mkgroup(pcstock_tree_root(t), "c");
+		for (unsigned int j = 1; j < RACE_DEPTH; j++)
+			chain[j] = mkgroup(chain[j - 1], "c");
+		for (unsigned int j = 0; j < RACE_GROUPS; j++) {
+			snprintf(name, sizeof(name), "g%u", j);
+			race.g[j] = mkgroup(chain[RACE_DEPTH - 1], name);
+		}
 		atomic_store(&race.phase, RACE_CHARGE);
-		while (atomic_load(&race.phase) != RACE_CHARGED)
-			sched_yield();
-		/* CPU 1 is owned: its drain is queued, and the page's group
-		 * kept by the cache's deferred reference. */
-		rmgroup(race.g);
+		race_await(RACE_CHARGED, RACE_CHARGED, false);
+		/* CPU 1 is owned: its drains are queued, and the pages'
+		 * groups kept by the cache's deferred references. */
+		for (unsigned int j = 0; j < RACE_GROUPS; j++)
+			rmgroup(race.g[j]);
+		for (unsigned int j = RACE_DEPTH; j-- > 0;)
+			rmgroup(chain[j]);
 		warns = pcstock_warn_count();
 		atomic_store(&race.phase, RACE_GO);
 		ret = pcstock_tree_destroy(t);
 		atomic_store(&race.phase, RACE_STOP);
-		race_await(RACE_WAIT);
+		race_await(RACE_WAIT, RACE_WAIT, false);
 		underflows += pcstock_warn_count() != warns;
-		leaks += ret != 1;
+		leaks += ret != RACE_GROUPS;
 	}
 	atomic_store(&race.quit, true);
 	assert_int_equal(pthread_join(race.thread, NULL), 0);

@@ -35,10 +35,28 @@
  * Invariants at the end: per key, refilled == uncharged + taken + cached;
  * after one more drain_all for f (unscheduled), nothing of f is cached.
  */
+/*
+ * memcg7-destroy-idle, memcg7-destroy-exit: a tree destroy's flush against
+ * an owner's idle or exit.  Per schedule a fresh cache (batch 4) over a
+ * COOP domain of two CPUs.  Thread 0 enters CPU 1, refills f (3 pages)
+ * and waits; thread 1, no CPU, runs drain_all for f (CPU 1 is owned: the
+ * drain is queued to thread 0), lets thread 0 go, and flushes the cache as
+ * pcstock_tree_destroy() does, while thread 0 idles then exits (-idle) or
+ * just exits (-exit), running the queued drain.  The owner runs it under
+ * the domain's work lock, which the flush holds: no slot is drained by
+ * both (without the flush's lock both read the count, and the pages are
+ * uncharged twice).  Invariants at the end: per key, refilled ==
+ * uncharged + cached, and nothing is cached.  The waits are spins at a
+ * scheduling point, not uses of the cache; thread 0's gives up after a
+ * while, so that the sequential schedule (PCT's calibration, which always
+ * runs the first live thread) ends.
+ */
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include <pcstock/cpu.h>
 
+#include "atomic.h"	/* pcs_spin_yield() */
 #include "explore.h"
 #include "memcg7.h"
 
@@ -55,6 +73,7 @@ static struct {
 	struct pcstock_domain *d;
 	struct memcg7 *m;
 	struct fake f, g;
+	atomic_int step;		/* memcg7-destroy: the threads' hand-off */
 	char msg[160];
 } S;
 
@@ -105,6 +124,7 @@ static void m7_setup(const struct explore_scenario *s)
 	(void)s;
 	S.f = (struct fake){ 0 };
 	S.g = (struct fake){ 0 };
+	atomic_store(&S.step, 0);
 	if (memcg7_create(S.d, BATCH, false, &fake_ops, &S.m))
 		S.m = NULL;
 }
@@ -204,6 +224,61 @@ static void m7_teardown(const struct explore_scenario *s)
 	S.m = NULL;
 }
 
+static void step_to(int step)
+{
+	atomic_store(&S.step, step);
+}
+
+#define STEP_WAIT_BOUND 64
+
+/* Wait for @step; if @bounded, give up after STEP_WAIT_BOUND yields. */
+static void step_wait(int step, bool bounded)
+{
+	for (unsigned int i = 0; atomic_load(&S.step) < step; i++) {
+		if (bounded && i == STEP_WAIT_BOUND)
+			return;
+		pcs_spin_yield();
+	}
+}
+
+static void destroy_run(const struct explore_scenario *s, unsigned int t)
+{
+	const bool *exit_only = s->arg;
+
+	if (!S.m)
+		return;
+	if (t == 1) {
+		step_wait(1, false);
+		memcg7_drain_all(S.m, &S.f);
+		step_to(2);
+		memcg7_flush(S.m);
+		return;
+	}
+	if (pcstock_cpu_enter(S.d, 1)) {
+		step_to(1);
+		return;
+	}
+	refill(&S.f, 3);
+	step_to(1);
+	step_wait(2, true);
+	if (!*exit_only)
+		pcstock_cpu_idle(S.d);
+	pcstock_cpu_exit(S.d);
+}
+
+static const char *destroy_check_end(const struct explore_scenario *s)
+{
+	const char *why;
+
+	(void)s;
+	if (!S.m)
+		return "memcg7_create failed";
+	why = conserved("f", &S.f);
+	if (!why && cached(&S.f))
+		why = "pages of f still cached after the flush";
+	return why;
+}
+
 static int locked_init(const struct explore_scenario *s)
 {
 	(void)s;
@@ -254,8 +329,30 @@ static const struct explore_scenario memcg7_owner = {
 	.teardown = m7_teardown,
 };
 
+static const bool no = false, yes = true;
+
+/* memcg7-destroy-@suffix: the owner idles first unless @exit_only. */
+#define DESTROY_SCENARIO(var, suffix, what, exit_only)                       \
+	static const struct explore_scenario var = {                         \
+		.name = "memcg7-destroy-" suffix,                            \
+		.help = "memcg7 on COOP CPUs: a tree destroy's flush "       \
+			"against an owner that " what,                       \
+		.nr_threads = 2,                                             \
+		.init = m7_init,                                             \
+		.setup = m7_setup,                                           \
+		.run = destroy_run,                                          \
+		.check_end = destroy_check_end,                              \
+		.teardown = m7_teardown,                                     \
+		.arg = (exit_only),                                          \
+	}
+
+DESTROY_SCENARIO(memcg7_destroy_idle, "idle", "idles, then exits", &no);
+DESTROY_SCENARIO(memcg7_destroy_exit, "exit", "exits", &yes);
+
 const struct explore_scenario *const explore_memcg7_scenarios[] = {
 	&memcg7_owner,
+	&memcg7_destroy_idle,
+	&memcg7_destroy_exit,
 	&memcg7_locked,
 	NULL,
 };
