@@ -43,7 +43,8 @@ char pcs_rcu_hb_token;
 #endif
 
 /* PAGE_ALLOC_COSTLY_ORDER: "small" charges are at most 8 pages. */
-#define COSTLY_PAGES 8UL
+#define COSTLY_ORDER 3U
+#define COSTLY_PAGES (1UL << COSTLY_ORDER)
 /* memory.high throttling (mm/memcontrol.c), with HZ = 1000. */
 #define HZ 1000UL
 #define DELAY_PRECISION_SHIFT 20
@@ -1054,6 +1055,19 @@ static bool reclaim_progress(unsigned long reclaimed, unsigned int *rounds)
 	return reclaimed && (*rounds)++ < PCSTOCK_MAX_PROGRESS_ROUNDS;
 }
 
+/*
+ * get_order(nr_pages * PAGE_SIZE): the smallest order whose 2^order pages
+ * hold @nr_pages (0 for 0 and 1 page).
+ */
+static unsigned int pages_order(unsigned long nr_pages)
+{
+	unsigned int order = 0;
+
+	while ((1UL << order) < nr_pages)
+		order++;
+	return order;
+}
+
 /* Room for @need more pages, or (@need = 0) usage at or below max. */
 static bool has_room(struct pcstock_group *g, unsigned long need)
 {
@@ -1077,6 +1091,10 @@ static void oom_wait(struct pcstock_group *g, unsigned long need)
  * under the OOM lock no callback if another thread's OOM made room, else
  * the callback, and the wait for an asynchronous victim with the lock
  * still held, so that other chargers wait instead of killing again.
+ * "Room" under the lock is the kernel's: a margin of 1 << order pages,
+ * order = get_order(@need * PAGE_SIZE) for a charge of @need pages, and 0
+ * for the memory.max writer (@need = 0), whose wait is for usage at or
+ * below max.
  * Return: true if the caller should retry.
  */
 static bool group_oom(struct pcstock_group *g, unsigned long need,
@@ -1089,7 +1107,7 @@ static bool group_oom(struct pcstock_group *g, unsigned long need,
 		return false;
 	group_event(g, PCSTOCK_EVENT_OOM);
 	pthread_mutex_lock(&t->oom_lock);
-	if (has_room(g, need)) {
+	if (group_margin(g) >= 1UL << pages_order(need)) {
 		pthread_mutex_unlock(&t->oom_lock);
 		return true;
 	}
@@ -1133,8 +1151,8 @@ static void check_high(struct pcstock_group *g, unsigned long charged)
 
 static bool oom_allowed(unsigned long nr_pages)
 {
-	/* get_order(nr_pages * PAGE_SIZE) > PAGE_ALLOC_COSTLY_ORDER */
-	return nr_pages <= COSTLY_PAGES;
+	/* not for get_order(nr_pages * PAGE_SIZE) > PAGE_ALLOC_COSTLY_ORDER */
+	return pages_order(nr_pages) <= COSTLY_ORDER;
 }
 
 /*

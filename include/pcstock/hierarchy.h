@@ -175,7 +175,11 @@ typedef long (*pcstock_reclaim_fn)(struct pcstock_group *g,
  * until @g has room (a charge: its margin fits the charge; a memory.max
  * write: usage at or below max), at most PCSTOCK_OOM_WAIT_MS times.
  * Other threads that need the OOM callback of the tree meanwhile wait on
- * the lock, and skip the callback if the room is there when they get it.
+ * the lock, and skip the callback if the room is there when they get it:
+ * the kernel's mem_cgroup_out_of_memory() check, a margin of 1 << order
+ * pages, order = get_order(nr_pages * PAGE_SIZE) for a charge (a margin of
+ * 4 pages for a charge of 3), 0 for a memory.max write (a margin of 1
+ * page: usage below max, not at it).
  */
 enum pcstock_oom_result {
 	PCSTOCK_OOM_NONE = 0,
