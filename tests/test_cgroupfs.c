@@ -133,8 +133,9 @@ static void assert_events(struct pcstock_group *g, const char *file,
 	char want[128];
 
 	snprintf(want, sizeof(want),
-		 "low 0\nhigh %lu\nmax %lu\noom %lu\noom_kill %lu\n", high,
-		 max, oom, oom_kill);
+		 "low 0\nhigh %lu\nmax %lu\noom %lu\noom_kill %lu\n"
+		 "oom_group_kill 0\n",
+		 high, max, oom, oom_kill);
 	assert_string_equal(rd(g, file), want);
 }
 
@@ -288,6 +289,23 @@ static void test_v2_events_hierarchical_and_local(void **state)
 	rmgroup(c);
 	rmgroup(g);
 	rmgroup(p);
+}
+
+/*
+ * memory.events of v6.17 (the series' base): low, high, max, oom,
+ * oom_kill, oom_group_kill, in that order; sock_throttled came in v6.19.
+ */
+static void test_v2_events_lines_of_v6_17(void **state)
+{
+	struct pcstock_group *g = mkgroup(root, "g");
+	static const char *const files[] = { "memory.events",
+					     "memory.events.local" };
+
+	for (int i = 0; i < 2; i++)
+		assert_string_equal(rd(g, files[i]),
+				    "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n"
+				    "oom_group_kill 0\n");
+	rmgroup(g);
 }
 
 static void test_v2_stat(void **state)
@@ -545,6 +563,7 @@ int main(void)
 		V2(test_v2_max_swaps_in_then_reclaims_and_ooms),
 		V2(test_v2_peak_write_resets_local_watermark),
 		V2(test_v2_events_hierarchical_and_local),
+		V2(test_v2_events_lines_of_v6_17),
 		V2(test_v2_stat),
 		V2S(test_v2_swap_files_on_memsw_trees),
 		V2(test_v2_names_that_do_not_exist),

@@ -853,7 +853,8 @@ PCSTOCK_API int pcstock_group_write_limit(struct pcstock_group *g,
  * v2, non-root groups: memory.current, memory.min, memory.low, memory.high,
  * memory.max ("max" for no limit), memory.peak (the local watermark),
  * memory.events and memory.events.local ("low", "high", "max", "oom",
- * "oom_kill" lines; hierarchical and local counts), and with memsw
+ * "oom_kill", "oom_group_kill" lines, as v6.17, the series' base;
+ * hierarchical and local counts), and with memsw
  * accounting memory.swap.current and memory.swap.max.  v1, every group:
  * memory.usage_in_bytes, memory.limit_in_bytes (a number even for no
  * limit, as v1 prints), memory.max_usage_in_bytes, memory.failcnt, and
@@ -866,7 +867,8 @@ PCSTOCK_API int pcstock_group_write_limit(struct pcstock_group *g,
  * (there are no files): it shows the local watermark that any write
  * resets.  memory.swap.* address the memsw (memory+swap) counter, so
  * their values include memory.  memory.stat has pcstock's own keys, and
- * memory.events' "low" is always 0 (the caller's reclaim decides).
+ * memory.events' "low" is always 0 (the caller's reclaim decides), as is
+ * "oom_group_kill" (there is no memory.oom.group).
  *
  * Context: any thread holding a reference on @g; does not stop chargers.
  *
