@@ -225,6 +225,12 @@ int pcstock_group_write(struct pcstock_group *g, const char *file,
 	f = cfile_find(g, file);
 	if (!f)
 		return -ENOENT;
+	/*
+	 * kernfs: a cgroup file takes at most a page per write
+	 * (atomic_write_len), else -E2BIG.
+	 */
+	if (strnlen(buf, PCSTOCK_PAGE_SIZE + 1) > PCSTOCK_PAGE_SIZE)
+		return -E2BIG;
 	c = pcs_group_counter(g, f->flags & CF_MEMSW);
 	switch ((enum cf_show)f->show) {
 	case CF_LIMIT:

@@ -19,7 +19,6 @@
  *
  * TSan and RCU: see rcu.h.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -1620,6 +1619,17 @@ int pcstock_group_set_low(struct pcstock_group *g, unsigned long nr_pages)
 	return 0;
 }
 
+/*
+ * isspace() of the kernel's ctype table (lib/ctype.c, Latin-1): \t \n \v
+ * \f \r, ' ' and the no-break space 0xA0; whatever the C locale says.
+ */
+static bool kernel_isspace(char ch)
+{
+	unsigned char c = (unsigned char)ch;
+
+	return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
+}
+
 int pcs_group_write_limit(struct pcstock_group *g, enum pcstock_limit which,
 			  const char *buf, const char *max_keyword)
 {
@@ -1631,25 +1641,20 @@ int pcs_group_write_limit(struct pcstock_group *g, enum pcstock_limit which,
 		[PCSTOCK_LIMIT_LOW] = pcstock_group_set_low,
 		[PCSTOCK_LIMIT_MEMSW_MAX] = pcstock_group_set_memsw_max,
 	};
-	char tmp[64];
-	size_t len;
 	unsigned long nr_pages;
+	size_t len;
 	int err;
 
 	if (!g || !buf || (unsigned int)which >= sizeof(setters) /
-							 sizeof(setters[0]))
+						 sizeof(setters[0]))
 		return -EINVAL;
-	/* strstrip() */
-	while (isspace((unsigned char)*buf))
+	/* strstrip(), then memparse over the whole value, any length */
+	while (kernel_isspace(*buf))
 		buf++;
 	len = strlen(buf);
-	while (len && isspace((unsigned char)buf[len - 1]))
+	while (len && kernel_isspace(buf[len - 1]))
 		len--;
-	if (len >= sizeof(tmp))
-		return -EINVAL;
-	memcpy(tmp, buf, len);
-	tmp[len] = '\0';
-	err = pcstock_counter_memparse(tmp, max_keyword, &nr_pages);
+	err = pcs_memparse_n(buf, len, max_keyword, &nr_pages);
 	if (err)
 		return err;
 	return setters[which](g, nr_pages);

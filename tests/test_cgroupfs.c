@@ -308,6 +308,97 @@ static void test_v2_events_lines_of_v6_17(void **state)
 	rmgroup(g);
 }
 
+static const char *const v2_limits[] = { "memory.min", "memory.low",
+					  "memory.high", "memory.max" };
+
+/*
+ * The handlers strstrip() with the kernel's ctype (lib/ctype.c), where the
+ * spaces are \t \n \v \f \r, ' ' and Latin-1's no-break space 0xA0, and
+ * nothing else (0x85 and the other C1 bytes are not).
+ */
+static void test_v2_limit_strip_is_the_kernels(void **state)
+{
+	struct pcstock_group *g = mkgroup(root, "g");
+
+	for (int i = 0; i < 4; i++) {
+		const char *f = v2_limits[i];
+
+		assert_int_equal(pcstock_group_write(g, f, "4096\xa0"), 0);
+		assert_bytes(g, f, 1);
+		assert_int_equal(pcstock_group_write(g, f,
+						     "\xa0 \t\v\f\r\n8K\xa0\n"),
+				 0);
+		assert_bytes(g, f, 2);
+		assert_int_equal(pcstock_group_write(g, f, "\xa0max\xa0"), 0);
+		assert_string_equal(rd(g, f), "max\n");
+		assert_int_equal(pcstock_group_write(g, f, "\xa0\t"), 0);
+		assert_string_equal(rd(g, f), "0\n");	/* empty: 0 */
+		/* not spaces: left in place, so memparse refuses them */
+		assert_int_equal(pcstock_group_write(g, f, "4096\x85"),
+				 -EINVAL);
+		assert_int_equal(pcstock_group_write(g, f, "\x1c" "4096"),
+				 -EINVAL);
+		assert_int_equal(pcstock_group_write(g, f, "4\xa0" "096"),
+				 -EINVAL);
+		assert_string_equal(rd(g, f), "0\n");
+		assert_int_equal(pcstock_group_write(g, f, "max"), 0);
+	}
+	/* the string API strips the same way */
+	assert_int_equal(pcstock_group_write_limit(g, PCSTOCK_LIMIT_MAX,
+						   "\xa0" "12288\xa0"),
+			 0);
+	assert_bytes(g, "memory.max", 3);
+	rmgroup(g);
+}
+
+/* "0x", @zeros zeros, "1000": one page whatever the length. */
+static char *long_value(size_t zeros)
+{
+	char *s = malloc(zeros + 7);
+
+	assert_non_null(s);
+	memcpy(s, "0x", 2);
+	memset(s + 2, '0', zeros);
+	memcpy(s + 2 + zeros, "1000", 5);
+	return s;
+}
+
+/*
+ * kernfs hands the handler the whole write, up to a page
+ * (atomic_write_len = PAGE_SIZE for cgroup files; longer is -E2BIG), so
+ * leading zeros do not make a value too long.
+ */
+static void test_v2_limit_values_up_to_a_page(void **state)
+{
+	struct pcstock_group *g = mkgroup(root, "g");
+	char *v67 = long_value(61);
+	char *page = long_value(PAGE - 6);
+	char *over = long_value(PAGE - 5);
+
+	assert_int_equal(strlen(v67), 67);
+	assert_int_equal(strlen(page), PAGE);
+	for (int i = 0; i < 4; i++) {
+		const char *f = v2_limits[i];
+
+		assert_int_equal(pcstock_group_write(g, f, v67), 0);
+		assert_bytes(g, f, 1);
+		assert_int_equal(pcstock_group_write(g, f, "max"), 0);
+		assert_int_equal(pcstock_group_write(g, f, page), 0);
+		assert_bytes(g, f, 1);
+		assert_int_equal(pcstock_group_write(g, f, "max"), 0);
+		assert_int_equal(pcstock_group_write(g, f, over), -E2BIG);
+		assert_string_equal(rd(g, f), "max\n");
+	}
+	/* not a file: pcstock_group_write_limit() has no kernfs cap */
+	assert_int_equal(pcstock_group_write_limit(g, PCSTOCK_LIMIT_MAX, over),
+			 0);
+	assert_bytes(g, "memory.max", 1);
+	free(v67);
+	free(page);
+	free(over);
+	rmgroup(g);
+}
+
 static void test_v2_stat(void **state)
 {
 	struct pcstock_group *g = mkgroup(root, "g");
@@ -564,6 +655,8 @@ int main(void)
 		V2(test_v2_peak_write_resets_local_watermark),
 		V2(test_v2_events_hierarchical_and_local),
 		V2(test_v2_events_lines_of_v6_17),
+		V2(test_v2_limit_strip_is_the_kernels),
+		V2(test_v2_limit_values_up_to_a_page),
 		V2(test_v2_stat),
 		V2S(test_v2_swap_files_on_memsw_trees),
 		V2(test_v2_names_that_do_not_exist),

@@ -84,6 +84,8 @@
  *    reclaims without swap when memsw, not memory, was over its limit).
  *  - charging an offline group fails with -ENOENT (the kernel cannot name
  *    an offline memcg in a new charge).
+ *  - pcstock_group_write_limit() takes a value of any length (no file, so
+ *    no kernfs page cap); pcstock_group_write() has the cap (-E2BIG).
  */
 #ifndef PCSTOCK_HIERARCHY_H
 #define PCSTOCK_HIERARCHY_H
@@ -833,6 +835,11 @@ PCSTOCK_API int pcstock_group_set_low(struct pcstock_group *g,
  * @buf: e.g. "512M", "max\n"; surrounding whitespace is ignored, then the
  *	kernel's memparse grammar with the "max" keyword
  *
+ * Whitespace is the kernel's strstrip()'s, from its own ctype table
+ * whatever the C locale: \t, \n, \v, \f, \r, ' ' and the Latin-1
+ * no-break space 0xA0 ("4096\xa0" is one page).  The value may be of any
+ * length (leading zeros included).
+ *
  * Return: as the setter; -EINVAL also for a string memparse rejects or an
  * unknown @which.
  */
@@ -888,10 +895,12 @@ PCSTOCK_API ssize_t pcstock_group_read(const struct pcstock_group *g,
  * @file: the file name (see pcstock_group_read())
  * @buf: the text written, e.g. "512M\n"
  *
- * With the kernel's semantics: the limit files parse @buf like the
- * kernel's handlers (surrounding whitespace stripped, then memparse, so
- * an empty write is 0 and sizes are floored to whole pages; "max" means
- * no limit on v2, "-1" on v1) and call the group's setter:
+ * With the kernel's semantics: @buf is the whole write, at most
+ * PCSTOCK_PAGE_SIZE bytes (kernfs' limit for cgroup files); the limit
+ * files parse it like the kernel's handlers (surrounding whitespace
+ * stripped as pcstock_group_write_limit() does, then memparse, so an
+ * empty write is 0 and sizes are floored to whole pages; "max" means no
+ * limit on v2, "-1" on v1) and call the group's setter:
  * memory.max pcstock_group_set_max() (the limit is swapped in, then drain,
  * reclaim and OOM; never -EBUSY), memory.high, memory.min and memory.low
  * theirs, memory.limit_in_bytes pcstock_group_set_max_strict() (-EBUSY
@@ -904,8 +913,9 @@ PCSTOCK_API ssize_t pcstock_group_read(const struct pcstock_group *g,
  * Context: as the setter called; not from a callback or walk.
  *
  * Return: 0; -EINVAL (NULL argument, a value the parser refuses, or as
- * the setter); -ENOENT (as for pcstock_group_read()); -EACCES (a
- * read-only file); -EBUSY, -EOPNOTSUPP, -EDEADLK (as the setter).
+ * the setter); -ENOENT (as for pcstock_group_read()); -E2BIG (@buf longer
+ * than PCSTOCK_PAGE_SIZE); -EACCES (a read-only file); -EBUSY,
+ * -EOPNOTSUPP, -EDEADLK (as the setter).
  */
 PCSTOCK_API int pcstock_group_write(struct pcstock_group *g, const char *file,
 				    const char *buf);
