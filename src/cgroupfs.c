@@ -227,10 +227,13 @@ int pcstock_group_write(struct pcstock_group *g, const char *file,
 		return -ENOENT;
 	/*
 	 * kernfs: a cgroup file takes at most a page per write
-	 * (atomic_write_len), else -E2BIG.
+	 * (atomic_write_len), else -E2BIG; a removed file's writes fail
+	 * with -ENODEV before its handler runs.
 	 */
 	if (strnlen(buf, PCSTOCK_PAGE_SIZE + 1) > PCSTOCK_PAGE_SIZE)
 		return -E2BIG;
+	if (!pcstock_group_online(g))
+		return -ENODEV;
 	c = pcs_group_counter(g, f->flags & CF_MEMSW);
 	switch ((enum cf_show)f->show) {
 	case CF_LIMIT:

@@ -813,6 +813,13 @@ int pcstock_group_destroy(struct pcstock_group *g)
 	 * CPU runs the drain the one below queues after it).
 	 */
 	pcs_store(&g->online, false, PCS_RELEASE);
+	/*
+	 * mem_cgroup_css_offline(): an offline group protects nothing, also
+	 * while its pages are still held.  Under the tree lock, as the
+	 * setters' online check (group_set_protection()).
+	 */
+	pcstock_counter_set_min(&g->memory, 0);
+	pcstock_counter_set_low(&g->memory, 0);
 	name_index_del(&t->names, &g->key);
 	unlink_child(g->parent, g);
 	pthread_mutex_unlock(&t->lock);
@@ -1458,11 +1465,24 @@ unsigned long pcstock_over_high_pages(void)
 
 /* ---- limits ------------------------------------------------------------ */
 
+/*
+ * A destroyed group's files are gone (kernfs: -ENODEV on a file still
+ * open).  Checked before the value, as kernfs before the handler.
+ */
+static int check_online(const struct pcstock_group *g)
+{
+	if (!g || group_is_root(g))
+		return -EINVAL;
+	return pcs_load(&g->online, PCS_RELAXED) ? 0 : -ENODEV;
+}
+
 static int check_limit(const struct pcstock_group *g, unsigned long nr_pages)
 {
-	return g && !group_is_root(g) && nr_pages <= PCSTOCK_COUNTER_MAX ?
-		       0 :
-		       -EINVAL;
+	int err = check_online(g);
+
+	if (err)
+		return err;
+	return nr_pages <= PCSTOCK_COUNTER_MAX ? 0 : -EINVAL;
 }
 
 /*
@@ -1603,20 +1623,38 @@ int pcstock_group_set_memsw_max(struct pcstock_group *g,
 	return resize_max(g, nr_pages, true);
 }
 
+/*
+ * memory.min and memory.low: the online check and the store under the tree
+ * lock, so that a setter racing pcstock_group_destroy() either sees the
+ * group offline or stores before destroy's reset to 0 (the kernel's
+ * css_offline runs after the file's last writer).
+ */
+static int group_set_protection(struct pcstock_group *g,
+				unsigned long nr_pages,
+				void (*set)(struct pcstock_counter *,
+					    unsigned long))
+{
+	int err = check_limit(g, nr_pages);
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&g->tree->lock);
+	if (pcs_load(&g->online, PCS_RELAXED))
+		set(&g->memory, nr_pages);
+	else
+		err = -ENODEV;
+	pthread_mutex_unlock(&g->tree->lock);
+	return err;
+}
+
 int pcstock_group_set_min(struct pcstock_group *g, unsigned long nr_pages)
 {
-	if (check_limit(g, nr_pages))
-		return -EINVAL;
-	pcstock_counter_set_min(&g->memory, nr_pages);
-	return 0;
+	return group_set_protection(g, nr_pages, pcstock_counter_set_min);
 }
 
 int pcstock_group_set_low(struct pcstock_group *g, unsigned long nr_pages)
 {
-	if (check_limit(g, nr_pages))
-		return -EINVAL;
-	pcstock_counter_set_low(&g->memory, nr_pages);
-	return 0;
+	return group_set_protection(g, nr_pages, pcstock_counter_set_low);
 }
 
 /*
@@ -1645,9 +1683,12 @@ int pcs_group_write_limit(struct pcstock_group *g, enum pcstock_limit which,
 	size_t len;
 	int err;
 
-	if (!g || !buf || (unsigned int)which >= sizeof(setters) /
+	if (!buf || (unsigned int)which >= sizeof(setters) /
 						 sizeof(setters[0]))
 		return -EINVAL;
+	err = check_online(g);
+	if (err)
+		return err;
 	/* strstrip(), then memparse over the whole value, any length */
 	while (kernel_isspace(*buf))
 		buf++;

@@ -399,6 +399,42 @@ static void test_v2_limit_values_up_to_a_page(void **state)
 	rmgroup(g);
 }
 
+/*
+ * A destroyed group's files are gone: a write through a reference the
+ * caller still holds (the kernel's open file) is -ENODEV, as kernfs
+ * returns, and runs no reclaim and no OOM.  Reads still work (ours).
+ */
+static void test_v2_destroyed_group_refuses_writes(void **state)
+{
+	struct pcstock_group *g = mkgroup(root, "g");
+	static const char *const others[] = { "memory.peak", "memory.max" };
+
+	assert_int_equal(pcstock_group_write(g, "memory.min", "4K"), 0);
+	assert_int_equal(pcstock_group_charge(g, 20, 0), 0);
+	assert_int_equal(pcstock_group_destroy(g), 0);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(pcstock_group_write(g, v2_limits[i], "0"),
+				 -ENODEV);
+		assert_int_equal(pcstock_group_write(g, v2_limits[i], "bad"),
+				 -ENODEV);
+	}
+	assert_int_equal(pcstock_group_write(g, others[0], "reset"), -ENODEV);
+	assert_int_equal(pcstock_group_write_limit(g, PCSTOCK_LIMIT_MAX, "0"),
+			 -ENODEV);
+	assert_int_equal(pcstock_group_set_max(g, 0), -ENODEV);
+	assert_int_equal(pcstock_group_set_high(g, 0), -ENODEV);
+	assert_int_equal(pcstock_group_set_low(g, 1), -ENODEV);
+	assert_int_equal(reclaim_calls, 0);
+	assert_int_equal(oom_calls, 0);
+	assert_string_equal(rd(g, others[1]), "max\n");
+	assert_string_equal(rd(g, "memory.high"), "max\n");
+	assert_string_equal(rd(g, "memory.min"), "0\n");	/* offline */
+	assert_bytes(g, "memory.current", 20);
+	assert_events(g, "memory.events", 0, 0, 0, 0);
+	pcstock_group_uncharge(g, 20);
+	pcstock_group_put(g);
+}
+
 static void test_v2_stat(void **state)
 {
 	struct pcstock_group *g = mkgroup(root, "g");
@@ -570,6 +606,36 @@ static void test_v1_usage_limits_and_ebusy(void **state)
 	rmgroup(g);
 }
 
+/*
+ * v1 as v2: the kernel's strstrip() (0xA0 is a space) before memparse with
+ * "-1", and -ENODEV for every write to a destroyed group's files.
+ */
+static void test_v1_strip_and_destroyed_group(void **state)
+{
+	static const char *const writable[] = {
+		"memory.limit_in_bytes", "memory.memsw.limit_in_bytes",
+		"memory.max_usage_in_bytes", "memory.failcnt",
+		"memory.memsw.max_usage_in_bytes", "memory.memsw.failcnt",
+	};
+	struct pcstock_group *g = mkgroup(root, "g");
+
+	assert_int_equal(pcstock_group_write(g, "memory.limit_in_bytes",
+					     "\xa0-1\xa0"), 0);
+	assert_int_equal(pcstock_group_write(g, "memory.limit_in_bytes",
+					     "\t8192\xa0\n"), 0);
+	assert_bytes(g, "memory.limit_in_bytes", 2);
+	assert_int_equal(pcstock_group_charge(g, 2, 0), 0);
+	assert_int_equal(pcstock_group_destroy(g), 0);
+	for (size_t i = 0; i < sizeof(writable) / sizeof(writable[0]); i++)
+		assert_int_equal(pcstock_group_write(g, writable[i], "0"),
+				 -ENODEV);
+	assert_int_equal(reclaim_calls, 0);
+	assert_bytes(g, "memory.limit_in_bytes", 2);
+	assert_bytes(g, "memory.max_usage_in_bytes", 2);
+	pcstock_group_uncharge(g, 2);
+	pcstock_group_put(g);
+}
+
 static void test_v1_max_usage_and_failcnt_reset(void **state)
 {
 	static const char *const prefix[] = { "memory.", "memory.memsw." };
@@ -657,11 +723,13 @@ int main(void)
 		V2(test_v2_events_lines_of_v6_17),
 		V2(test_v2_limit_strip_is_the_kernels),
 		V2(test_v2_limit_values_up_to_a_page),
+		V2(test_v2_destroyed_group_refuses_writes),
 		V2(test_v2_stat),
 		V2S(test_v2_swap_files_on_memsw_trees),
 		V2(test_v2_names_that_do_not_exist),
 		V2(test_read_is_snprintf_like),
 		V1(test_v1_usage_limits_and_ebusy),
+		V1(test_v1_strip_and_destroyed_group),
 		V1(test_v1_max_usage_and_failcnt_reset),
 		V1(test_v1_names_that_do_not_exist),
 		V1(test_v1_without_memsw),

@@ -84,8 +84,17 @@
  *    reclaims without swap when memsw, not memory, was over its limit).
  *  - charging an offline group fails with -ENOENT (the kernel cannot name
  *    an offline memcg in a new charge).
+ *  - a destroyed group's cgroup files are gone in the kernel; here every
+ *    write to them, through its setters, pcstock_group_write_limit() or
+ *    pcstock_group_write(), is -ENODEV (what kernfs answers a write on a
+ *    removed file still open), but pcstock_group_read() still shows them.
+ *    A limit write already running when destroy comes finishes (the
+ *    kernel's removal waits for it first).
  *  - pcstock_group_write_limit() takes a value of any length (no file, so
  *    no kernfs page cap); pcstock_group_write() has the cap (-E2BIG).
+ *  - memory.events' "low" and "oom_group_kill" lines are always 0: low
+ *    events need reclaim, group kills memory.oom.group, both the
+ *    caller's.
  */
 #ifndef PCSTOCK_HIERARCHY_H
 #define PCSTOCK_HIERARCHY_H
@@ -494,9 +503,12 @@ PCSTOCK_API void *pcstock_group_data(const struct pcstock_group *g);
  * @g: the group
  *
  * Unlinks @g, refuses new charges, disables its stock and drains it into
- * the parent chain, and drops the tree's reference.  Uncharges by holders
- * of pages keep working.  The memory goes after the last reference and a
- * grace period.
+ * the parent chain, sets its memory.min and memory.low to 0 (as
+ * mem_cgroup_css_offline(): pages it still holds are protected no more,
+ * and its siblings' effective protection no longer shares the parent's
+ * with it), and drops the tree's reference.  Uncharges by holders of
+ * pages keep working; limit writes fail with -ENODEV.  The memory goes
+ * after the last reference and a grace period.
  *
  * Context: any thread (not inside a walk callback).
  *
@@ -749,8 +761,9 @@ PCSTOCK_API void pcstock_group_drain_all(struct pcstock_group *g);
  * Context: any thread, not from a reclaim or OOM callback (of any tree:
  * -EDEADLK); concurrent chargers fine.
  *
- * Return: 0; -EINVAL (NULL, root, value too large); -EDEADLK (called from
- * a callback, nothing changed).
+ * Return: 0; -EINVAL (NULL, root, value too large); -ENODEV (@g was
+ * destroyed: no reclaim, no OOM); -EDEADLK (called from a callback,
+ * nothing changed).
  */
 PCSTOCK_API int pcstock_group_set_max(struct pcstock_group *g,
 				      unsigned long nr_pages);
@@ -768,9 +781,9 @@ PCSTOCK_API int pcstock_group_set_max(struct pcstock_group *g,
  * Context: limit writers of the tree are serialised internally.  Not from
  * a reclaim or OOM callback (-EDEADLK).
  *
- * Return: 0; -EINVAL (NULL, root, too large, above memsw.max); -EBUSY
- * (usage could not be brought under @nr_pages); -EDEADLK (called from a
- * callback, nothing changed).
+ * Return: 0; -EINVAL (NULL, root, too large, above memsw.max); -ENODEV
+ * (@g was destroyed); -EBUSY (usage could not be brought under
+ * @nr_pages); -EDEADLK (called from a callback, nothing changed).
  */
 PCSTOCK_API int pcstock_group_set_max_strict(struct pcstock_group *g,
 					     unsigned long nr_pages);
@@ -783,9 +796,9 @@ PCSTOCK_API int pcstock_group_set_max_strict(struct pcstock_group *g,
  * As pcstock_group_set_max_strict() on the memsw counter; refuses a value
  * below memory.max.
  *
- * Return: 0; -EINVAL (NULL, root, too large, below memory.max);
- * -EOPNOTSUPP (tree without memsw); -EBUSY; -EDEADLK (called from a
- * reclaim or OOM callback, nothing changed).
+ * Return: 0; -EINVAL (NULL, root, too large, below memory.max); -ENODEV
+ * (@g was destroyed); -EOPNOTSUPP (tree without memsw); -EBUSY; -EDEADLK
+ * (called from a reclaim or OOM callback, nothing changed).
  */
 PCSTOCK_API int pcstock_group_set_memsw_max(struct pcstock_group *g,
 					    unsigned long nr_pages);
@@ -802,8 +815,8 @@ PCSTOCK_API int pcstock_group_set_memsw_max(struct pcstock_group *g,
  *
  * Context: any thread, not from a reclaim or OOM callback (-EDEADLK).
  *
- * Return: 0; -EINVAL (NULL, root, too large); -EDEADLK (called from a
- * callback, nothing changed).
+ * Return: 0; -EINVAL (NULL, root, too large); -ENODEV (@g was
+ * destroyed); -EDEADLK (called from a callback, nothing changed).
  */
 PCSTOCK_API int pcstock_group_set_high(struct pcstock_group *g,
 				       unsigned long nr_pages);
@@ -813,7 +826,10 @@ PCSTOCK_API int pcstock_group_set_high(struct pcstock_group *g,
  * @g: a non-root group
  * @nr_pages: the setting
  *
- * Return: 0; -EINVAL (NULL, root, too large).
+ * Context: any thread, callbacks included; serialised with
+ * pcstock_group_destroy() (which sets it to 0) by the tree's lock.
+ *
+ * Return: 0; -EINVAL (NULL, root, too large); -ENODEV (@g was destroyed).
  */
 PCSTOCK_API int pcstock_group_set_min(struct pcstock_group *g,
 				      unsigned long nr_pages);
@@ -823,7 +839,9 @@ PCSTOCK_API int pcstock_group_set_min(struct pcstock_group *g,
  * @g: a non-root group
  * @nr_pages: the setting
  *
- * Return: 0; -EINVAL (NULL, root, too large).
+ * Context: as pcstock_group_set_min().
+ *
+ * Return: 0; -EINVAL (NULL, root, too large); -ENODEV (@g was destroyed).
  */
 PCSTOCK_API int pcstock_group_set_low(struct pcstock_group *g,
 				      unsigned long nr_pages);
@@ -841,7 +859,7 @@ PCSTOCK_API int pcstock_group_set_low(struct pcstock_group *g,
  * length (leading zeros included).
  *
  * Return: as the setter; -EINVAL also for a string memparse rejects or an
- * unknown @which.
+ * unknown @which; -ENODEV (@g was destroyed, checked before @buf).
  */
 PCSTOCK_API int pcstock_group_write_limit(struct pcstock_group *g,
 					  enum pcstock_limit which,
@@ -875,7 +893,8 @@ PCSTOCK_API int pcstock_group_write_limit(struct pcstock_group *g,
  * resets.  memory.swap.* address the memsw (memory+swap) counter, so
  * their values include memory.  memory.stat has pcstock's own keys, and
  * memory.events' "low" is always 0 (the caller's reclaim decides), as is
- * "oom_group_kill" (there is no memory.oom.group).
+ * "oom_group_kill" (there is no memory.oom.group).  A destroyed group's
+ * files can still be read (the kernel's are gone).
  *
  * Context: any thread holding a reference on @g; does not stop chargers.
  *
@@ -914,7 +933,8 @@ PCSTOCK_API ssize_t pcstock_group_read(const struct pcstock_group *g,
  *
  * Return: 0; -EINVAL (NULL argument, a value the parser refuses, or as
  * the setter); -ENOENT (as for pcstock_group_read()); -E2BIG (@buf longer
- * than PCSTOCK_PAGE_SIZE); -EACCES (a read-only file); -EBUSY,
+ * than PCSTOCK_PAGE_SIZE); -ENODEV (@g was destroyed: its files are gone;
+ * nothing is parsed or called); -EACCES (a read-only file); -EBUSY,
  * -EOPNOTSUPP, -EDEADLK (as the setter).
  */
 PCSTOCK_API int pcstock_group_write(struct pcstock_group *g, const char *file,
