@@ -139,10 +139,15 @@ static unsigned long limit_of(const struct pcstock_counter *c,
 
 static void show_events(struct out *o, const unsigned long *ev)
 {
-	/* The kernel's order; "low" needs reclaim, which the caller owns. */
+	/*
+	 * The lines and order of v6.17, the series' base ("sock_throttled"
+	 * came in v6.19).  "low" needs reclaim and "oom_group_kill"
+	 * memory.oom.group's kills, which the caller's callbacks own.
+	 */
 	out_printf(o, "low 0\nhigh %lu\nmax %lu\noom %lu\noom_kill %lu\n",
 		   ev[PCSTOCK_EVENT_HIGH], ev[PCSTOCK_EVENT_MAX],
 		   ev[PCSTOCK_EVENT_OOM], ev[PCSTOCK_EVENT_OOM_KILL]);
+	out_printf(o, "oom_group_kill 0\n");
 }
 
 static void show_stat(struct out *o, const struct pcstock_group *g,
@@ -220,6 +225,15 @@ int pcstock_group_write(struct pcstock_group *g, const char *file,
 	f = cfile_find(g, file);
 	if (!f)
 		return -ENOENT;
+	/*
+	 * kernfs: a cgroup file takes at most a page per write
+	 * (atomic_write_len), else -E2BIG; a removed file's writes fail
+	 * with -ENODEV before its handler runs.
+	 */
+	if (strnlen(buf, PCSTOCK_PAGE_SIZE + 1) > PCSTOCK_PAGE_SIZE)
+		return -E2BIG;
+	if (!pcstock_group_online(g))
+		return -ENODEV;
 	c = pcs_group_counter(g, f->flags & CF_MEMSW);
 	switch ((enum cf_show)f->show) {
 	case CF_LIMIT:

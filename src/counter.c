@@ -451,25 +451,28 @@ static int digit_value(char ch)
 }
 
 /*
- * The kernel's simple_strtoull(s, &end, 0): radix detection, then digits
- * while they are valid in that radix, accumulating modulo 2^64 (the kernel
- * computes an overflow flag and drops it).
+ * The kernel's simple_strtoull(s, &end, 0) over [@s, @lim): radix
+ * detection, then digits while they are valid in that radix, accumulating
+ * modulo 2^64 (the kernel computes an overflow flag and drops it).
  */
-static unsigned long long parse_number(const char *s, const char **end)
+static unsigned long long parse_number(const char *s, const char *lim,
+				       const char **end)
 {
 	unsigned long long result = 0;
 	unsigned int base = 10;
 	int d;
 
-	if (s[0] == '0') {
-		if ((s[1] == 'x' || s[1] == 'X') && digit_value(s[2]) >= 0) {
+	if (lim - s >= 1 && s[0] == '0') {
+		if (lim - s >= 3 && (s[1] == 'x' || s[1] == 'X') &&
+		    digit_value(s[2]) >= 0) {
 			base = 16;
 			s += 2;
 		} else {
 			base = 8;
 		}
 	}
-	while ((d = digit_value(*s)) >= 0 && (unsigned int)d < base) {
+	while (s < lim && (d = digit_value(*s)) >= 0 &&
+	       (unsigned int)d < base) {
 		result = result * base + (unsigned int)d;
 		s++;
 	}
@@ -492,10 +495,11 @@ static unsigned int suffix_shift(char ch)
 }
 
 /* The kernel's memparse(): a number and at most one binary suffix. */
-static unsigned long long memparse(const char *s, const char **end)
+static unsigned long long memparse(const char *s, const char *lim,
+				   const char **end)
 {
-	unsigned long long v = parse_number(s, end);
-	unsigned int shift = suffix_shift(**end);
+	unsigned long long v = parse_number(s, lim, end);
+	unsigned int shift = *end < lim ? suffix_shift(**end) : 0;
 
 	if (!shift)
 		return v;
@@ -503,24 +507,30 @@ static unsigned long long memparse(const char *s, const char **end)
 	return v << shift; /* unsigned: wraps silently, as the kernel's <<= 10s */
 }
 
-int pcstock_counter_memparse(const char *buf, const char *max_keyword,
-			     unsigned long *nr_pages)
+int pcs_memparse_n(const char *buf, size_t len, const char *max_keyword,
+		   unsigned long *nr_pages)
 {
 	unsigned long long bytes;
 	const char *end;
 
-	if (!buf || !max_keyword || !nr_pages)
-		return -EINVAL;
-	if (strcmp(buf, max_keyword) == 0) {
+	if (strlen(max_keyword) == len && !memcmp(buf, max_keyword, len)) {
 		*nr_pages = PCSTOCK_COUNTER_MAX;
 		return 0;
 	}
-	bytes = memparse(buf, &end);
-	if (*end != '\0')
+	bytes = memparse(buf, buf + len, &end);
+	if (end != buf + len)
 		return -EINVAL;
 	*nr_pages = min_ul((unsigned long)(bytes / PCSTOCK_PAGE_SIZE),
 			   PCSTOCK_COUNTER_MAX);
 	return 0;
+}
+
+int pcstock_counter_memparse(const char *buf, const char *max_keyword,
+			     unsigned long *nr_pages)
+{
+	if (!buf || !max_keyword || !nr_pages)
+		return -EINVAL;
+	return pcs_memparse_n(buf, strlen(buf), max_keyword, nr_pages);
 }
 
 /* ---- strict sizes (ours) --------------------------------------------------- */

@@ -20,7 +20,6 @@
  *
  * TSan and RCU: see rcu.h.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -45,7 +44,8 @@ char pcs_rcu_hb_token;
 atomic_ulong pcs_rcu_waits;
 
 /* PAGE_ALLOC_COSTLY_ORDER: "small" charges are at most 8 pages. */
-#define COSTLY_PAGES 8UL
+#define COSTLY_ORDER 3U
+#define COSTLY_PAGES (1UL << COSTLY_ORDER)
 /* memory.high throttling (mm/memcontrol.c), with HZ = 1000. */
 #define HZ 1000UL
 #define DELAY_PRECISION_SHIFT 20
@@ -881,6 +881,13 @@ int pcstock_group_destroy(struct pcstock_group *g)
 	 * CPU runs the drain the one below queues after it).
 	 */
 	pcs_store(&g->online, false, PCS_RELEASE);
+	/*
+	 * mem_cgroup_css_offline(): an offline group protects nothing, also
+	 * while its pages are still held.  Under the tree lock, as the
+	 * setters' online check (group_set_protection()).
+	 */
+	pcstock_counter_set_min(&g->memory, 0);
+	pcstock_counter_set_low(&g->memory, 0);
 	name_index_del(&t->names, &g->key);
 	unlink_child(g->parent, g);
 	pthread_mutex_unlock(&t->lock);
@@ -1122,6 +1129,19 @@ static bool reclaim_progress(unsigned long reclaimed, unsigned int *rounds)
 	return reclaimed && (*rounds)++ < PCSTOCK_MAX_PROGRESS_ROUNDS;
 }
 
+/*
+ * get_order(nr_pages * PAGE_SIZE): the smallest order whose 2^order pages
+ * hold @nr_pages (0 for 0 and 1 page).
+ */
+static unsigned int pages_order(unsigned long nr_pages)
+{
+	unsigned int order = 0;
+
+	while ((1UL << order) < nr_pages)
+		order++;
+	return order;
+}
+
 /* Room for @need more pages, or (@need = 0) usage at or below max. */
 static bool has_room(struct pcstock_group *g, unsigned long need)
 {
@@ -1145,6 +1165,10 @@ static void oom_wait(struct pcstock_group *g, unsigned long need)
  * under the OOM lock no callback if another thread's OOM made room, else
  * the callback, and the wait for an asynchronous victim with the lock
  * still held, so that other chargers wait instead of killing again.
+ * "Room" under the lock is the kernel's: a margin of 1 << order pages,
+ * order = get_order(@need * PAGE_SIZE) for a charge of @need pages, and 0
+ * for the memory.max writer (@need = 0), whose wait is for usage at or
+ * below max.
  * Return: true if the caller should retry.
  */
 static bool group_oom(struct pcstock_group *g, unsigned long need,
@@ -1157,7 +1181,7 @@ static bool group_oom(struct pcstock_group *g, unsigned long need,
 		return false;
 	group_event(g, PCSTOCK_EVENT_OOM);
 	pthread_mutex_lock(&t->oom_lock);
-	if (has_room(g, need)) {
+	if (group_margin(g) >= 1UL << pages_order(need)) {
 		pthread_mutex_unlock(&t->oom_lock);
 		return true;
 	}
@@ -1201,8 +1225,8 @@ static void check_high(struct pcstock_group *g, unsigned long charged)
 
 static bool oom_allowed(unsigned long nr_pages)
 {
-	/* get_order(nr_pages * PAGE_SIZE) > PAGE_ALLOC_COSTLY_ORDER */
-	return nr_pages <= COSTLY_PAGES;
+	/* not for get_order(nr_pages * PAGE_SIZE) > PAGE_ALLOC_COSTLY_ORDER */
+	return pages_order(nr_pages) <= COSTLY_ORDER;
 }
 
 /*
@@ -1509,11 +1533,24 @@ unsigned long pcstock_over_high_pages(void)
 
 /* ---- limits ------------------------------------------------------------ */
 
+/*
+ * A destroyed group's files are gone (kernfs: -ENODEV on a file still
+ * open).  Checked before the value, as kernfs before the handler.
+ */
+static int check_online(const struct pcstock_group *g)
+{
+	if (!g || group_is_root(g))
+		return -EINVAL;
+	return pcs_load(&g->online, PCS_RELAXED) ? 0 : -ENODEV;
+}
+
 static int check_limit(const struct pcstock_group *g, unsigned long nr_pages)
 {
-	return g && !group_is_root(g) && nr_pages <= PCSTOCK_COUNTER_MAX ?
-		       0 :
-		       -EINVAL;
+	int err = check_online(g);
+
+	if (err)
+		return err;
+	return nr_pages <= PCSTOCK_COUNTER_MAX ? 0 : -EINVAL;
 }
 
 /*
@@ -1654,20 +1691,49 @@ int pcstock_group_set_memsw_max(struct pcstock_group *g,
 	return resize_max(g, nr_pages, true);
 }
 
+/*
+ * memory.min and memory.low: the online check and the store under the tree
+ * lock, so that a setter racing pcstock_group_destroy() either sees the
+ * group offline or stores before destroy's reset to 0 (the kernel's
+ * css_offline runs after the file's last writer).
+ */
+static int group_set_protection(struct pcstock_group *g,
+				unsigned long nr_pages,
+				void (*set)(struct pcstock_counter *,
+					    unsigned long))
+{
+	int err = check_limit(g, nr_pages);
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&g->tree->lock);
+	if (pcs_load(&g->online, PCS_RELAXED))
+		set(&g->memory, nr_pages);
+	else
+		err = -ENODEV;
+	pthread_mutex_unlock(&g->tree->lock);
+	return err;
+}
+
 int pcstock_group_set_min(struct pcstock_group *g, unsigned long nr_pages)
 {
-	if (check_limit(g, nr_pages))
-		return -EINVAL;
-	pcstock_counter_set_min(&g->memory, nr_pages);
-	return 0;
+	return group_set_protection(g, nr_pages, pcstock_counter_set_min);
 }
 
 int pcstock_group_set_low(struct pcstock_group *g, unsigned long nr_pages)
 {
-	if (check_limit(g, nr_pages))
-		return -EINVAL;
-	pcstock_counter_set_low(&g->memory, nr_pages);
-	return 0;
+	return group_set_protection(g, nr_pages, pcstock_counter_set_low);
+}
+
+/*
+ * isspace() of the kernel's ctype table (lib/ctype.c, Latin-1): \t \n \v
+ * \f \r, ' ' and the no-break space 0xA0; whatever the C locale says.
+ */
+static bool kernel_isspace(char ch)
+{
+	unsigned char c = (unsigned char)ch;
+
+	return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
 }
 
 int pcs_group_write_limit(struct pcstock_group *g, enum pcstock_limit which,
@@ -1681,25 +1747,23 @@ int pcs_group_write_limit(struct pcstock_group *g, enum pcstock_limit which,
 		[PCSTOCK_LIMIT_LOW] = pcstock_group_set_low,
 		[PCSTOCK_LIMIT_MEMSW_MAX] = pcstock_group_set_memsw_max,
 	};
-	char tmp[64];
-	size_t len;
 	unsigned long nr_pages;
+	size_t len;
 	int err;
 
-	if (!g || !buf || (unsigned int)which >= sizeof(setters) /
-							 sizeof(setters[0]))
+	if (!buf || (unsigned int)which >= sizeof(setters) /
+						 sizeof(setters[0]))
 		return -EINVAL;
-	/* strstrip() */
-	while (isspace((unsigned char)*buf))
+	err = check_online(g);
+	if (err)
+		return err;
+	/* strstrip(), then memparse over the whole value, any length */
+	while (kernel_isspace(*buf))
 		buf++;
 	len = strlen(buf);
-	while (len && isspace((unsigned char)buf[len - 1]))
+	while (len && kernel_isspace(buf[len - 1]))
 		len--;
-	if (len >= sizeof(tmp))
-		return -EINVAL;
-	memcpy(tmp, buf, len);
-	tmp[len] = '\0';
-	err = pcstock_counter_memparse(tmp, max_keyword, &nr_pages);
+	err = pcs_memparse_n(buf, len, max_keyword, &nr_pages);
 	if (err)
 		return err;
 	return setters[which](g, nr_pages);

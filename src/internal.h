@@ -59,6 +59,14 @@ struct pcstock_domain;
  */
 void pcs_domain_users_add(struct pcstock_domain *d, int delta);
 
+/*
+ * pcstock_counter_memparse() over the @len bytes at @buf (no terminator
+ * needed; a NUL among them is an error): what the cgroup files parse
+ * after their strstrip().  No NULL checks.
+ */
+int pcs_memparse_n(const char *buf, size_t len, const char *max_keyword,
+		   unsigned long *nr_pages);
+
 #define PCS_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define PCS_MAX(a, b) ((a) > (b) ? (a) : (b))
 

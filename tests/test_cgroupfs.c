@@ -133,8 +133,9 @@ static void assert_events(struct pcstock_group *g, const char *file,
 	char want[128];
 
 	snprintf(want, sizeof(want),
-		 "low 0\nhigh %lu\nmax %lu\noom %lu\noom_kill %lu\n", high,
-		 max, oom, oom_kill);
+		 "low 0\nhigh %lu\nmax %lu\noom %lu\noom_kill %lu\n"
+		 "oom_group_kill 0\n",
+		 high, max, oom, oom_kill);
 	assert_string_equal(rd(g, file), want);
 }
 
@@ -288,6 +289,150 @@ static void test_v2_events_hierarchical_and_local(void **state)
 	rmgroup(c);
 	rmgroup(g);
 	rmgroup(p);
+}
+
+/*
+ * memory.events of v6.17 (the series' base): low, high, max, oom,
+ * oom_kill, oom_group_kill, in that order; sock_throttled came in v6.19.
+ */
+static void test_v2_events_lines_of_v6_17(void **state)
+{
+	struct pcstock_group *g = mkgroup(root, "g");
+	static const char *const files[] = { "memory.events",
+					     "memory.events.local" };
+
+	for (int i = 0; i < 2; i++)
+		assert_string_equal(rd(g, files[i]),
+				    "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n"
+				    "oom_group_kill 0\n");
+	rmgroup(g);
+}
+
+static const char *const v2_limits[] = { "memory.min", "memory.low",
+					  "memory.high", "memory.max" };
+
+/*
+ * The handlers strstrip() with the kernel's ctype (lib/ctype.c), where the
+ * spaces are \t \n \v \f \r, ' ' and Latin-1's no-break space 0xA0, and
+ * nothing else (0x85 and the other C1 bytes are not).
+ */
+static void test_v2_limit_strip_is_the_kernels(void **state)
+{
+	struct pcstock_group *g = mkgroup(root, "g");
+
+	for (int i = 0; i < 4; i++) {
+		const char *f = v2_limits[i];
+
+		assert_int_equal(pcstock_group_write(g, f, "4096\xa0"), 0);
+		assert_bytes(g, f, 1);
+		assert_int_equal(pcstock_group_write(g, f,
+						     "\xa0 \t\v\f\r\n8K\xa0\n"),
+				 0);
+		assert_bytes(g, f, 2);
+		assert_int_equal(pcstock_group_write(g, f, "\xa0max\xa0"), 0);
+		assert_string_equal(rd(g, f), "max\n");
+		assert_int_equal(pcstock_group_write(g, f, "\xa0\t"), 0);
+		assert_string_equal(rd(g, f), "0\n");	/* empty: 0 */
+		/* not spaces: left in place, so memparse refuses them */
+		assert_int_equal(pcstock_group_write(g, f, "4096\x85"),
+				 -EINVAL);
+		assert_int_equal(pcstock_group_write(g, f, "\x1c" "4096"),
+				 -EINVAL);
+		assert_int_equal(pcstock_group_write(g, f, "4\xa0" "096"),
+				 -EINVAL);
+		assert_string_equal(rd(g, f), "0\n");
+		assert_int_equal(pcstock_group_write(g, f, "max"), 0);
+	}
+	/* the string API strips the same way */
+	assert_int_equal(pcstock_group_write_limit(g, PCSTOCK_LIMIT_MAX,
+						   "\xa0" "12288\xa0"),
+			 0);
+	assert_bytes(g, "memory.max", 3);
+	rmgroup(g);
+}
+
+/* "0x", @zeros zeros, "1000": one page whatever the length. */
+static char *long_value(size_t zeros)
+{
+	char *s = malloc(zeros + 7);
+
+	assert_non_null(s);
+	memcpy(s, "0x", 2);
+	memset(s + 2, '0', zeros);
+	memcpy(s + 2 + zeros, "1000", 5);
+	return s;
+}
+
+/*
+ * kernfs hands the handler the whole write, up to a page
+ * (atomic_write_len = PAGE_SIZE for cgroup files; longer is -E2BIG), so
+ * leading zeros do not make a value too long.
+ */
+static void test_v2_limit_values_up_to_a_page(void **state)
+{
+	struct pcstock_group *g = mkgroup(root, "g");
+	char *v67 = long_value(61);
+	char *page = long_value(PAGE - 6);
+	char *over = long_value(PAGE - 5);
+
+	assert_int_equal(strlen(v67), 67);
+	assert_int_equal(strlen(page), PAGE);
+	for (int i = 0; i < 4; i++) {
+		const char *f = v2_limits[i];
+
+		assert_int_equal(pcstock_group_write(g, f, v67), 0);
+		assert_bytes(g, f, 1);
+		assert_int_equal(pcstock_group_write(g, f, "max"), 0);
+		assert_int_equal(pcstock_group_write(g, f, page), 0);
+		assert_bytes(g, f, 1);
+		assert_int_equal(pcstock_group_write(g, f, "max"), 0);
+		assert_int_equal(pcstock_group_write(g, f, over), -E2BIG);
+		assert_string_equal(rd(g, f), "max\n");
+	}
+	/* not a file: pcstock_group_write_limit() has no kernfs cap */
+	assert_int_equal(pcstock_group_write_limit(g, PCSTOCK_LIMIT_MAX, over),
+			 0);
+	assert_bytes(g, "memory.max", 1);
+	free(v67);
+	free(page);
+	free(over);
+	rmgroup(g);
+}
+
+/*
+ * A destroyed group's files are gone: a write through a reference the
+ * caller still holds (the kernel's open file) is -ENODEV, as kernfs
+ * returns, and runs no reclaim and no OOM.  Reads still work (ours).
+ */
+static void test_v2_destroyed_group_refuses_writes(void **state)
+{
+	struct pcstock_group *g = mkgroup(root, "g");
+	static const char *const others[] = { "memory.peak", "memory.max" };
+
+	assert_int_equal(pcstock_group_write(g, "memory.min", "4K"), 0);
+	assert_int_equal(pcstock_group_charge(g, 20, 0), 0);
+	assert_int_equal(pcstock_group_destroy(g), 0);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(pcstock_group_write(g, v2_limits[i], "0"),
+				 -ENODEV);
+		assert_int_equal(pcstock_group_write(g, v2_limits[i], "bad"),
+				 -ENODEV);
+	}
+	assert_int_equal(pcstock_group_write(g, others[0], "reset"), -ENODEV);
+	assert_int_equal(pcstock_group_write_limit(g, PCSTOCK_LIMIT_MAX, "0"),
+			 -ENODEV);
+	assert_int_equal(pcstock_group_set_max(g, 0), -ENODEV);
+	assert_int_equal(pcstock_group_set_high(g, 0), -ENODEV);
+	assert_int_equal(pcstock_group_set_low(g, 1), -ENODEV);
+	assert_int_equal(reclaim_calls, 0);
+	assert_int_equal(oom_calls, 0);
+	assert_string_equal(rd(g, others[1]), "max\n");
+	assert_string_equal(rd(g, "memory.high"), "max\n");
+	assert_string_equal(rd(g, "memory.min"), "0\n");	/* offline */
+	assert_bytes(g, "memory.current", 20);
+	assert_events(g, "memory.events", 0, 0, 0, 0);
+	pcstock_group_uncharge(g, 20);
+	pcstock_group_put(g);
 }
 
 static void test_v2_stat(void **state)
@@ -461,6 +606,36 @@ static void test_v1_usage_limits_and_ebusy(void **state)
 	rmgroup(g);
 }
 
+/*
+ * v1 as v2: the kernel's strstrip() (0xA0 is a space) before memparse with
+ * "-1", and -ENODEV for every write to a destroyed group's files.
+ */
+static void test_v1_strip_and_destroyed_group(void **state)
+{
+	static const char *const writable[] = {
+		"memory.limit_in_bytes", "memory.memsw.limit_in_bytes",
+		"memory.max_usage_in_bytes", "memory.failcnt",
+		"memory.memsw.max_usage_in_bytes", "memory.memsw.failcnt",
+	};
+	struct pcstock_group *g = mkgroup(root, "g");
+
+	assert_int_equal(pcstock_group_write(g, "memory.limit_in_bytes",
+					     "\xa0-1\xa0"), 0);
+	assert_int_equal(pcstock_group_write(g, "memory.limit_in_bytes",
+					     "\t8192\xa0\n"), 0);
+	assert_bytes(g, "memory.limit_in_bytes", 2);
+	assert_int_equal(pcstock_group_charge(g, 2, 0), 0);
+	assert_int_equal(pcstock_group_destroy(g), 0);
+	for (size_t i = 0; i < sizeof(writable) / sizeof(writable[0]); i++)
+		assert_int_equal(pcstock_group_write(g, writable[i], "0"),
+				 -ENODEV);
+	assert_int_equal(reclaim_calls, 0);
+	assert_bytes(g, "memory.limit_in_bytes", 2);
+	assert_bytes(g, "memory.max_usage_in_bytes", 2);
+	pcstock_group_uncharge(g, 2);
+	pcstock_group_put(g);
+}
+
 static void test_v1_max_usage_and_failcnt_reset(void **state)
 {
 	static const char *const prefix[] = { "memory.", "memory.memsw." };
@@ -545,11 +720,16 @@ int main(void)
 		V2(test_v2_max_swaps_in_then_reclaims_and_ooms),
 		V2(test_v2_peak_write_resets_local_watermark),
 		V2(test_v2_events_hierarchical_and_local),
+		V2(test_v2_events_lines_of_v6_17),
+		V2(test_v2_limit_strip_is_the_kernels),
+		V2(test_v2_limit_values_up_to_a_page),
+		V2(test_v2_destroyed_group_refuses_writes),
 		V2(test_v2_stat),
 		V2S(test_v2_swap_files_on_memsw_trees),
 		V2(test_v2_names_that_do_not_exist),
 		V2(test_read_is_snprintf_like),
 		V1(test_v1_usage_limits_and_ebusy),
+		V1(test_v1_strip_and_destroyed_group),
 		V1(test_v1_max_usage_and_failcnt_reset),
 		V1(test_v1_names_that_do_not_exist),
 		V1(test_v1_without_memsw),

@@ -864,6 +864,56 @@ static void test_protection_5_3(void **state)
 	protection_case(true, true);
 }
 
+/*
+ * mem_cgroup_css_offline() sets memory.min and memory.low to 0: a
+ * destroyed group whose pages are still held claims no protection, so its
+ * live sibling gets the parent's whole budget (100, not 100 * 100 / 200).
+ */
+static void test_offline_group_drops_protection(void **state)
+{
+	struct pcstock_group *p = mkgroup(fx.root, "p");
+	struct pcstock_group *b = mkgroup(p, "b");
+	struct pcstock_group *c = mkgroup(p, "c");
+	struct pcstock_group *g[3] = { p, b, c };
+	struct pcstock_group_stats st;
+
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(pcstock_group_set_min(g[i], 100), 0);
+		assert_int_equal(pcstock_group_set_low(g[i], 100), 0);
+	}
+	assert_int_equal(pcstock_group_charge(b, 100, 0), 0);
+	assert_int_equal(pcstock_group_charge(c, 100, 0), 0);
+	pcstock_group_calculate_protection(fx.root);
+	pcstock_group_stats(b, &st);
+	assert_int_equal(st.emin, 50);
+	assert_int_equal(st.elow, 50);
+
+	assert_int_equal(pcstock_group_destroy(c), 0);	/* pages still held */
+	pcstock_group_stats(c, &st);
+	assert_int_equal(st.min, 0);
+	assert_int_equal(st.low, 0);
+	pcstock_group_calculate_protection(fx.root);
+	pcstock_group_stats(b, &st);
+	assert_int_equal(st.emin, 100);
+	assert_int_equal(st.elow, 100);
+
+	/* its limit files are gone: nothing brings the protection back */
+	assert_int_equal(pcstock_group_set_min(c, 100), -ENODEV);
+	assert_int_equal(pcstock_group_write_limit(c, PCSTOCK_LIMIT_LOW,
+						   "400K"),
+			 -ENODEV);
+	pcstock_group_calculate_protection(fx.root);
+	pcstock_group_stats(b, &st);
+	assert_int_equal(st.emin, 100);
+	assert_int_equal(st.elow, 100);
+
+	pcstock_group_uncharge(c, 100);
+	pcstock_group_put(c);
+	pcstock_group_uncharge(b, 100);
+	rmgroup(b);
+	rmgroup(p);
+}
+
 /* ---- CPUs, reads --------------------------------------------------------- */
 
 static void test_cpu_offline_drains(void **state)
@@ -1118,6 +1168,7 @@ int main(void)
 		PER_POLICY(test_memsw_limit_equal_to_memory),
 		ONCE(test_write_limit_strings),
 		PER_POLICY(test_protection_5_3),
+		PER_POLICY(test_offline_group_drops_protection),
 		PER_POLICY(test_cpu_offline_drains),
 		PER_POLICY(test_destroy_returns_stock),
 		COUNTER_STOCK(test_offline_group_takes_no_hit),

@@ -50,6 +50,9 @@ struct fixture {
 	atomic_uint oom_calls;
 	atomic_int oom_inside;
 	atomic_bool oom_overlapped;
+	/* if set, decides the OOM result (@call counts from 1) */
+	int (*oom_hook)(struct fixture *f, struct pcstock_group *g,
+			unsigned int call);
 	/* both: try every limit writer on the group, keep what they return */
 	bool write_limits;
 	int writer_ret[2][5];		/* [reclaim, oom][writer] */
@@ -105,7 +108,8 @@ static int oom_cb(struct pcstock_group *g, void *arg)
 	struct fixture *f = arg;
 	int res = f->oom_result;
 
-	atomic_fetch_add(&f->oom_calls, 1);
+	unsigned int call = atomic_fetch_add(&f->oom_calls, 1) + 1;
+
 	write_limits(f, g, f->writer_ret[1]);
 	if (atomic_fetch_add(&f->oom_inside, 1))
 		atomic_store(&f->oom_overlapped, true);
@@ -122,6 +126,8 @@ static int oom_cb(struct pcstock_group *g, void *arg)
 			res = PCSTOCK_OOM_KILLED_ASYNC;
 		}
 	}
+	if (f->oom_hook)
+		res = f->oom_hook(f, g, call);
 	atomic_fetch_sub(&f->oom_inside, 1);
 	return res;
 }
@@ -381,6 +387,83 @@ static void test_concurrent_oom_serialised(void **state)
 	empty_group(a, 100);
 }
 
+/*
+ * The first OOM call (thread A, holding the OOM lock) waits until thread B
+ * has raised its OOM event on @g and is on its way to the lock, then frees
+ * 3 of the group's pages and reports nothing killed; a later call reports
+ * a kill.
+ */
+static int free_three_when_b_waits(struct fixture *f, struct pcstock_group *g,
+				   unsigned int call)
+{
+	if (call > 1)
+		return PCSTOCK_OOM_KILLED;
+	for (int i = 0; pcstock_group_events(g, PCSTOCK_EVENT_OOM) < 2; i++) {
+		assert_true(i < 10000);		/* B never came: fail, no hang */
+		sleep_ms(1);
+	}
+	assert_int_equal(pcstock_group_uncharge(g, 3), 0);
+	return PCSTOCK_OOM_NONE;
+}
+
+struct oom_writer {
+	struct pcstock_group *g;
+	unsigned long nr_pages;		/* charge this; 0: set_max(g, 5) */
+	int ret;
+};
+
+static void *oom_writer_fn(void *arg)
+{
+	struct oom_writer *w = arg;
+
+	w->ret = w->nr_pages ? pcstock_group_charge(w->g, w->nr_pages, 0) :
+			       pcstock_group_set_max(w->g, 5);
+	return NULL;
+}
+
+/*
+ * Under the OOM lock, mem_cgroup_out_of_memory() skips the kill only when
+ * the margin holds 1 << order pages: order = get_order(nr_pages *
+ * PAGE_SIZE) for a charge (4 pages for 3), 0 for memory.max's writer (1
+ * page).  A group at its limit of 8; A enters the OOM callback, B queues
+ * on the lock; A's callback frees 3 pages and gives up.  B then finds a
+ * margin of 3 (a charge of 3: not 4 pages) or of 0 (the writer, usage now
+ * at its limit of 5: not 1 page), so B calls the callback too.
+ */
+static void oom_recheck_case(unsigned long b_pages)
+{
+	struct pcstock_group *a = mkgroup(fx.root, "a");
+	struct oom_writer wa = { a, b_pages ? 1 : 0, 1 };
+	struct oom_writer wb = { a, b_pages, 1 };
+	pthread_t th;
+
+	fx.oom_calls = 0;
+	assert_int_equal(pcstock_group_set_max(a, 8), 0);
+	assert_int_equal(pcstock_group_charge(a, 8, 0), 0);
+	fx.oom_hook = free_three_when_b_waits;
+	assert_int_equal(pthread_create(&th, NULL, oom_writer_fn, &wa), 0);
+	for (int i = 0; atomic_load(&fx.oom_calls) < 1; i++) {
+		assert_true(i < 10000);
+		sleep_ms(1);
+	}
+	oom_writer_fn(&wb);
+	pthread_join(th, NULL);
+	assert_int_equal(wa.ret, b_pages ? -ENOMEM : 0);
+	assert_int_equal(wb.ret, 0);
+	assert_int_equal(fx.oom_calls, 2);
+	assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_OOM), 2);
+	assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_OOM_KILL), 1);
+	assert_int_equal(pcstock_group_usage(a), b_pages ? 8 : 5);
+	fx.oom_hook = NULL;
+	empty_group(a, b_pages ? 8 : 5);
+}
+
+static void test_oom_recheck_wants_the_order_pages(void **state)
+{
+	oom_recheck_case(3);
+	oom_recheck_case(0);
+}
+
 /* An unknown OOM result counts as "nothing killed", and is counted. */
 static void test_oom_garbage_result(void **state)
 {
@@ -444,6 +527,7 @@ int main(void)
 		CASE(test_set_max_async_oom),
 		CASE(test_concurrent_oom_serialised),
 		CASE(test_oom_garbage_result),
+		CASE(test_oom_recheck_wants_the_order_pages),
 		CASE(test_limit_writers_refused_in_callbacks),
 	};
 

@@ -84,6 +84,17 @@
  *    reclaims without swap when memsw, not memory, was over its limit).
  *  - charging an offline group fails with -ENOENT (the kernel cannot name
  *    an offline memcg in a new charge).
+ *  - a destroyed group's cgroup files are gone in the kernel; here every
+ *    write to them, through its setters, pcstock_group_write_limit() or
+ *    pcstock_group_write(), is -ENODEV (what kernfs answers a write on a
+ *    removed file still open), but pcstock_group_read() still shows them.
+ *    A limit write already running when destroy comes finishes (the
+ *    kernel's removal waits for it first).
+ *  - pcstock_group_write_limit() takes a value of any length (no file, so
+ *    no kernfs page cap); pcstock_group_write() has the cap (-E2BIG).
+ *  - memory.events' "low" and "oom_group_kill" lines are always 0: low
+ *    events need reclaim, group kills memory.oom.group, both the
+ *    caller's.
  */
 #ifndef PCSTOCK_HIERARCHY_H
 #define PCSTOCK_HIERARCHY_H
@@ -175,7 +186,11 @@ typedef long (*pcstock_reclaim_fn)(struct pcstock_group *g,
  * until @g has room (a charge: its margin fits the charge; a memory.max
  * write: usage at or below max), at most PCSTOCK_OOM_WAIT_MS times.
  * Other threads that need the OOM callback of the tree meanwhile wait on
- * the lock, and skip the callback if the room is there when they get it.
+ * the lock, and skip the callback if the room is there when they get it:
+ * the kernel's mem_cgroup_out_of_memory() check, a margin of 1 << order
+ * pages, order = get_order(nr_pages * PAGE_SIZE) for a charge (a margin of
+ * 4 pages for a charge of 3), 0 for a memory.max write (a margin of 1
+ * page: usage below max, not at it).
  */
 enum pcstock_oom_result {
 	PCSTOCK_OOM_NONE = 0,
@@ -496,9 +511,12 @@ PCSTOCK_API void *pcstock_group_data(const struct pcstock_group *g);
  * @g: the group
  *
  * Unlinks @g, refuses new charges, disables its stock and drains it into
- * the parent chain, and drops the tree's reference.  Uncharges by holders
- * of pages keep working.  The memory goes after the last reference and a
- * grace period.
+ * the parent chain, sets its memory.min and memory.low to 0 (as
+ * mem_cgroup_css_offline(): pages it still holds are protected no more,
+ * and its siblings' effective protection no longer shares the parent's
+ * with it), and drops the tree's reference.  Uncharges by holders of
+ * pages keep working; limit writes fail with -ENODEV.  The memory goes
+ * after the last reference and a grace period.
  *
  * Context: any thread (not inside a walk callback).
  *
@@ -751,8 +769,9 @@ PCSTOCK_API void pcstock_group_drain_all(struct pcstock_group *g);
  * Context: any thread, not from a reclaim or OOM callback (of any tree:
  * -EDEADLK); concurrent chargers fine.
  *
- * Return: 0; -EINVAL (NULL, root, value too large); -EDEADLK (called from
- * a callback, nothing changed).
+ * Return: 0; -EINVAL (NULL, root, value too large); -ENODEV (@g was
+ * destroyed: no reclaim, no OOM); -EDEADLK (called from a callback,
+ * nothing changed).
  */
 PCSTOCK_API int pcstock_group_set_max(struct pcstock_group *g,
 				      unsigned long nr_pages);
@@ -770,9 +789,9 @@ PCSTOCK_API int pcstock_group_set_max(struct pcstock_group *g,
  * Context: limit writers of the tree are serialised internally.  Not from
  * a reclaim or OOM callback (-EDEADLK).
  *
- * Return: 0; -EINVAL (NULL, root, too large, above memsw.max); -EBUSY
- * (usage could not be brought under @nr_pages); -EDEADLK (called from a
- * callback, nothing changed).
+ * Return: 0; -EINVAL (NULL, root, too large, above memsw.max); -ENODEV
+ * (@g was destroyed); -EBUSY (usage could not be brought under
+ * @nr_pages); -EDEADLK (called from a callback, nothing changed).
  */
 PCSTOCK_API int pcstock_group_set_max_strict(struct pcstock_group *g,
 					     unsigned long nr_pages);
@@ -785,9 +804,9 @@ PCSTOCK_API int pcstock_group_set_max_strict(struct pcstock_group *g,
  * As pcstock_group_set_max_strict() on the memsw counter; refuses a value
  * below memory.max.
  *
- * Return: 0; -EINVAL (NULL, root, too large, below memory.max);
- * -EOPNOTSUPP (tree without memsw); -EBUSY; -EDEADLK (called from a
- * reclaim or OOM callback, nothing changed).
+ * Return: 0; -EINVAL (NULL, root, too large, below memory.max); -ENODEV
+ * (@g was destroyed); -EOPNOTSUPP (tree without memsw); -EBUSY; -EDEADLK
+ * (called from a reclaim or OOM callback, nothing changed).
  */
 PCSTOCK_API int pcstock_group_set_memsw_max(struct pcstock_group *g,
 					    unsigned long nr_pages);
@@ -804,8 +823,8 @@ PCSTOCK_API int pcstock_group_set_memsw_max(struct pcstock_group *g,
  *
  * Context: any thread, not from a reclaim or OOM callback (-EDEADLK).
  *
- * Return: 0; -EINVAL (NULL, root, too large); -EDEADLK (called from a
- * callback, nothing changed).
+ * Return: 0; -EINVAL (NULL, root, too large); -ENODEV (@g was
+ * destroyed); -EDEADLK (called from a callback, nothing changed).
  */
 PCSTOCK_API int pcstock_group_set_high(struct pcstock_group *g,
 				       unsigned long nr_pages);
@@ -815,7 +834,10 @@ PCSTOCK_API int pcstock_group_set_high(struct pcstock_group *g,
  * @g: a non-root group
  * @nr_pages: the setting
  *
- * Return: 0; -EINVAL (NULL, root, too large).
+ * Context: any thread, callbacks included; serialised with
+ * pcstock_group_destroy() (which sets it to 0) by the tree's lock.
+ *
+ * Return: 0; -EINVAL (NULL, root, too large); -ENODEV (@g was destroyed).
  */
 PCSTOCK_API int pcstock_group_set_min(struct pcstock_group *g,
 				      unsigned long nr_pages);
@@ -825,7 +847,9 @@ PCSTOCK_API int pcstock_group_set_min(struct pcstock_group *g,
  * @g: a non-root group
  * @nr_pages: the setting
  *
- * Return: 0; -EINVAL (NULL, root, too large).
+ * Context: as pcstock_group_set_min().
+ *
+ * Return: 0; -EINVAL (NULL, root, too large); -ENODEV (@g was destroyed).
  */
 PCSTOCK_API int pcstock_group_set_low(struct pcstock_group *g,
 				      unsigned long nr_pages);
@@ -837,8 +861,13 @@ PCSTOCK_API int pcstock_group_set_low(struct pcstock_group *g,
  * @buf: e.g. "512M", "max\n"; surrounding whitespace is ignored, then the
  *	kernel's memparse grammar with the "max" keyword
  *
+ * Whitespace is the kernel's strstrip()'s, from its own ctype table
+ * whatever the C locale: \t, \n, \v, \f, \r, ' ' and the Latin-1
+ * no-break space 0xA0 ("4096\xa0" is one page).  The value may be of any
+ * length (leading zeros included).
+ *
  * Return: as the setter; -EINVAL also for a string memparse rejects or an
- * unknown @which.
+ * unknown @which; -ENODEV (@g was destroyed, checked before @buf).
  */
 PCSTOCK_API int pcstock_group_write_limit(struct pcstock_group *g,
 					  enum pcstock_limit which,
@@ -857,7 +886,8 @@ PCSTOCK_API int pcstock_group_write_limit(struct pcstock_group *g,
  * v2, non-root groups: memory.current, memory.min, memory.low, memory.high,
  * memory.max ("max" for no limit), memory.peak (the local watermark),
  * memory.events and memory.events.local ("low", "high", "max", "oom",
- * "oom_kill" lines; hierarchical and local counts), and with memsw
+ * "oom_kill", "oom_group_kill" lines, as v6.17, the series' base;
+ * hierarchical and local counts), and with memsw
  * accounting memory.swap.current and memory.swap.max.  v1, every group:
  * memory.usage_in_bytes, memory.limit_in_bytes (a number even for no
  * limit, as v1 prints), memory.max_usage_in_bytes, memory.failcnt, and
@@ -870,7 +900,9 @@ PCSTOCK_API int pcstock_group_write_limit(struct pcstock_group *g,
  * (there are no files): it shows the local watermark that any write
  * resets.  memory.swap.* address the memsw (memory+swap) counter, so
  * their values include memory.  memory.stat has pcstock's own keys, and
- * memory.events' "low" is always 0 (the caller's reclaim decides).
+ * memory.events' "low" is always 0 (the caller's reclaim decides), as is
+ * "oom_group_kill" (there is no memory.oom.group).  A destroyed group's
+ * files can still be read (the kernel's are gone).
  *
  * Context: any thread holding a reference on @g; does not stop chargers.
  *
@@ -890,10 +922,12 @@ PCSTOCK_API ssize_t pcstock_group_read(const struct pcstock_group *g,
  * @file: the file name (see pcstock_group_read())
  * @buf: the text written, e.g. "512M\n"
  *
- * With the kernel's semantics: the limit files parse @buf like the
- * kernel's handlers (surrounding whitespace stripped, then memparse, so
- * an empty write is 0 and sizes are floored to whole pages; "max" means
- * no limit on v2, "-1" on v1) and call the group's setter:
+ * With the kernel's semantics: @buf is the whole write, at most
+ * PCSTOCK_PAGE_SIZE bytes (kernfs' limit for cgroup files); the limit
+ * files parse it like the kernel's handlers (surrounding whitespace
+ * stripped as pcstock_group_write_limit() does, then memparse, so an
+ * empty write is 0 and sizes are floored to whole pages; "max" means no
+ * limit on v2, "-1" on v1) and call the group's setter:
  * memory.max pcstock_group_set_max() (the limit is swapped in, then drain,
  * reclaim and OOM; never -EBUSY), memory.high, memory.min and memory.low
  * theirs, memory.limit_in_bytes pcstock_group_set_max_strict() (-EBUSY
@@ -906,8 +940,10 @@ PCSTOCK_API ssize_t pcstock_group_read(const struct pcstock_group *g,
  * Context: as the setter called; not from a callback or walk.
  *
  * Return: 0; -EINVAL (NULL argument, a value the parser refuses, or as
- * the setter); -ENOENT (as for pcstock_group_read()); -EACCES (a
- * read-only file); -EBUSY, -EOPNOTSUPP, -EDEADLK (as the setter).
+ * the setter); -ENOENT (as for pcstock_group_read()); -E2BIG (@buf longer
+ * than PCSTOCK_PAGE_SIZE); -ENODEV (@g was destroyed: its files are gone;
+ * nothing is parsed or called); -EACCES (a read-only file); -EBUSY,
+ * -EOPNOTSUPP, -EDEADLK (as the setter).
  */
 PCSTOCK_API int pcstock_group_write(struct pcstock_group *g, const char *file,
 				    const char *buf);
