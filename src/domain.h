@@ -229,12 +229,39 @@ static inline void *pcs_percpu_ptr(struct pcstock_domain *d, size_t handle,
 	return d->base + (size_t)cpu * d->stride + handle;
 }
 
+/*
+ * Non-zero while the thread runs a group's reclaim or OOM callback
+ * (hierarchy.c): the cache above then stays empty, so that every stock
+ * operation of the thread takes a slow path, and the uncharges there send
+ * their pages straight to the counters (stock.c's uncharge_uncached(),
+ * hierarchy.c for memcg7).  The hit and uncharge fast paths, inline ones
+ * included, thus need no test of their own: their key comparison fails.
+ */
+extern _Thread_local unsigned int pcs_tls_uncached PCS_TLS;
+
 /* Make @cpu of @d the thread's cached region (never RSEQ: see above). */
 static inline void pcs_fast_set(const struct pcstock_domain *d,
 				unsigned int cpu)
 {
+	if (pcs_tls_uncached)
+		return;
 	pcstock_cpu_cache_.region = d->base + (size_t)cpu * d->stride;
 	pcstock_cpu_cache_.key = d->id;
+}
+
+/*
+ * Empty the cache and keep it empty until the matching pcs_fast_resume();
+ * the first slow path after that fills it again.  Nests.
+ */
+static inline void pcs_fast_suspend(void)
+{
+	pcs_tls_uncached++;
+	pcstock_cpu_cache_.key = PCS_NO_KEY;
+}
+
+static inline void pcs_fast_resume(void)
+{
+	pcs_tls_uncached--;
 }
 
 /* The CPU whose arena region is @region. */

@@ -72,6 +72,12 @@
  *    tree's OOM lock held, as the kernel's chargers wait on oom_lock
  *    rather than kill again while a victim exits, for at most
  *    PCSTOCK_OOM_WAIT_MS polls of one millisecond.
+ *  - pcstock_group_uncharge() called inside a reclaim or OOM callback (of
+ *    any tree, the mark being per thread) skips the stock, as
+ *    pcstock_group_uncharge_batch() does: the kernel's reclaim frees
+ *    folios through uncharge_batch(), and pages parked in a stock would
+ *    not lower usage, so the limit writers would free more than the
+ *    excess (or, v1, give up with -EBUSY).
  *  - there are no tasks: no PF_MEMALLOC, "task is dying" or "already in
  *    OOM" states.  Charges a thread makes while inside a callback are
  *    forced, in any tree (the mark is per thread, as PF_MEMALLOC is), as
@@ -139,12 +145,17 @@ enum pcstock_tree_policy {
  *
  * Called from a charging (or limit-writing) thread, with a reference on @g
  * held for the call, outside every lock and RCU section of the library.
- * Free pages by uncharging them (pcstock_group_uncharge()).  Charges this
- * thread makes during the call, in any tree, are forced.  The limit
- * writers that reclaim (pcstock_group_set_max(), _set_high(),
- * _set_max_strict(), _set_memsw_max()) refuse with -EDEADLK inside a
- * callback, for any tree: they would recurse into the callbacks or wait
- * for the OOM lock the thread holds.
+ * Free pages by uncharging them, with pcstock_group_uncharge_batch() (the
+ * kernel's reclaim frees folios so) or pcstock_group_uncharge(): during
+ * the call both go straight to the counters, the per-CPU stock skipped,
+ * so usage drops at once and the caller sees exactly the progress made (a
+ * memory.max write frees the excess, not more; a v1 limit write stops as
+ * soon as the limit fits).  Charges this thread makes during the call, in
+ * any tree, are forced.  The limit writers that reclaim
+ * (pcstock_group_set_max(), _set_high(), _set_max_strict(),
+ * _set_memsw_max()) refuse with -EDEADLK inside a callback, for any tree:
+ * they would recurse into the callbacks or wait for the OOM lock the
+ * thread holds.
  *
  * Return: the pages freed (uncharged from @g's subtree) during the call.
  * Any value >= 1 counts as progress: the caller retries, at most
@@ -166,7 +177,10 @@ typedef long (*pcstock_reclaim_fn)(struct pcstock_group *g,
  *	fresh reclaim budget
  * @PCSTOCK_OOM_KILLED_ASYNC: a victim was killed and its pages will be
  *	uncharged later by another thread: an OOM_KILL event, then the caller
- *	waits (see below) and retries with a fresh reclaim budget
+ *	waits (see below) and retries with a fresh reclaim budget.  That
+ *	thread is outside the callback: it should give the pages back with
+ *	pcstock_group_uncharge_batch(), as the kernel's exiting victim does,
+ *	since pages it puts in its stock do not lower usage
  * @PCSTOCK_OOM_WAIT: no new victim, but an earlier one has not uncharged
  *	its pages yet (the kernel's "victim already exiting" case): the
  *	caller waits and retries with a fresh reclaim budget
@@ -189,7 +203,8 @@ enum pcstock_oom_result {
  * @g: the group over its limit
  * @arg: the tree's callback argument
  *
- * Context as for pcstock_reclaim_fn, and with the tree's OOM lock held:
+ * Context, and uncharges during the call (straight to the counters), as
+ * for pcstock_reclaim_fn, and with the tree's OOM lock held:
  * OOM callbacks of one tree never run concurrently.  Called at most
  * PCSTOCK_MAX_OOM_CALLS times per charge or memory.max write.
  *
@@ -682,7 +697,9 @@ PCSTOCK_API int pcstock_group_charge(struct pcstock_group *g,
  * obj_cgroup_uncharge_pages()): DEFAULT refills this CPU's slot up to the
  * batch, V4 and none uncharge the counters, memcg7 refills its cache
  * (kernel refill_stock(): oversize goes straight up, a slot over batch is
- * drained).
+ * drained).  Inside a reclaim or OOM callback it uncharges the counters
+ * under every policy, as pcstock_group_uncharge_batch() (see
+ * pcstock_reclaim_fn).
  *
  * Context: any thread, never blocks (memcg7 on SIM CPUs spins briefly at
  * most).
