@@ -172,6 +172,9 @@ static void group_free_rcu(struct rcu_head *head)
 	rcu_hb_acquire();
 	parent = g->parent;
 	t = g->tree;
+	/* The tree outlives this: its destroy waits for our decrement. */
+	if (g->data && t->attr.release)
+		t->attr.release(g->data, t->attr.cb_arg);
 	group_free(g);
 	pcstock_group_put(parent);
 	/* Release pairs with the acquire in wait_rcu_frees() (and TSan's). */

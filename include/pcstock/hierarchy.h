@@ -214,6 +214,27 @@ enum pcstock_oom_result {
 typedef int (*pcstock_oom_fn)(struct pcstock_group *g, void *arg);
 
 /**
+ * typedef pcstock_release_fn - a group's user data is no longer reachable
+ * @data: the non-NULL @data given to pcstock_group_create_data()
+ * @arg: the tree's callback argument
+ *
+ * Called exactly once for each group created with non-NULL data, when the
+ * group's memory is freed: after pcstock_group_destroy(), the last
+ * pcstock_group_put() and an RCU grace period, so that no thread can reach
+ * the group any more (no reference, no walk or lookup in flight) and no
+ * callback or pcstock_group_data() can return @data again.  The usual body
+ * frees @data.
+ *
+ * Context: a liburcu call_rcu thread, not the thread that put the last
+ * reference.  It may free memory and put group references; it must not
+ * block, wait for other threads or call pcstock_tree_destroy().
+ * pcstock_tree_destroy() waits for every pending release of its tree, so
+ * none runs after it returned (other than with -EBUSY, when referenced
+ * groups remain and are released later).
+ */
+typedef void (*pcstock_release_fn)(void *data, void *arg);
+
+/**
  * struct pcstock_tree_attr - how to build a tree
  * @policy: enum pcstock_tree_policy
  * @batch: stock batch in pages, 1..PCSTOCK_STOCK_MAX_BATCH (memcg7:
@@ -229,7 +250,10 @@ typedef int (*pcstock_oom_fn)(struct pcstock_group *g, void *arg);
  *	that CPU for good
  * @reclaim: reclaim callback, or NULL (reclaims nothing)
  * @oom: OOM callback, or NULL (never makes progress)
- * @cb_arg: passed to both callbacks
+ * @cb_arg: passed to every callback
+ * @release: called when a group created with data is freed, or NULL (the
+ *	data is then the caller's to free once the group is gone: after
+ *	pcstock_tree_destroy() returned something other than -EBUSY)
  */
 struct pcstock_tree_attr {
 	enum pcstock_tree_policy policy;
@@ -241,6 +265,7 @@ struct pcstock_tree_attr {
 	pcstock_reclaim_fn reclaim;
 	pcstock_oom_fn oom;
 	void *cb_arg;
+	pcstock_release_fn release;
 };
 
 /**
@@ -477,7 +502,17 @@ PCSTOCK_API int pcstock_group_create(struct pcstock_group *parent,
  * pcstock_group_create_data() - pcstock_group_create() with user data
  * @parent: @name: @out: as for pcstock_group_create()
  * @data: stored with the group, returned by pcstock_group_data() (for
- *	example in a reclaim or OOM callback); the library never touches it
+ *	example in a reclaim or OOM callback); the library never reads or
+ *	writes through it
+ *
+ * Lifetime of @data: it must stay valid while the group can be reached,
+ * that is until the group is freed (destroyed, every reference put, and
+ * an RCU grace period).  The tree's release callback (struct
+ * pcstock_tree_attr, pcstock_release_fn) is called with @data then,
+ * exactly once, and is the place to free it.  Without one, @data may be
+ * freed once pcstock_tree_destroy() has returned something other than
+ * -EBUSY.  On failure the group does not exist, release is never called
+ * for @data and it stays the caller's.
  *
  * Context: as pcstock_group_create().
  *
