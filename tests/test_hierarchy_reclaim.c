@@ -254,6 +254,23 @@ static void test_oom_kill_frees_at_once(void **state)
 }
 
 /*
+ * The other side: a charge refused because reclaim made no progress
+ * counts 18 max events (the first attempt, the retry after the drain, 16
+ * retries), as the kernel's, whatever the stock; one OOM call.
+ */
+static void test_refused_charge_max_events(void **state)
+{
+	assert_int_equal(pcstock_group_set_max(fx.g, 100), 0);
+	hold(100);
+	fx.reclaim_frees = false;
+	assert_int_equal(pcstock_group_charge(fx.g, 1, 0), -ENOMEM);
+	assert_int_equal(pcstock_group_events(fx.g, PCSTOCK_EVENT_MAX),
+			 2 + PCSTOCK_MAX_RECLAIM_RETRIES);
+	assert_int_equal(fx.reclaim_calls, 2 + PCSTOCK_MAX_RECLAIM_RETRIES);
+	assert_int_equal(fx.oom_calls, 1);
+}
+
+/*
  * Outside callbacks nothing changed: a small pcstock_group_uncharge()
  * still goes into the stock (DEFAULT and memcg7 keep it there), also
  * right after a reclaim ran on this thread.
@@ -308,6 +325,7 @@ int main(void)
 		MEMSW_CONFIGS(test_v1_memsw_limit_write_exact),
 		EVERY_CONFIG(test_charge_reclaim_sees_progress),
 		EVERY_CONFIG(test_oom_kill_frees_at_once),
+		EVERY_CONFIG(test_refused_charge_max_events),
 		EVERY_CONFIG(test_stock_path_outside_callbacks),
 	};
 

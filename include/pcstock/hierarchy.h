@@ -270,7 +270,9 @@ struct pcstock_tree_attr {
 
 /**
  * enum pcstock_event - memory.events counters
- * @PCSTOCK_EVENT_MAX: a charge hit max (raised on the over-limit group)
+ * @PCSTOCK_EVENT_MAX: a charge attempt hit max (raised on the over-limit
+ *	group before each reclaim, as the kernel does: a charge refused after
+ *	reclaim made no progress counts 2 + PCSTOCK_MAX_RECLAIM_RETRIES)
  * @PCSTOCK_EVENT_HIGH: over-high reclaim ran on the group
  * @PCSTOCK_EVENT_OOM: the OOM callback was invoked for the group
  * @PCSTOCK_EVENT_OOM_KILL: the OOM callback reported progress
@@ -879,7 +881,8 @@ PCSTOCK_API int pcstock_group_set_low(struct pcstock_group *g,
  * @g: the group
  * @which: enum pcstock_limit
  * @buf: e.g. "512M", "max\n"; surrounding whitespace is ignored, then the
- *	kernel's memparse grammar with the "max" keyword
+ *	kernel's memparse grammar with the "max" keyword (so "" is 0 and
+ *	"020000" octal, as for pcstock_group_write())
  *
  * Return: as the setter; -EINVAL also for a string memparse rejects or an
  * unknown @which.
@@ -898,6 +901,9 @@ PCSTOCK_API int pcstock_group_write_limit(struct pcstock_group *g,
  * The memory controller's files as cgroupfs shows them, values in bytes.
  * A tree whose attributes set track_failcnt is cgroup v1 (the kernel
  * tracks failcnt exactly on v1 hierarchies), any other tree v2.
+ * memory.current (and usage_in_bytes) includes the pages in the subtree's
+ * per-CPU stocks, as the kernel's: call pcstock_group_drain_all() first for
+ * an exact value, or read memory.stat's "charged".
  * v2, non-root groups: memory.current, memory.min, memory.low, memory.high,
  * memory.max ("max" for no limit), memory.peak (the local watermark),
  * memory.events and memory.events.local ("low", "high", "max", "oom",
@@ -936,8 +942,11 @@ PCSTOCK_API ssize_t pcstock_group_read(const struct pcstock_group *g,
  *
  * With the kernel's semantics: the limit files parse @buf like the
  * kernel's handlers (surrounding whitespace stripped, then memparse, so
- * an empty write is 0 and sizes are floored to whole pages; "max" means
- * no limit on v2, "-1" on v1) and call the group's setter:
+ * an empty write, "K" and "1k" are 0, sizes are floored to whole pages
+ * and "020000" is octal; "max" means no limit on v2, "-1" on v1) and call
+ * the group's setter.  Configuration text belongs to the strict
+ * pcstock_parse_size() instead; pass its pages to the setter, or write
+ * them as pcstock_format_size() prints them.  The files call:
  * memory.max pcstock_group_set_max() (the limit is swapped in, then drain,
  * reclaim and OOM; never -EBUSY), memory.high, memory.min and memory.low
  * theirs, memory.limit_in_bytes pcstock_group_set_max_strict() (-EBUSY
