@@ -4,7 +4,10 @@
  * the cgroup-style file interface.
  *
  * The tenant tree comes from a small built-in configuration (sizes parsed
- * strictly with pcstock_parse_size()).  Worker threads serve bursts of
+ * strictly with pcstock_parse_size(), then written to the limit files as
+ * pcstock_format_size() prints them: the files parse with the kernel's
+ * memparse, which reads "", "K" and "1k" as 0 pages and "020000" as
+ * octal, so the configuration's own text is never sent).  Worker threads serve bursts of
  * requests for random tenants: look the tenant up by path, charge a few
  * pages per request, hold up to a bound, give everything back, put the
  * reference.  A manager thread changes limits at runtime with
@@ -46,7 +49,17 @@ static const char config[] =
 
 struct plan {
 	char name[16];
-	char max[16], high[16];
+	char max[32], high[32];	/* in bytes (or "max"), as checked */
+};
+
+/*
+ * A tenant's record, the group's user data: allocated at create, freed by
+ * the tree's release callback once the group is gone (destroyed, every
+ * reference put, a grace period), never by the thread that destroys it.
+ */
+struct tenant {
+	const struct plan *plan;
+	unsigned int serial;
 };
 
 static struct plan plans[8];
@@ -56,6 +69,7 @@ static struct pcstock_domain *domain;
 static struct pcstock_group *tenants;	/* parent of every tenant */
 static atomic_bool stop;
 static atomic_ulong requests, refused, vanished;
+static atomic_ulong created, released;
 
 /* The slots: names the workers look up; the manager's references. */
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -68,35 +82,57 @@ static int parse_config(void)
 
 	for (; *line; line = strchr(line, '\n') + 1) {
 		struct plan *p = &plans[nr_plans];
-		unsigned long pages;
+		unsigned long max, high;
 
 		if (*line == '#')
 			continue;
 		if (sscanf(line, "%15s %15s %15s", p->name, p->max,
 			   p->high) != 3 ||
 		    pcstock_parse_size(p->max, PCSTOCK_PARSE_PAGE_ALIGNED,
-				       &pages) ||
+				       &max) ||
 		    pcstock_parse_size(p->high, PCSTOCK_PARSE_PAGE_ALIGNED,
-				       &pages)) {
+				       &high)) {
 			fprintf(stderr, "quotad: bad config line: %.30s\n",
 				line);
 			return -EINVAL;
 		}
+		/* What the strict parser read, in the files' own terms. */
+		pcstock_format_size(max, p->max, sizeof(p->max));
+		pcstock_format_size(high, p->high, sizeof(p->high));
 		nr_plans++;
 	}
 	return 0;
 }
 
-/* Create tenant @serial in slot @slot with a plan, limits as strings. */
+/* The tree's release callback: a tenant's record outlives its group. */
+static void tenant_release(void *data, void *arg)
+{
+	free(data);
+	atomic_fetch_add_explicit(&released, 1, memory_order_relaxed);
+}
+
+/*
+ * Create tenant @serial in slot @slot with a plan, limits as strings.  The
+ * strings go to the kernel's parser (memparse, as a write to the cgroup
+ * file would), which the configuration was checked against strictly.
+ */
 static int tenant_create(int slot, unsigned int serial)
 {
 	struct plan *p = &plans[serial % (unsigned int)nr_plans];
+	struct tenant *rec = malloc(sizeof(*rec));
 	struct pcstock_group *g;
 	char name[32];
 	int err;
 
+	if (!rec)
+		return -ENOMEM;
+	*rec = (struct tenant){ .plan = p, .serial = serial };
 	snprintf(name, sizeof(name), "%s-%u", p->name, serial);
-	err = pcstock_group_create_data(tenants, name, p, &g);
+	err = pcstock_group_create_data(tenants, name, rec, &g);
+	if (err)
+		free(rec);	/* no group: the record is still ours */
+	else
+		atomic_fetch_add_explicit(&created, 1, memory_order_relaxed);
 	if (!err)
 		err = pcstock_group_write(g, "memory.max", p->max);
 	if (!err)
@@ -235,13 +271,13 @@ static void print_file(struct pcstock_group *g, const char *file)
 
 static int report_one(struct pcstock_group *g, void *arg)
 {
-	const struct plan *p = pcstock_group_data(g);
+	const struct tenant *rec = pcstock_group_data(g);
 	char path[64];
 
-	if (!p)
+	if (!rec)
 		return 0;	/* not a tenant */
 	pcstock_group_path(g, path, sizeof(path));
-	printf("  %-22s plan %-6s", path, p->name);
+	printf("  %-22s plan %-6s", path, rec->plan->name);
 	print_file(g, "memory.events");
 	printf("\n  %22s            ", "");
 	print_file(g, "memory.stat");
@@ -278,7 +314,8 @@ static int collect(struct pcstock_group *g, void *arg)
 int main(int argc, char **argv)
 {
 	long seconds = argc > 1 ? atol(argv[1]) : 2;
-	struct pcstock_tree_attr attr = { .policy = PCSTOCK_TREE_DEFAULT };
+	struct pcstock_tree_attr attr = { .policy = PCSTOCK_TREE_DEFAULT,
+					  .release = tenant_release };
 	struct pcstock_group *left[NR_SLOTS + 1] = { NULL };
 	pthread_t workers[NR_WORKERS], mgr, rep;
 	struct pcstock_tree *tree;
@@ -316,6 +353,7 @@ int main(int argc, char **argv)
 			err = pcstock_group_destroy(left[i]);
 		pcstock_group_put(left[i]);
 	}
+	/* memory.current counts the stock, as the kernel's: drain first. */
 	pcstock_group_drain_all(tenants);
 	pcstock_group_read(tenants, "memory.current", current,
 			   sizeof(current));
@@ -332,6 +370,12 @@ int main(int argc, char **argv)
 	pcstock_group_put(tenants);
 	if (!err)
 		err = pcstock_tree_destroy(tree);
+	/* Every release has run by now: each record was freed, once. */
+	if (!err && atomic_load(&released) != atomic_load(&created)) {
+		fprintf(stderr, "quotad: %lu tenant records released of %lu\n",
+			atomic_load(&released), atomic_load(&created));
+		err = -EBADE;
+	}
 	if (!err)
 		err = pcstock_domain_destroy(domain);
 	if (err)

@@ -28,6 +28,7 @@
 
 _Thread_local struct pcs_cpu_tls pcs_tls_entered PCS_TLS;
 _Thread_local struct pcs_cpu_tls pcs_tls_thread[PCS_THREAD_CACHE] PCS_TLS;
+_Thread_local unsigned int pcs_tls_uncached PCS_TLS;
 PCSTOCK_API _Thread_local struct pcstock_cpu_cache_
 	pcstock_cpu_cache_ PCS_TLS = {
 	.key = PCS_NO_KEY, .region = NULL, .rseq_tag = PCS_RSEQ_NO_TAG,

@@ -193,6 +193,16 @@ static inline unsigned int pcs_nr_cpus(const struct pcstock_domain *d)
 }
 
 /*
+ * Non-zero while the thread runs a group's reclaim or OOM callback
+ * (hierarchy.c): both entries of the hit cache then stay empty, so every
+ * stock operation of the thread takes a slow path, and the uncharges send
+ * their pages straight to the counters (stock.c's uncharge_uncached(),
+ * hierarchy.c for memcg7).  The hit and uncharge fast paths, inline ones
+ * included, thus need no test of their own: their key comparison fails.
+ */
+extern _Thread_local unsigned int pcs_tls_uncached PCS_TLS;
+
+/*
  * RSEQ hits.  The kernel keeps the first 8 bytes of a thread's rseq area,
  * cpu_id_start and cpu_id, at the OS CPU the thread runs on (rewriting
  * them whenever it migrates), so one 8-byte load tells whether the thread
@@ -263,6 +273,8 @@ static inline void pcs_rseq_fast_set(const struct pcstock_domain *d,
 				     const pcs_rseq_word *area, uint64_t w,
 				     unsigned int cpu)
 {
+	if (pcs_tls_uncached)
+		return;
 	pcstock_cpu_cache_.rseq_region = d->base + (size_t)cpu * d->stride;
 	pcstock_cpu_cache_.rseq_area = area;
 	pcstock_cpu_cache_.rseq_tag = d->id ^ w;
@@ -328,6 +340,8 @@ static inline void *pcs_percpu_ptr(struct pcstock_domain *d, size_t handle,
 static inline void pcs_fast_set(const struct pcstock_domain *d,
 				unsigned int cpu)
 {
+	if (pcs_tls_uncached)
+		return;
 	pcstock_cpu_cache_.region = d->base + (size_t)cpu * d->stride;
 	pcstock_cpu_cache_.key = d->id;
 }
@@ -337,6 +351,24 @@ static inline void pcs_fast_drop(void)
 {
 	pcstock_cpu_cache_.key = PCS_NO_KEY;
 	pcstock_cpu_cache_.region = NULL;
+}
+
+/*
+ * Empty the cache and keep it empty until the matching pcs_fast_resume();
+ * the first slow path after that fills it again.  Nests.
+ */
+static inline void pcs_fast_suspend(void)
+{
+	pcs_tls_uncached++;
+	pcstock_cpu_cache_.key = PCS_NO_KEY;
+	/* The RSEQ entry too: no key matches the empty tag. */
+	pcstock_cpu_cache_.rseq_area = &pcs_rseq_none;
+	pcstock_cpu_cache_.rseq_tag = PCS_RSEQ_NO_TAG;
+}
+
+static inline void pcs_fast_resume(void)
+{
+	pcs_tls_uncached--;
 }
 
 /* The CPU whose arena region is @region. */

@@ -183,6 +183,9 @@ static void group_release(struct pcstock_group *g)
 	rcu_hb_acquire();
 	parent = g->parent;
 	t = g->tree;
+	/* The tree outlives this: its destroy waits for our decrement. */
+	if (g->data && t->attr.release)
+		t->attr.release(g->data, t->attr.cb_arg);
 	group_free(g);
 	pcstock_group_put(parent);
 	/* Release pairs with the acquire in wait_rcu_frees() (and TSan's). */
@@ -251,8 +254,33 @@ static void group_event(struct pcstock_group *g, enum pcstock_event ev)
 		pcs_fetch_add(&g->events[ev], 1, PCS_RELAXED);
 }
 
-/* Depth of callbacks on this thread: charges inside them are forced. */
-static _Thread_local unsigned int in_callback;
+/*
+ * Depth of callbacks on this thread: charges inside them are forced, and
+ * group uncharges inside them skip the stock.
+ */
+static _Thread_local unsigned int in_callback PCS_TLS;
+
+/*
+ * Around a reclaim or OOM callback.  The kernel's reclaimed folios leave
+ * through uncharge_batch(), straight to the counters, so its callers see
+ * the progress at once; here pages the callback gives back with
+ * pcstock_group_uncharge() would land in the stock and usage would not
+ * drop.  Emptying the thread's CPU cache (domain.h) sends every uncharge
+ * of the callback to a slow path that sends the pages up:
+ * group_uncharge_slow() for memcg7, the stock's uncached uncharge for the
+ * per-counter stocks.  The fast paths outside callbacks test nothing more.
+ */
+static void callback_enter(void)
+{
+	in_callback++;
+	pcs_fast_suspend();
+}
+
+static void callback_exit(void)
+{
+	pcs_fast_resume();
+	in_callback--;
+}
 
 static unsigned long call_reclaim(struct pcstock_group *g,
 				  unsigned long nr_pages)
@@ -262,9 +290,9 @@ static unsigned long call_reclaim(struct pcstock_group *g,
 
 	if (!t->attr.reclaim || !nr_pages)
 		return 0;
-	in_callback++;
+	callback_enter();
 	freed = t->attr.reclaim(g, nr_pages, t->attr.cb_arg);
-	in_callback--;
+	callback_exit();
 	if (freed >= 0 && (unsigned long)freed <= nr_pages)
 		return (unsigned long)freed;
 	pcs_fetch_add(&t->callback_clamped, 1, PCS_RELAXED);
@@ -1186,9 +1214,9 @@ static bool group_oom(struct pcstock_group *g, unsigned long need,
 		return true;
 	}
 	if (t->attr.oom) {
-		in_callback++;
+		callback_enter();
 		res = t->attr.oom(g, t->attr.cb_arg);
-		in_callback--;
+		callback_exit();
 	}
 	switch (res) {
 	case PCSTOCK_OOM_NONE:
@@ -1410,12 +1438,17 @@ group_uncharge_slow(struct pcstock_group *g, unsigned long nr_pages)
 	if (!nr_pages || group_is_root(g))
 		return 0;
 	t = g->tree;
-	if (t->m7) {
-		memcg7_refill(t->m7, g, nr_pages);
-	} else if (t->stocked) {
+	/*
+	 * Inside a callback the pages go straight up (callback_enter()):
+	 * memcg7's cache is tested here, the per-counter stocks test it in
+	 * their uncached path, the one a callback's uncharge takes.
+	 */
+	if (t->stocked) {
 		pcstock_counter_uncharge_stock(&g->memory, nr_pages);
 		if (t->attr.memsw)
 			pcstock_counter_uncharge_stock(&g->memsw, nr_pages);
+	} else if (t->m7 && !in_callback) {
+		memcg7_refill(t->m7, g, nr_pages);
 	} else {
 		group_uncharge_counters(g, nr_pages);
 	}

@@ -503,12 +503,16 @@ bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
 	return true;
 }
 
-/* An uncharge that may refill, by a thread with no cached region. */
+/*
+ * An uncharge that may refill, by a thread with no cached region: RSEQ,
+ * the first call in a domain, or inside a group's reclaim or OOM callback,
+ * where the pages go straight up (domain.h's pcs_tls_uncached).
+ */
 static __attribute__((noinline)) void
 uncharge_uncached(struct pcstock_counter *c, unsigned int batch,
 		  unsigned long nr_pages)
 {
-	char *region = this_region(c, true);
+	char *region = pcs_tls_uncached ? NULL : this_region(c, true);
 
 	if (region)
 		pcs_refill_capped(c, region, (int)batch, (int)nr_pages);

@@ -27,3 +27,7 @@ pcstock_add_test(test_hierarchy_misuse SOURCES test_hierarchy_misuse.c
 	LABELS unit TIMEOUT 60)
 pcstock_add_test(test_hierarchy_stress SOURCES test_hierarchy_stress.c
 	LABELS stress TIMEOUT 300)
+# Reclaim is exact whichever uncharge a callback frees with (issue 19
+# item 12): every policy, with and without memsw.
+pcstock_add_test(test_hierarchy_reclaim SOURCES test_hierarchy_reclaim.c
+	LABELS unit conformance TIMEOUT 60)

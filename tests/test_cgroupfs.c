@@ -221,6 +221,41 @@ static void test_v2_max_swaps_in_then_reclaims_and_ooms(void **state)
 	rmgroup(g);
 }
 
+/*
+ * The strings a daemon author sent from a configuration file (README, step
+ * 2): the files parse them as the kernel's memory.max does, not as the
+ * strict pcstock_parse_size() a configuration is read with.
+ */
+static void test_v2_max_parses_like_the_kernel(void **state)
+{
+	static const struct {
+		const char *text;
+		const char *file_value;	/* what memory.max then shows */
+		int strict_err;		/* pcstock_parse_size(), page-aligned */
+	} cases[] = {
+		{ "", "0\n", -EINVAL },
+		{ "K", "0\n", -EINVAL },
+		{ "1k", "0\n", -EINVAL },
+		{ "020000", "8192\n", -EINVAL },	/* octal; decimal 20000 */
+		{ " 8K\n", "8192\n", 0 },
+	};
+	struct pcstock_group *g = mkgroup(root, "g");
+	unsigned long pages;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(pcstock_group_write(g, "memory.max",
+						     cases[i].text), 0);
+		assert_string_equal(rd(g, "memory.max"), cases[i].file_value);
+		assert_int_equal(pcstock_parse_size(cases[i].text,
+						    PCSTOCK_PARSE_PAGE_ALIGNED,
+						    &pages),
+				 cases[i].strict_err);
+	}
+	assert_int_equal(pcstock_parse_size("020000", 0, &pages), 0);
+	assert_int_equal(pages, 20000 / PCSTOCK_PAGE_SIZE);
+	rmgroup(g);
+}
+
 static void test_v2_peak_write_resets_local_watermark(void **state)
 {
 	struct pcstock_group *g = mkgroup(root, "g");
@@ -256,9 +291,12 @@ static void test_v2_events_hierarchical_and_local(void **state)
 
 	assert_int_equal(pcstock_group_write(g, "memory.max", "8K"), 0);
 	assert_int_equal(pcstock_group_charge(c, 3, 0), -ENOMEM);
-	/* max on g (the over-limit group), once per attempt; then oom */
+	/*
+	 * max on g (the over-limit group), once per attempt: the first, the
+	 * retry after the drain and 16 retries (README, design.md); then oom
+	 */
 	max = pcstock_group_events(g, PCSTOCK_EVENT_MAX);
-	assert_true(max > PCSTOCK_MAX_RECLAIM_RETRIES);
+	assert_int_equal(max, 2 + PCSTOCK_MAX_RECLAIM_RETRIES);
 	assert_events(g, "memory.events", 0, max, 1, 0);
 	assert_events(g, "memory.events.local", 0, max, 1, 0);
 	assert_events(p, "memory.events", 0, max, 1, 0);
@@ -718,6 +756,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		V2(test_v2_usage_and_limits),
 		V2(test_v2_max_swaps_in_then_reclaims_and_ooms),
+		V2(test_v2_max_parses_like_the_kernel),
 		V2(test_v2_peak_write_resets_local_watermark),
 		V2(test_v2_events_hierarchical_and_local),
 		V2(test_v2_events_lines_of_v6_17),

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test_groups.c - the group API a daemon builds on: user data (also seen
- * from a callback), the post-order walk, the path formatter, the name
- * index under many siblings, churn and allocation failure, the count of
- * refused charges, and a thread using two THREAD domains whose CPU table
- * entries collide.
+ * from a callback) and its release, the post-order walk, the path
+ * formatter, the name index under many siblings, churn and allocation
+ * failure, the count of refused charges, and a thread using two THREAD
+ * domains whose CPU table entries collide.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -15,6 +15,8 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -85,6 +87,90 @@ static void test_data_at_create_and_in_callback(void **state)
 	assert_ptr_equal(seen_data, &tenant);
 	rmgroup(g);
 	rmgroup(plain);
+}
+
+/* A tenant record whose lifetime the tree's release callback ends. */
+struct tenant_rec {
+	atomic_int released;		/* release calls with this record */
+	atomic_int order;		/* when (1, 2, ...: release order) */
+	atomic_bool last_put_started;	/* its group's last put began */
+	atomic_bool early;		/* released before that */
+};
+
+static atomic_int releases;		/* every call */
+static int release_marker;		/* the tree's cb_arg */
+static atomic_bool release_bad_arg;
+
+static void release_cb(void *data, void *arg)
+{
+	struct tenant_rec *r = data;
+
+	if (arg != &release_marker)
+		atomic_store(&release_bad_arg, true);
+	if (!atomic_load(&r->last_put_started))
+		atomic_store(&r->early, true);
+	atomic_store(&r->order, atomic_fetch_add(&releases, 1) + 1);
+	atomic_fetch_add(&r->released, 1);
+}
+
+/*
+ * The data's documented lifetime: release is called once per group with
+ * data, only after the group's last reference (a child's free puts its
+ * parent's, so a parent goes after its children), never for NULL data or a
+ * failed create, and every pending release has run when
+ * pcstock_tree_destroy() returns, -EBUSY included.
+ */
+static void test_release_called_once_after_last_put(void **state)
+{
+	struct pcstock_tree_attr attr = {
+		.policy = PCSTOCK_TREE_DEFAULT,
+		.cb_arg = &release_marker,
+		.release = release_cb,
+	};
+	struct tenant_rec a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
+	struct pcstock_group *ga, *gb, *gc, *gd, *plain;
+	struct pcstock_tree *t;
+
+	atomic_store(&releases, 0);
+	atomic_store(&release_bad_arg, false);
+	assert_int_equal(pcstock_tree_create(dom, &attr, &t), 0);
+	assert_int_equal(pcstock_group_create_data(pcstock_tree_root(t), "a",
+						   &a, &ga), 0);
+	assert_int_equal(pcstock_group_create_data(ga, "b", &b, &gb), 0);
+	assert_int_equal(pcstock_group_create_data(ga, "c", &c, &gc), 0);
+	assert_int_equal(pcstock_group_create_data(ga, "b", &d, &gd), -EEXIST);
+	plain = mkgroup(ga, "plain");
+	assert_int_equal(pcstock_group_charge(gc, 3, 0), 0);
+	pcstock_group_get(gc);		/* a holder of c's pages */
+
+	atomic_store(&b.last_put_started, true);
+	rmgroup(gb);			/* b's last reference */
+	rmgroup(gc);			/* not c's: the holder keeps one */
+	rmgroup(plain);
+	assert_int_equal(pcstock_group_destroy(ga), 0);
+	atomic_store(&a.last_put_started, true);	/* its children's */
+	pcstock_group_put(ga);
+
+	/* Waits for every pending free, then finds c still referenced. */
+	assert_int_equal(pcstock_tree_destroy(t), -EBUSY);
+	assert_int_equal(atomic_load(&b.released), 1);
+	assert_int_equal(atomic_load(&c.released), 0);
+	assert_int_equal(atomic_load(&a.released), 0);
+	assert_int_equal(atomic_load(&releases), 1);
+
+	pcstock_group_uncharge(gc, 3);
+	atomic_store(&c.last_put_started, true);
+	pcstock_group_put(gc);
+	assert_int_equal(pcstock_tree_destroy(t), 0);
+	assert_int_equal(atomic_load(&a.released), 1);
+	assert_int_equal(atomic_load(&b.released), 1);
+	assert_int_equal(atomic_load(&c.released), 1);
+	assert_int_equal(atomic_load(&d.released), 0);
+	assert_int_equal(atomic_load(&releases), 3);
+	assert_true(atomic_load(&c.order) < atomic_load(&a.order));
+	assert_false(atomic_load(&a.early) || atomic_load(&b.early) ||
+		     atomic_load(&c.early));
+	assert_false(atomic_load(&release_bad_arg));
 }
 
 struct visit_log {
@@ -618,6 +704,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_data_at_create_and_in_callback),
+		T(test_release_called_once_after_last_put),
 		T(test_walk_post_children_first),
 		T(test_path_snprintf_like),
 		T(test_name_index_many_siblings_and_churn),

@@ -72,6 +72,12 @@
  *    tree's OOM lock held, as the kernel's chargers wait on oom_lock
  *    rather than kill again while a victim exits, for at most
  *    PCSTOCK_OOM_WAIT_MS polls of one millisecond.
+ *  - pcstock_group_uncharge() called inside a reclaim or OOM callback (of
+ *    any tree, the mark being per thread) skips the stock, as
+ *    pcstock_group_uncharge_batch() does: the kernel's reclaim frees
+ *    folios through uncharge_batch(), and pages parked in a stock would
+ *    not lower usage, so the limit writers would free more than the
+ *    excess (or, v1, give up with -EBUSY).
  *  - there are no tasks: no PF_MEMALLOC, "task is dying" or "already in
  *    OOM" states.  Charges a thread makes while inside a callback are
  *    forced, in any tree (the mark is per thread, as PF_MEMALLOC is), as
@@ -150,12 +156,17 @@ enum pcstock_tree_policy {
  *
  * Called from a charging (or limit-writing) thread, with a reference on @g
  * held for the call, outside every lock and RCU section of the library.
- * Free pages by uncharging them (pcstock_group_uncharge()).  Charges this
- * thread makes during the call, in any tree, are forced.  The limit
- * writers that reclaim (pcstock_group_set_max(), _set_high(),
- * _set_max_strict(), _set_memsw_max()) refuse with -EDEADLK inside a
- * callback, for any tree: they would recurse into the callbacks or wait
- * for the OOM lock the thread holds.
+ * Free pages by uncharging them, with pcstock_group_uncharge_batch() (the
+ * kernel's reclaim frees folios so) or pcstock_group_uncharge(): during
+ * the call both go straight to the counters, the per-CPU stock skipped,
+ * so usage drops at once and the caller sees exactly the progress made (a
+ * memory.max write frees the excess, not more; a v1 limit write stops as
+ * soon as the limit fits).  Charges this thread makes during the call, in
+ * any tree, are forced.  The limit writers that reclaim
+ * (pcstock_group_set_max(), _set_high(), _set_max_strict(),
+ * _set_memsw_max()) refuse with -EDEADLK inside a callback, for any tree:
+ * they would recurse into the callbacks or wait for the OOM lock the
+ * thread holds.
  *
  * Return: the pages freed (uncharged from @g's subtree) during the call.
  * Any value >= 1 counts as progress: the caller retries, at most
@@ -177,7 +188,10 @@ typedef long (*pcstock_reclaim_fn)(struct pcstock_group *g,
  *	fresh reclaim budget
  * @PCSTOCK_OOM_KILLED_ASYNC: a victim was killed and its pages will be
  *	uncharged later by another thread: an OOM_KILL event, then the caller
- *	waits (see below) and retries with a fresh reclaim budget
+ *	waits (see below) and retries with a fresh reclaim budget.  That
+ *	thread is outside the callback: it should give the pages back with
+ *	pcstock_group_uncharge_batch(), as the kernel's exiting victim does,
+ *	since pages it puts in its stock do not lower usage
  * @PCSTOCK_OOM_WAIT: no new victim, but an earlier one has not uncharged
  *	its pages yet (the kernel's "victim already exiting" case): the
  *	caller waits and retries with a fresh reclaim budget
@@ -204,7 +218,8 @@ enum pcstock_oom_result {
  * @g: the group over its limit
  * @arg: the tree's callback argument
  *
- * Context as for pcstock_reclaim_fn, and with the tree's OOM lock held:
+ * Context, and uncharges during the call (straight to the counters), as
+ * for pcstock_reclaim_fn, and with the tree's OOM lock held:
  * OOM callbacks of one tree never run concurrently.  Called at most
  * PCSTOCK_MAX_OOM_CALLS times per charge or memory.max write.
  *
@@ -212,6 +227,27 @@ enum pcstock_oom_result {
  * PCSTOCK_OOM_NONE (and in callback_clamped).
  */
 typedef int (*pcstock_oom_fn)(struct pcstock_group *g, void *arg);
+
+/**
+ * typedef pcstock_release_fn - a group's user data is no longer reachable
+ * @data: the non-NULL @data given to pcstock_group_create_data()
+ * @arg: the tree's callback argument
+ *
+ * Called exactly once for each group created with non-NULL data, when the
+ * group's memory is freed: after pcstock_group_destroy(), the last
+ * pcstock_group_put() and an RCU grace period, so that no thread can reach
+ * the group any more (no reference, no walk or lookup in flight) and no
+ * callback or pcstock_group_data() can return @data again.  The usual body
+ * frees @data.
+ *
+ * Context: a liburcu call_rcu thread, not the thread that put the last
+ * reference.  It may free memory and put group references; it must not
+ * block, wait for other threads or call pcstock_tree_destroy().
+ * pcstock_tree_destroy() waits for every pending release of its tree, so
+ * none runs after it returned (other than with -EBUSY, when referenced
+ * groups remain and are released later).
+ */
+typedef void (*pcstock_release_fn)(void *data, void *arg);
 
 /**
  * struct pcstock_tree_attr - how to build a tree
@@ -229,7 +265,10 @@ typedef int (*pcstock_oom_fn)(struct pcstock_group *g, void *arg);
  *	that CPU for good
  * @reclaim: reclaim callback, or NULL (reclaims nothing)
  * @oom: OOM callback, or NULL (never makes progress)
- * @cb_arg: passed to both callbacks
+ * @cb_arg: passed to every callback
+ * @release: called when a group created with data is freed, or NULL (the
+ *	data is then the caller's to free once the group is gone: after
+ *	pcstock_tree_destroy() returned something other than -EBUSY)
  */
 struct pcstock_tree_attr {
 	enum pcstock_tree_policy policy;
@@ -241,11 +280,14 @@ struct pcstock_tree_attr {
 	pcstock_reclaim_fn reclaim;
 	pcstock_oom_fn oom;
 	void *cb_arg;
+	pcstock_release_fn release;
 };
 
 /**
  * enum pcstock_event - memory.events counters
- * @PCSTOCK_EVENT_MAX: a charge hit max (raised on the over-limit group)
+ * @PCSTOCK_EVENT_MAX: a charge attempt hit max (raised on the over-limit
+ *	group before each reclaim, as the kernel does: a charge refused after
+ *	reclaim made no progress counts 2 + PCSTOCK_MAX_RECLAIM_RETRIES)
  * @PCSTOCK_EVENT_HIGH: over-high reclaim ran on the group
  * @PCSTOCK_EVENT_OOM: the OOM callback was invoked for the group
  * @PCSTOCK_EVENT_OOM_KILL: the OOM callback reported progress
@@ -485,7 +527,17 @@ PCSTOCK_API int pcstock_group_create(struct pcstock_group *parent,
  * pcstock_group_create_data() - pcstock_group_create() with user data
  * @parent: @name: @out: as for pcstock_group_create()
  * @data: stored with the group, returned by pcstock_group_data() (for
- *	example in a reclaim or OOM callback); the library never touches it
+ *	example in a reclaim or OOM callback); the library never reads or
+ *	writes through it
+ *
+ * Lifetime of @data: it must stay valid while the group can be reached,
+ * that is until the group is freed (destroyed, every reference put, and
+ * an RCU grace period).  The tree's release callback (struct
+ * pcstock_tree_attr, pcstock_release_fn) is called with @data then,
+ * exactly once, and is the place to free it.  Without one, @data may be
+ * freed once pcstock_tree_destroy() has returned something other than
+ * -EBUSY.  On failure the group does not exist, release is never called
+ * for @data and it stays the caller's.
  *
  * Context: as pcstock_group_create().
  *
@@ -708,7 +760,9 @@ PCSTOCK_API int pcstock_group_charge(struct pcstock_group *g,
  * obj_cgroup_uncharge_pages()): DEFAULT refills this CPU's slot up to the
  * batch, V4 and none uncharge the counters, memcg7 refills its cache
  * (kernel refill_stock(): oversize goes straight up, a slot over batch is
- * drained).
+ * drained).  Inside a reclaim or OOM callback it uncharges the counters
+ * under every policy, as pcstock_group_uncharge_batch() (see
+ * pcstock_reclaim_fn).
  *
  * Context: any thread, never blocks (memcg7 on SIM CPUs spins briefly at
  * most).
@@ -859,7 +913,8 @@ PCSTOCK_API int pcstock_group_set_low(struct pcstock_group *g,
  * @g: the group
  * @which: enum pcstock_limit
  * @buf: e.g. "512M", "max\n"; surrounding whitespace is ignored, then the
- *	kernel's memparse grammar with the "max" keyword
+ *	kernel's memparse grammar with the "max" keyword (so "" is 0 and
+ *	"020000" octal, as for pcstock_group_write())
  *
  * Whitespace is the kernel's strstrip()'s, from its own ctype table
  * whatever the C locale: \t, \n, \v, \f, \r, ' ' and the Latin-1
@@ -883,6 +938,9 @@ PCSTOCK_API int pcstock_group_write_limit(struct pcstock_group *g,
  * The memory controller's files as cgroupfs shows them, values in bytes.
  * A tree whose attributes set track_failcnt is cgroup v1 (the kernel
  * tracks failcnt exactly on v1 hierarchies), any other tree v2.
+ * memory.current (and usage_in_bytes) includes the pages in the subtree's
+ * per-CPU stocks, as the kernel's: call pcstock_group_drain_all() first for
+ * an exact value, or read memory.stat's "charged".
  * v2, non-root groups: memory.current, memory.min, memory.low, memory.high,
  * memory.max ("max" for no limit), memory.peak (the local watermark),
  * memory.events and memory.events.local ("low", "high", "max", "oom",
@@ -926,8 +984,11 @@ PCSTOCK_API ssize_t pcstock_group_read(const struct pcstock_group *g,
  * PCSTOCK_PAGE_SIZE bytes (kernfs' limit for cgroup files); the limit
  * files parse it like the kernel's handlers (surrounding whitespace
  * stripped as pcstock_group_write_limit() does, then memparse, so an
- * empty write is 0 and sizes are floored to whole pages; "max" means no
- * limit on v2, "-1" on v1) and call the group's setter:
+ * empty write, "K" and "1k" are 0, sizes are floored to whole pages and
+ * "020000" is octal; "max" means no limit on v2, "-1" on v1) and call
+ * the group's setter.  Configuration text belongs to the strict
+ * pcstock_parse_size() instead; pass its pages to the setter, or write
+ * them as pcstock_format_size() prints them.  The files call:
  * memory.max pcstock_group_set_max() (the limit is swapped in, then drain,
  * reclaim and OOM; never -EBUSY), memory.high, memory.min and memory.low
  * theirs, memory.limit_in_bytes pcstock_group_set_max_strict() (-EBUSY

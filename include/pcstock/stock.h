@@ -192,9 +192,10 @@ PCSTOCK_API bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
  * DEFAULT: up to batch pages refill this CPU's slot; if the slot would
  * then hold more than batch, it is emptied and its pages go up the
  * hierarchy with @nr_pages (one hierarchical uncharge per batch for a CPU
- * that only receives pages).  Larger uncharges, a disabled stock and a
- * thread that is no CPU of the domain go up directly.  V4: always
- * pcstock_counter_uncharge().
+ * that only receives pages).  Larger uncharges, a disabled stock, a
+ * thread that is no CPU of the domain and a thread inside a group's
+ * reclaim or OOM callback (see pcstock_reclaim_fn) go up directly.  V4:
+ * always pcstock_counter_uncharge().
  *
  * Context: any thread, lock-free.
  */
