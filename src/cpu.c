@@ -522,8 +522,13 @@ static int cpu_own(struct pcstock_domain *d, unsigned int cpu)
 {
 	int state = PCS_CPU_FREE;
 
+#ifdef PCSTOCK_MUTATE_RELAXED_CPU_OWN		/* planted bug, explorer only */
+	while (!pcs_cas(&d->owner[cpu], &state, PCS_CPU_OWNED, PCS_RELAXED,
+			PCS_RELAXED)) {
+#else
 	while (!pcs_cas(&d->owner[cpu], &state, PCS_CPU_OWNED, PCS_ACQUIRE,
 			PCS_RELAXED)) {
+#endif
 		if (state == PCS_CPU_OWNED)
 			return -EBUSY;
 		state = PCS_CPU_FREE;

@@ -49,7 +49,7 @@ foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_MARK
 		RELAXED_USAGE_RECHECK RELAXED_PUBLISH NO_EXIT_RECHECK
 		M7_NO_TRYLOCK RELAXED_DRAIN RELAXED_CPU_RELEASE
 		NO_RELEASE_FENCE M7_NO_QUEUE_FENCE M7_RELAXED_UNLOCK
-		M7_FLUSH_UNLOCKED)
+		M7_FLUSH_UNLOCKED RELAXED_CPU_OWN)
 	string(TOLOWER ${mutation} lower)
 	string(REPLACE _ - dashed ${lower})
 	pcstock_add_library(pcstock_mut_${lower} STATIC
@@ -166,13 +166,18 @@ endfunction()
 pcstock_add_memcg7_tests(memcg7-owner no_exit_recheck)
 pcstock_add_memcg7_tests(memcg7-locked m7_no_trylock)
 
-# The same memcg7 scenarios in weak memory, clean, and with a planted
-# order bug each that only --weak finds: the owner's release of its CPU
-# weakened (a borrower drains stale slots) or its fence dropped, the
-# requester's fence after queueing dropped (either way a queued drain is
-# lost: store buffering), the locked variant's unlock weakened.
+# The memcg7 scenarios in weak memory too (and memcg7-reenter, an owner
+# that leaves and enters again), clean, and with a planted order bug each
+# that only --weak finds: the owner's release of its CPU weakened (a
+# borrower drains stale slots) or its fence dropped, the requester's fence
+# after queueing dropped (either way a queued drain is lost: store
+# buffering), the locked variant's unlock weakened, the new owner's
+# acquire weakened (it serves pages a borrower drained).
 foreach(strategy random pct)
-	foreach(scenario memcg7-owner memcg7-locked)
+	pcstock_add_explore_test(explore_memcg7-reenter_${strategy}
+		ARGS --scenario memcg7-reenter --strategy ${strategy}
+		--schedules 20000 --seed 1)
+	foreach(scenario memcg7-owner memcg7-locked memcg7-reenter)
 		pcstock_add_explore_test(explore_${scenario}_weak_${strategy}
 			ARGS --scenario ${scenario} --strategy ${strategy}
 			--schedules 20000 --seed 1 --weak)
@@ -182,6 +187,7 @@ pcstock_add_weak_detection_test(relaxed_cpu_release memcg7-owner)
 pcstock_add_weak_detection_test(no_release_fence memcg7-owner)
 pcstock_add_weak_detection_test(m7_no_queue_fence memcg7-owner)
 pcstock_add_weak_detection_test(m7_relaxed_unlock memcg7-locked)
+pcstock_add_weak_detection_test(relaxed_cpu_own memcg7-reenter)
 
 # A drain's exchange acquires the refill: stock-protect-default
 # (tests/explore/explore_protect.c) sees a weakened one through the

@@ -305,6 +305,28 @@ static void locked_run(const struct explore_scenario *s, unsigned int t)
 	take(&S.g);
 }
 
+/*
+ * memcg7-reenter: as memcg7-owner, but thread 0 leaves CPU 1 and enters it
+ * again, then takes a page of f back and refills it: the drains thread 1
+ * ran meanwhile (on CPU 1 borrowed, or queued to thread 0) must be seen
+ * by the new owner, whose cpu_own() acquires what the last holder left.
+ */
+static void reenter_run(const struct explore_scenario *s, unsigned int t)
+{
+	(void)s;
+	if (drained(t, 1))
+		return;
+	if (pcstock_cpu_enter(S.d, 1))
+		return;
+	refill(&S.f, 3);
+	pcstock_cpu_exit(S.d);
+	if (pcstock_cpu_enter(S.d, 1))
+		return;
+	take(&S.f);
+	refill(&S.f, 1);
+	pcstock_cpu_exit(S.d);
+}
+
 static const struct explore_scenario memcg7_locked = {
 	.name = "memcg7-locked",
 	.help = "memcg7 on SIM CPUs: two threads share cpu0's locked cache, "
@@ -318,16 +340,20 @@ static const struct explore_scenario memcg7_locked = {
 	.teardown = m7_teardown,
 };
 
-static const struct explore_scenario memcg7_owner = {
-	.name = "memcg7-owner",
-	.help = "memcg7 on COOP CPUs: drain_all queues to an exiting owner",
-	.nr_threads = 2,
-	.init = m7_init,
-	.setup = m7_setup,
-	.run = m7_run,
-	.check_end = m7_check_end,
-	.teardown = m7_teardown,
-};
+/* The owner-exclusive scenarios: a COOP domain, an owner and a drainer. */
+#define M7_COOP_SCENARIO(id, nm, hlp, body)                                 \
+	static const struct explore_scenario id = {                         \
+		.name = nm, .help = hlp, .nr_threads = 2, .init = m7_init,  \
+		.setup = m7_setup, .run = body, .check_end = m7_check_end,  \
+		.teardown = m7_teardown,                                    \
+	}
+
+M7_COOP_SCENARIO(memcg7_owner, "memcg7-owner",
+		 "memcg7 on COOP CPUs: drain_all queues to an exiting owner",
+		 m7_run);
+M7_COOP_SCENARIO(memcg7_reenter, "memcg7-reenter",
+		 "memcg7 on COOP CPUs: an owner leaves and enters again while "
+		 "drain_all borrows its CPU", reenter_run);
 
 static const bool no = false, yes = true;
 
@@ -354,5 +380,6 @@ const struct explore_scenario *const explore_memcg7_scenarios[] = {
 	&memcg7_destroy_idle,
 	&memcg7_destroy_exit,
 	&memcg7_locked,
+	&memcg7_reenter,
 	NULL,
 };

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_mutants_groups.c - boundary cases of the group layer that a
+ * mutation study of the code found no test for (docs/mutation.md): each
+ * fails on the mutant named in its comment.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include <pcstock/counter.h>
+#include <pcstock/cpu.h>
+#include <pcstock/hierarchy.h>
+
+#include "hierarchy_helpers.h"
+
+static struct pcstock_domain *dom;
+static struct pcstock_tree *tree;
+static struct pcstock_group *root;
+
+static int setup_attr(const struct pcstock_tree_attr *attr)
+{
+	struct pcstock_domain_attr dattr = { 2, PCSTOCK_CPU_SIM, NULL };
+
+	if (pcstock_domain_create(&dattr, &dom) || pcstock_cpu_enter(dom, 0) ||
+	    pcstock_tree_create(dom, attr, &tree))
+		return -1;
+	root = pcstock_tree_root(tree);
+	return 0;
+}
+
+static int setup(void **state)
+{
+	struct pcstock_tree_attr attr = { .policy = PCSTOCK_TREE_NONE };
+
+	(void)state;
+	return setup_attr(&attr);
+}
+
+static int teardown(void **state)
+{
+	int err;
+
+	(void)state;
+	err = pcstock_tree_destroy(tree);
+	pcstock_cpu_exit(dom);
+	pcstock_domain_destroy(dom);
+	return err;
+}
+
+/*
+ * A name is found whole, never by a prefix or as a prefix of another:
+ * "ab" next to "abc" is its own group.  Mutant: the name index comparing
+ * only the first len bytes (no test of the stored name's end).
+ */
+static void test_name_is_not_a_prefix(void **state)
+{
+	struct pcstock_group *abc, *ab, *g = NULL;
+
+	(void)state;
+	abc = mkgroup(root, "abc");
+	assert_int_equal(pcstock_group_lookup(root, "ab", &g), -ENOENT);
+	assert_int_equal(pcstock_group_lookup(root, "ab/", &g), -ENOENT);
+	ab = mkgroup(root, "ab");
+	assert_int_equal(pcstock_group_lookup(root, "ab", &g), 0);
+	assert_ptr_equal(g, ab);
+	pcstock_group_put(g);
+	assert_int_equal(pcstock_group_lookup(root, "abc", &g), 0);
+	assert_ptr_equal(g, abc);
+	pcstock_group_put(g);
+	rmgroup(abc);
+	assert_int_equal(pcstock_group_lookup(root, "abc", &g), -ENOENT);
+	assert_int_equal(pcstock_group_lookup(root, "ab", &g), 0);
+	assert_ptr_equal(g, ab);
+	pcstock_group_put(g);
+	rmgroup(ab);
+}
+
+/* A v1 tree (failcnt tracked) with memsw. */
+static int setup_v1(void **state)
+{
+	struct pcstock_tree_attr attr = {
+		.policy = PCSTOCK_TREE_NONE,
+		.memsw = true,
+		.track_failcnt = true,
+	};
+
+	(void)state;
+	return setup_attr(&attr);
+}
+
+/*
+ * v1's files all exist on the root (no CFTYPE_NOT_ON_ROOT in the legacy
+ * table), their counters and resets included.  Mutant: memory.failcnt
+ * flagged not-on-root.
+ */
+static void test_v1_files_on_root(void **state)
+{
+	static const char *const files[] = {
+		"memory.usage_in_bytes", "memory.limit_in_bytes",
+		"memory.max_usage_in_bytes", "memory.failcnt",
+		"memory.memsw.usage_in_bytes", "memory.memsw.limit_in_bytes",
+		"memory.memsw.max_usage_in_bytes", "memory.memsw.failcnt",
+		"memory.stat",
+	};
+	char buf[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		assert_true(pcstock_group_read(root, files[i], buf,
+					       sizeof(buf)) > 0);
+	assert_int_equal(pcstock_group_write(root, "memory.failcnt", "0"), 0);
+	assert_int_equal(pcstock_group_write(root, "memory.memsw.failcnt",
+					     "0"), 0);
+	assert_int_equal(pcstock_group_write(root,
+					     "memory.max_usage_in_bytes", "0"),
+			 0);
+}
+
+/*
+ * A charge forced past the limit (NOFAIL) charges memsw as well as
+ * memory, as the kernel's force: label does.  Mutant: the force path
+ * charging memory alone.
+ */
+static void test_forced_charge_charges_memsw(void **state)
+{
+	struct pcstock_group *g = mkgroup(root, "g");
+
+	(void)state;
+	assert_int_equal(pcstock_group_set_max(g, 4), 0);
+	assert_int_equal(pcstock_group_charge(g, 10, PCSTOCK_CHARGE_NOFAIL),
+			 0);
+	assert_int_equal(pcstock_counter_read(pcstock_group_memory(g)), 10);
+	assert_int_equal(pcstock_counter_read(pcstock_group_memsw(g)), 10);
+	assert_int_equal(pcstock_counter_read(pcstock_group_memsw(root)), 10);
+	assert_int_equal(pcstock_group_uncharge(g, 10), 0);
+	assert_int_equal(pcstock_counter_read(pcstock_group_memsw(root)), 0);
+	rmgroup(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_name_is_not_a_prefix,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v1_files_on_root,
+						setup_v1, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_forced_charge_charges_memsw, setup_v1, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
