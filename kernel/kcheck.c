@@ -47,15 +47,17 @@ static void usage(FILE *f)
 		" otherwise, 77 no kernel unit (skipped).\n");
 }
 
-/* Single-quote @s for sh. */
-static void shell_quote(char *dst, size_t cap, const char *s)
+/* Single-quote @s for sh; false if it does not fit in @cap bytes. */
+static bool shell_quote(char *dst, size_t cap, const char *s)
 {
 	size_t n = 0;
 
 	if (cap < 3)
-		abort();
+		return false;
 	dst[n++] = '\'';
-	for (; *s && n + 6 < cap; s++) {
+	for (; *s; s++) {
+		if (n + 6 >= cap)
+			return false;
 		if (*s == '\'') {
 			memcpy(dst + n, "'\\''", 4);
 			n += 4;
@@ -65,6 +67,7 @@ static void shell_quote(char *dst, size_t cap, const char *s)
 	}
 	dst[n++] = '\'';
 	dst[n] = '\0';
+	return true;
 }
 
 /* Extract, stage and compile @tree into a fresh directory; the .so path. */
@@ -79,9 +82,13 @@ static char *build_unit(const char *tree, const char *mutation, bool quiet)
 		perror("pcstock-kcheck: mkdtemp");
 		return NULL;
 	}
-	shell_quote(qtree, sizeof(qtree), tree);
-	shell_quote(qdir, sizeof(qdir), dir);
-	shell_quote(qmut, sizeof(qmut), mutation ? mutation : "");
+	if (!shell_quote(qtree, sizeof(qtree), tree) ||
+	    !shell_quote(qdir, sizeof(qdir), dir) ||
+	    !shell_quote(qmut, sizeof(qmut), mutation ? mutation : "")) {
+		fprintf(stderr, "pcstock-kcheck: path or mutation too long\n");
+		rmdir(dir);
+		return NULL;
+	}
 	snprintf(cmd, sizeof(cmd),
 		 "sh '%s/extract.sh' fetch %s %s/raw && "
 		 "sh '%s/extract.sh' stage %s/raw %s/stage %s && "
@@ -112,7 +119,8 @@ static void remove_unit_dir(const char *so)
 	if (!slash)
 		return;
 	*slash = '\0';
-	shell_quote(qdir, sizeof(qdir), dir);
+	if (!shell_quote(qdir, sizeof(qdir), dir))
+		return;
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", qdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "pcstock-kcheck: could not remove %s\n", dir);
