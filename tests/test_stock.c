@@ -803,6 +803,19 @@ static void test_surplus_goes_to_the_cpu_after_the_charge(void **state)
 	assert_int_equal(pcstock_cpu_enter(fx.d, 0), 0);
 }
 
+/* Charge a page of @c on CPU 0, migrating to CPU 3 inside the charge. */
+static void charge_0_refill_3(struct pcstock_counter *c)
+{
+	move_to(0);
+	migrate_usage = &c->usage;
+	migrate_to = 3;
+	migrate_done = false;
+	pcstock_explore_hook = migrate_hook;
+	assert_true(pcstock_counter_try_charge_stock(c, 1, NULL, NULL));
+	pcstock_explore_hook = NULL;
+	assert_true(migrate_done);
+}
+
 /*
  * A thread that always misses on CPU 0 and migrates to CPU 3 before its
  * surplus lands (an adversarial scheduler, or RSEQ's OS CPU changing)
@@ -824,16 +837,8 @@ static void test_slot_growth_is_bounded(void **state)
 	pcstock_counter_init(&c, NULL, false);
 	assert_int_equal(pcstock_counter_alloc_stock(&c, fx.d, batch,
 						     fx.policy), 0);
-	migrate_usage = &c.usage;
 	for (i = 0; i < rounds; i++) {
-		move_to(0);
-		migrate_to = 3;
-		migrate_done = false;
-		pcstock_explore_hook = migrate_hook;
-		assert_true(pcstock_counter_try_charge_stock(&c, 1, NULL,
-							     NULL));
-		pcstock_explore_hook = NULL;
-		assert_true(migrate_done);
+		charge_0_refill_3(&c);
 		v = atomic_load(slot_ptr(&c, 3));
 		top = PCS_MAX(top, v);
 	}
@@ -871,17 +876,8 @@ static void test_large_charge_hits_a_large_slot(void **state)
 	pcstock_counter_init(&c, NULL, false);
 	assert_int_equal(pcstock_counter_alloc_stock(&c, fx.d, batch,
 						     fx.policy), 0);
-	migrate_usage = &c.usage;
-	while (held < 2) {
-		move_to(0);
-		migrate_to = 3;
-		migrate_done = false;
-		pcstock_explore_hook = migrate_hook;
-		assert_true(pcstock_counter_try_charge_stock(&c, 1, NULL,
-							     NULL));
-		pcstock_explore_hook = NULL;
-		held++;
-	}
+	for (; held < 2; held++)
+		charge_0_refill_3(&c);
 	move_to(3);
 	before = atomic_load(slot_ptr(&c, 3));
 	assert_true(pcstock_counter_try_charge_stock(&c, big, NULL, &charged));
