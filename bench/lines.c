@@ -990,6 +990,86 @@ static int pp_trial(const struct opts *o, double *shared, double *priv,
 }
 
 /*
+ * The other ping-pong reading: strict alternation.  Each thread spins
+ * reading the counter until its parity says it is its turn, then adds
+ * one: every move of the line is one read that finds the other core's
+ * add (a transfer) and one add that must invalidate the other core's copy
+ * (an upgrade, the same round trip), and no core can keep the line for a
+ * run.  Chunks of PP_TURNS turns; the lower quartile of thread 0's chunks
+ * (a neighbour that deschedules a thread only slows a chunk), seconds
+ * per move.
+ */
+#define PP_TURNS 50U
+#define PP_ALT_CHUNKS 4000U
+
+struct pp_alt {
+	_Alignas(BENCH_LINE) atomic_long ctr;
+	atomic_int ready;
+	int os_cpu[2];
+	double chunk[PP_ALT_CHUNKS];
+};
+
+struct pp_alt_arg {
+	struct pp_alt *p;
+	long i;
+};
+
+static void *pp_alt_thread(void *arg)
+{
+	struct pp_alt_arg *a = arg;
+	struct pp_alt *p = a->p;
+	unsigned int c, k;
+	double t0;
+
+	bind_self(p->os_cpu[a->i]);
+	atomic_fetch_add(&p->ready, 1);
+	while (atomic_load(&p->ready) < 2)
+		cpu_relax();
+	for (c = 0; c < PP_ALT_CHUNKS; c++) {
+		t0 = now_s();
+		for (k = 0; k < PP_TURNS; k++) {
+			while ((atomic_load_explicit(&p->ctr,
+						     memory_order_relaxed) & 1)
+			       != a->i)
+				cpu_relax();
+			atomic_fetch_add_explicit(&p->ctr, 1,
+						  memory_order_relaxed);
+		}
+		if (!a->i)
+			p->chunk[c] = (now_s() - t0) / (2 * PP_TURNS);
+	}
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b);
+
+static double pp_alternate(const struct opts *o)
+{
+	struct pp_alt *p = zalloc_lines(sizeof(*p));
+	struct pp_alt_arg a[2];
+	pthread_t tid[2];
+	double t;
+	unsigned int i;
+
+	if (!p)
+		return NAN;
+	for (i = 0; i < 2; i++) {
+		p->os_cpu[i] = o->os_cpus[i];
+		a[i] = (struct pp_alt_arg){ p, i };
+		if (pthread_create(&tid[i], NULL, pp_alt_thread, &a[i])) {
+			free(p);
+			return NAN;
+		}
+	}
+	for (i = 0; i < 2; i++)
+		pthread_join(tid[i], NULL);
+	qsort(p->chunk, PP_ALT_CHUNKS, sizeof(double), cmp_double);
+	t = p->chunk[PP_ALT_CHUNKS / 4];
+	free(p);
+	return t;
+}
+
+/*
  * The transfer calibration, measured here (pp_trial()) or taken from
  * another run's lines.jsonl (--lines-calib), e.g. another CPU's.
  */
@@ -1001,6 +1081,7 @@ struct lm_calib {
 	double run;			/* adds a core makes per visit */
 	double hold_s;			/* how long it keeps the line */
 	double latency_s;		/* one transfer's own time */
+	double alternate_s;		/* strict alternation, per move */
 	double model_per_add;		/* the hold replay of the same loop */
 	double model_shared_s;
 	char cpu[128];			/* the CPU it was taken on */
@@ -1274,6 +1355,7 @@ struct lm_run {
 	double tshared[BENCH_MAX_REPS];	/* seconds per shared add */
 	double tpriv[BENCH_MAX_REPS];	/* seconds per private add */
 	double tmoved[BENCH_MAX_REPS];	/* transfers per shared add */
+	double talt[BENCH_MAX_REPS];	/* strict alternation, per move */
 	unsigned int nr_tcost;
 	struct lm_calib cal;
 	bool hold;			/* --pricing hold, time replay */
@@ -1315,8 +1397,10 @@ static int calibrate_rep(struct lm_run *x, struct opts *pinned)
 
 	if (!o->lines_calib &&
 	    !pp_trial(o, &x->tshared[x->nr_tcost], &x->tpriv[x->nr_tcost],
-		      &x->tmoved[x->nr_tcost]))
+		      &x->tmoved[x->nr_tcost])) {
+		x->talt[x->nr_tcost] = pp_alternate(o);
 		x->nr_tcost++;
+	}
 	for (i = 0; i < NR_SERIES; i++) {
 		config_for(o, &all_series[i], LM_CALIB_CPUS, PCSTOCK_CPU_COOP,
 			   &cs);
@@ -1411,6 +1495,9 @@ static void emit_calib(FILE *f, const struct lm_run *x)
 	json_d(f, "hold_run", c->run);
 	json_d(f, "hold_ns", c->hold_s * 1e9);
 	json_d(f, "latency_ns", c->latency_s * 1e9);
+	json_d(f, "alternation_ns", c->alternate_s * 1e9);
+	json_d(f, "alternation_over_two_latencies",
+	       c->alternate_s / (2 * c->latency_s));
 	json_d(f, "model_transfers_per_shared_add", c->model_per_add);
 	json_d(f, "model_shared_add_ns", c->model_shared_s * 1e9);
 	json_d(f, "model_over_measured_transfers",
@@ -1789,13 +1876,17 @@ static bool json_num(const char *rec, const char *key, double *v)
 	char pat[64];
 	const char *p;
 	char *end;
+	double d;
 
 	snprintf(pat, sizeof(pat), "\"%s\":", key);
 	p = strstr(rec, pat);
 	if (!p)
 		return false;
-	*v = strtod(p + strlen(pat), &end);
-	return end != p + strlen(pat);
+	d = strtod(p + strlen(pat), &end);
+	if (end == p + strlen(pat))
+		return false;	/* null: not measured */
+	*v = d;
+	return true;
 }
 
 /* The string after "@key": in @rec, into @buf; false if none. */
@@ -1869,6 +1960,9 @@ static int calib_read(struct lm_run *x, const char *path)
 			}
 			c->shared_s *= 1e-9;
 			c->private_s *= 1e-9;
+			c->alternate_s = NAN;
+			if (json_num(rec, "alternation_ns", &c->alternate_s))
+				c->alternate_s *= 1e-9;
 			if (!json_str(rec, "calib_cpu_model", c->cpu,
 				      sizeof(c->cpu)))
 				calib_cpu_beside(path, c->cpu,
@@ -1987,6 +2081,7 @@ int lines_main(const struct opts *o)
 		x.cal.shared_s = median(x.tshared, x.nr_tcost);
 		x.cal.private_s = median(x.tpriv, x.nr_tcost);
 		x.cal.per_add = median(x.tmoved, x.nr_tcost);
+		x.cal.alternate_s = median(x.talt, x.nr_tcost);
 		bench_cpu_model(x.cal.cpu, sizeof(x.cal.cpu));
 		snprintf(x.cal.from, sizeof(x.cal.from), "measured");
 	}
@@ -2006,7 +2101,8 @@ int lines_main(const struct opts *o)
 	       "calibration (%s, %s): shared add %.1f ns, private %.1f ns, "
 	       "%.3f transfers per shared add (medians): a core keeps the "
 	       "line %.1f adds, %.1f ns; transfer latency %.1f ns, line "
-	       "move %.1f ns, requester's loss %.1f ns; the hold replay of "
+	       "move %.1f ns, requester's loss %.1f ns; strict "
+	       "alternation %.1f ns per move; the hold replay of "
 	       "the same loop: %.3f transfers per add, %.1f ns per add\n"
 	       "pricing %s (%.1f ns per transfer%s), remote factor %g; "
 	       "local cost and measured at %u CPUs (best of %u "
@@ -2014,7 +2110,8 @@ int lines_main(const struct opts *o)
 	       x.cal.cpu, x.cal.from, x.cal.shared_s * 1e9,
 	       x.cal.private_s * 1e9, x.cal.per_add, x.cal.run,
 	       x.cal.hold_s * 1e9, x.cal.latency_s * 1e9,
-	       x.cal.move_s * 1e9, x.cal.loss_s * 1e9, x.cal.model_per_add,
+	       x.cal.move_s * 1e9, x.cal.loss_s * 1e9,
+	       x.cal.alternate_s * 1e9, x.cal.model_per_add,
 	       x.cal.model_shared_s * 1e9, x.hold ? "hold" : "move",
 	       x.transfer_s * 1e9,
 	       x.hold ? ", lines held" : ", capped at the line move",
