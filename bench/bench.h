@@ -153,6 +153,8 @@ struct opts {
 	const char *topology;		/* --topology for --lines */
 	double remote_factor;		/* --remote-factor for --lines */
 	bool interleave_op;		/* --interleave op for --lines */
+	bool pricing_hold;		/* --pricing hold for --lines */
+	const char *lines_calib;	/* --lines-calib FILE */
 	unsigned int nr_os_cpus;	/* CPUs this process may run on */
 	int *os_cpus;
 };
@@ -242,6 +244,7 @@ void result_free(struct result *res);
 /* meta.c */
 char *meta_json(const struct opts *o, double elapsed);
 char *meta_text(const struct opts *o, double elapsed);
+void bench_cpu_model(char *buf, size_t len);
 const char *cpu_mode_name(enum pcstock_cpu_mode m);
 
 /* profile.c */

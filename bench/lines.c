@@ -50,6 +50,7 @@
 #define LM_LOCAL_Q 64		/* steps per turn when timing local cost */
 #define LM_CALIB_CPUS 2U	/* where local costs and measurements are */
 #define LM_BOTH_RAN 0.95	/* measured: both threads ran this share */
+#define LM_TICK 1e-12		/* time replay: a waiter asks again after */
 
 /* ---- the directory ------------------------------------------------------ */
 
@@ -59,6 +60,7 @@ struct lm_line {
 	int first;			/* first CPU that touched it */
 	unsigned long xfer;		/* transfers of this line */
 	unsigned long xfer_remote;	/* of which cross-package */
+	double held_from;		/* --pricing hold: the owner's work then */
 	uint64_t sharers[LM_WORDS];	/* CPUs holding a copy */
 };
 
@@ -258,9 +260,9 @@ static void trace_access(enum pcs_atomic_op op, const void *obj)
 		q->v = v;
 		q->room = q->room * 2 + 64;
 	}
-	/* Bit 0 does not change the line (LM_LINE > 1). */
-	q->v[q->nr++] = ((uintptr_t)obj & ~(uintptr_t)1) |
-			(op != PCS_OP_LOAD);
+	/* Bits 0 and 1 do not change the line (LM_LINE > 3). */
+	q->v[q->nr++] = ((uintptr_t)obj & ~(uintptr_t)3) |
+			(op != PCS_OP_LOAD) | (op == PCS_OP_STORE) << 1;
 }
 
 #define SOCK_RING 256U
@@ -448,9 +450,18 @@ struct sim {
 	struct lm_queue *q;		/* each CPU's pending accesses */
 	double *clock;			/* each CPU's simulated seconds */
 	unsigned int *heap;		/* the CPUs, earliest clock first */
+	double *asked;			/* hold: waiting since, -1: not, -2: done */
+	double *work;			/* hold: each CPU's local seconds */
+	double *miss;			/* hold: its last transfer ends then */
+	double *sb;			/* its buffered stores are done then */
+	uintptr_t *miss_tag;		/* hold: of which line */
 	double t_access;		/* local cost per access, seconds */
 	double t_xfer;			/* cost of a same-package transfer */
 	double remote_factor;		/* a cross-package one against it */
+	double t_hold;			/* hold: a taken line stays this long */
+	bool hold;			/* --pricing hold */
+	/* Simulated seconds spent, all CPUs (time replay). */
+	double spent_local, spent_xfer, spent_wait;
 };
 
 /*
@@ -553,8 +564,15 @@ static int sim_init(struct sim *m, const struct strategy *s, void *inst,
 	m->q = calloc(n, sizeof(*m->q));
 	m->clock = calloc(n, sizeof(*m->clock));
 	m->heap = calloc(n, sizeof(*m->heap));
+	m->asked = calloc(n, sizeof(*m->asked));
+	m->work = calloc(n, sizeof(*m->work));
+	m->miss = calloc(n, sizeof(*m->miss));
+	m->sb = calloc(n, sizeof(*m->sb));
+	m->miss_tag = calloc(n, sizeof(*m->miss_tag));
 	if (!m->pos || !m->phase || !m->got || !m->order || !m->rng ||
-	    !m->ring || !m->held || !m->q || !m->clock || !m->heap)
+	    !m->ring || !m->held || !m->q || !m->clock || !m->heap ||
+	    !m->asked || !m->work || !m->miss || !m->sb ||
+	    !m->miss_tag)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		m->order[i] = i;
@@ -589,6 +607,11 @@ static int sim_fini(struct sim *m)
 	free(m->q);
 	free(m->clock);
 	free(m->heap);
+	free(m->asked);
+	free(m->work);
+	free(m->miss);
+	free(m->sb);
+	free(m->miss_tag);
 	return ret;
 }
 
@@ -630,11 +653,19 @@ static int sim_rounds(struct sim *m, bool sock, unsigned long rounds,
 	return 0;
 }
 
-/* Does @a come before @b: the earlier clock, on a tie the lower number. */
+/*
+ * Does @a come before @b: the earlier clock; on a tie the one waiting for
+ * a held line the longest (so that waiters are served in order), then
+ * the lower number.
+ */
 static bool heap_before(const struct sim *m, unsigned int a, unsigned int b)
 {
-	return m->clock[a] < m->clock[b] ||
-	       (m->clock[a] == m->clock[b] && a < b);
+	double ka = m->asked[a] >= 0 ? m->asked[a] : m->clock[a];
+	double kb = m->asked[b] >= 0 ? m->asked[b] : m->clock[b];
+
+	if (m->clock[a] != m->clock[b])
+		return m->clock[a] < m->clock[b];
+	return ka < kb || (ka == kb && a < b);
 }
 
 /* Sift heap entry @i of @nr down to its place. */
@@ -655,35 +686,115 @@ static void heap_down(struct sim *m, unsigned int i, unsigned int nr)
 }
 
 /*
+ * Does the line @l, held modified by @prev, stay there when @cpu asks for
+ * it now (--pricing hold)?  A core keeps a line it took while it works
+ * on: until it has done m->t_hold of its own work since (local time per
+ * access; a hold ends when the access at that point would be half done,
+ * so the accesses that fit round to the nearest).  It lets go at once
+ * when it stops working: while it waits for another line, held or in
+ * flight, or when it has nothing left to do.  The line in flight to it
+ * is not free either.
+ */
+static bool hold_on(const struct sim *m, const struct lm_line *l, int prev,
+		    unsigned int cpu)
+{
+	if (prev < 0 || prev == (int)cpu || m->asked[prev] != -1)
+		return false;
+	if (m->miss[prev] > m->clock[cpu])
+		return m->miss_tag[prev] == l->tag;
+	return l->held_from + m->t_hold - m->t_access / 2 > m->work[prev];
+}
+
+/*
+ * Apply @cpu's access @a (address, | 1 if a write, | 2 if a plain store)
+ * at its clock.  With --pricing hold, while hold_on() the access stays
+ * pending (return false) and the CPU asks again just after the holder's
+ * next access; a locked op first waits for the CPU's buffered stores, and
+ * a plain store does not stop the CPU (x86's store buffer: the line's
+ * latency is paid by the next locked op, if any is still waiting for
+ * it).  Otherwise the clock advances by the local cost per access, plus
+ * the transfer cost if it waited for another core (a cross-package one
+ * times the remote factor).  Return: true once applied.
+ */
+static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
+{
+	uintptr_t addr = a & ~(uintptr_t)3;
+	struct lm_line *l = dir_find(&dir, addr / LM_LINE);
+	bool store = a & 2, locked = (a & 1) && !store;
+	int prev = l->owner;
+	unsigned int moved;
+	double cost, left;
+
+	if (m->hold && hold_on(m, l, prev, cpu)) {
+		if (m->asked[cpu] < 0)
+			m->asked[cpu] = m->clock[cpu];
+		/* Ask again just after the holder's next access. */
+		left = fmax(0, m->clock[prev] - m->clock[cpu]) + LM_TICK;
+		m->spent_wait += left;
+		m->clock[cpu] += left;
+		return false;
+	}
+	m->asked[cpu] = -1;
+	/* A locked op waits for the stores before it (x86). */
+	if (m->hold && locked && m->sb[cpu] > m->clock[cpu]) {
+		m->spent_xfer += m->sb[cpu] - m->clock[cpu];
+		m->clock[cpu] = m->sb[cpu];
+	}
+	moved = dir_access(&dir, cpu, addr, a & 1, &l);
+	cost = moved ? m->t_xfer * (moved == 2 ? m->remote_factor : 1) : 0;
+	if (m->hold && store) {
+		/* Buffered: the core goes on while the line comes. */
+		m->sb[cpu] = fmax(m->sb[cpu], m->clock[cpu] + cost);
+		cost = 0;
+	} else if (moved) {
+		m->miss[cpu] = m->clock[cpu] + cost;
+		m->miss_tag[cpu] = l->tag;
+	}
+	m->clock[cpu] += m->t_access + cost;
+	m->work[cpu] += m->t_access;
+	m->spent_local += m->t_access;
+	m->spent_xfer += cost;
+	if ((a & 1) && prev != (int)cpu)
+		l->held_from = m->work[cpu];
+	return true;
+}
+
+/* Every CPU's clock at a seeded random point within one access. */
+static void clocks_start(struct sim *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->n; i++) {
+		m->heap[i] = i;
+		m->asked[i] = -1;
+		m->clock[i] = m->t_access * 0x1p-53 *
+			      (double)(rng_next(&m->order_rng) >> 11);
+	}
+	for (i = m->n / 2; i-- > 0;)
+		heap_down(m, i, m->n);
+}
+
+/*
  * The time-ordered replay: @steps library calls (sock: passes of its
  * loop) in all, then every access still pending.  Each simulated CPU has
  * a clock, started at a seeded random point within one access's local
  * cost (so that no CPU number order is built in).  The CPU with the
- * earliest clock (on a tie, the lowest number) goes next: if none of its
- * accesses is pending it makes its next step, which runs whole (the
- * library's semantics are untouched) but whose traced accesses only queue
- * up; then its oldest pending access goes to the directory, and its clock
- * advances by the local cost per access, plus the transfer cost if the
- * access waited for another core (a cross-package one times the remote
- * factor): a transfer, or an upgrade, whose invalidations take the same
- * round trip.  A line in flight is not held busy: the formula's
- * hottest-line bound is what serialises (docs/lines-model.md says why).
+ * earliest clock goes next: if none of its accesses is pending it makes
+ * its next step, which runs whole (the library's semantics are untouched)
+ * but whose traced accesses only queue up; then its oldest pending access
+ * goes to timed_apply(): an upgrade waits for the other copies'
+ * invalidations, the same round trip as a transfer.  With --pricing move
+ * a line in flight is not held busy and a taken line leaves at the next
+ * request: the formula's hottest-line bound serialises
+ * (docs/lines-model.md says why); with --pricing hold the holds do.
  */
 static int sim_timed(struct sim *m, bool sock, unsigned long steps)
 {
-	unsigned int nr = m->n, cpu, i, moved;
+	unsigned int nr = m->n, cpu;
 	struct lm_queue *q;
-	struct lm_line *l;
-	uintptr_t a;
 	int ret = 0;
 
-	for (i = 0; i < m->n; i++) {
-		m->heap[i] = i;
-		m->clock[i] = m->t_access * 0x1p-53 *
-			      (double)(rng_next(&m->order_rng) >> 11);
-	}
-	for (i = nr / 2; i-- > 0;)
-		heap_down(m, i, nr);
+	clocks_start(m);
 	pending = m->q;
 	while (nr && !ret) {
 		cpu = m->heap[0];
@@ -700,18 +811,15 @@ static int sim_timed(struct sim *m, bool sock, unsigned long steps)
 			steps--;
 		}
 		if (q->at < q->nr) {
-			a = q->v[q->at++];
-			moved = dir_access(&dir, cpu, a & ~(uintptr_t)1,
-					   a & 1, &l);
-			m->clock[cpu] += m->t_access;
-			if (moved)
-				m->clock[cpu] += m->t_xfer *
-					(moved == 2 ? m->remote_factor : 1);
+			q->at += timed_apply(m, cpu, q->v[q->at]);
 		} else if (steps) {
 			/* A step with no shared access still takes time. */
 			m->clock[cpu] += m->t_access;
+			m->work[cpu] += m->t_access;
+			m->spent_local += m->t_access;
 		} else {
 			/* Done: out of the heap, its clock final. */
+			m->asked[cpu] = -2;	/* holds nothing any more */
 			m->heap[0] = m->heap[--nr];
 		}
 		heap_down(m, 0, nr);
@@ -813,10 +921,16 @@ static void *pp_thread(void *arg)
 		t0 = now_s();
 		kind = (unsigned int)((t0 - p->t0) / PP_PERIOD) % 2;
 		v = kind ? &p->ctr : &p->own[a->i][0];
+		/*
+		 * The chunk's first add follows the other kind's chunk:
+		 * whether the line moved for it is unknown, so it is not
+		 * counted (on a core that keeps the line for 17 adds, one
+		 * more per chunk of 200 would be 9 % too many).
+		 */
 		for (k = 0, moved = 0; k < PP_CHUNK; k++) {
 			old = atomic_fetch_add_explicit(v, 1,
 							memory_order_relaxed);
-			moved += old != next;
+			moved += k && old != next;
 			next = old + 1;
 		}
 		if (atomic_load_explicit(other, memory_order_relaxed) != seen) {
@@ -834,14 +948,12 @@ static void *pp_thread(void *arg)
 static double median(double *v, unsigned int n);
 
 /*
- * Seconds per transfer as a requesting CPU loses them: shared minus
- * private, the median chunks of each, over the transfers per shared add
- * (*@per_add).  *@move: seconds the line takes per move, as the line sees
- * it: both threads add at once, so the line moves 2 x *@per_add times per
- * shared add's time.  A requester's loss includes waiting for the other
- * core's turn with the line, which is why it is about twice *@move.
+ * One ping-pong trial: the median chunks of shared adds and private adds,
+ * seconds per add (*@shared, *@priv), and the transfers per shared add
+ * counted in the shared chunks kept (*@per_add).  Return: 0, -ENOMEM.
  */
-static double pp_trial(const struct opts *o, double *per_add, double *move)
+static int pp_trial(const struct opts *o, double *shared, double *priv,
+		    double *per_add)
 {
 	struct pp *p = zalloc_lines(sizeof(*p));
 	struct pp_arg a[2];
@@ -849,16 +961,15 @@ static double pp_trial(const struct opts *o, double *per_add, double *move)
 	double t[2];
 	unsigned int i, k, n0, n1;
 
-	*move = NAN;
 	if (!p)
-		return NAN;
+		return -ENOMEM;
 	p->t0 = now_s();
 	for (i = 0; i < 2; i++) {
 		p->os_cpu[i] = o->os_cpus[i];
 		a[i] = (struct pp_arg){ p, i };
 		if (pthread_create(&tid[i], NULL, pp_thread, &a[i])) {
 			free(p);
-			return NAN;
+			return -ENOMEM;
 		}
 	}
 	for (i = 0; i < 2; i++)
@@ -870,11 +981,135 @@ static double pp_trial(const struct opts *o, double *per_add, double *move)
 			n1 * sizeof(double));
 		t[k] = median(p->chunk[k], n0 + n1) / PP_CHUNK;
 	}
+	*priv = t[0];
+	*shared = t[1];
 	*per_add = (double)(p->moved[0] + p->moved[1]) /
-		   ((double)(p->nr[0][1] + p->nr[1][1]) * PP_CHUNK);
-	*move = t[1] / (2 * *per_add);
+		   ((double)(p->nr[0][1] + p->nr[1][1]) * (PP_CHUNK - 1));
 	free(p);
-	return (t[1] - t[0]) / *per_add;
+	return 0;
+}
+
+/*
+ * The other ping-pong reading: strict alternation.  Each thread spins
+ * reading the counter until its parity says it is its turn, then adds
+ * one: every move of the line is one read that finds the other core's
+ * add (a transfer) and one add that must invalidate the other core's copy
+ * (an upgrade, the same round trip), and no core can keep the line for a
+ * run.  Chunks of PP_TURNS turns; the lower quartile of thread 0's chunks
+ * (a neighbour that deschedules a thread only slows a chunk), seconds
+ * per move.
+ */
+#define PP_TURNS 50U
+#define PP_ALT_CHUNKS 4000U
+
+struct pp_alt {
+	_Alignas(BENCH_LINE) atomic_long ctr;
+	atomic_int ready;
+	int os_cpu[2];
+	double chunk[PP_ALT_CHUNKS];
+};
+
+struct pp_alt_arg {
+	struct pp_alt *p;
+	long i;
+};
+
+static void *pp_alt_thread(void *arg)
+{
+	struct pp_alt_arg *a = arg;
+	struct pp_alt *p = a->p;
+	unsigned int c, k;
+	double t0;
+
+	bind_self(p->os_cpu[a->i]);
+	atomic_fetch_add(&p->ready, 1);
+	while (atomic_load(&p->ready) < 2)
+		cpu_relax();
+	for (c = 0; c < PP_ALT_CHUNKS; c++) {
+		t0 = now_s();
+		for (k = 0; k < PP_TURNS; k++) {
+			while ((atomic_load_explicit(&p->ctr,
+						     memory_order_relaxed) & 1)
+			       != a->i)
+				cpu_relax();
+			atomic_fetch_add_explicit(&p->ctr, 1,
+						  memory_order_relaxed);
+		}
+		if (!a->i)
+			p->chunk[c] = (now_s() - t0) / (2 * PP_TURNS);
+	}
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b);
+
+static double pp_alternate(const struct opts *o)
+{
+	struct pp_alt *p = zalloc_lines(sizeof(*p));
+	struct pp_alt_arg a[2];
+	pthread_t tid[2];
+	double t;
+	unsigned int i;
+
+	if (!p)
+		return NAN;
+	for (i = 0; i < 2; i++) {
+		p->os_cpu[i] = o->os_cpus[i];
+		a[i] = (struct pp_alt_arg){ p, i };
+		if (pthread_create(&tid[i], NULL, pp_alt_thread, &a[i])) {
+			free(p);
+			return NAN;
+		}
+	}
+	for (i = 0; i < 2; i++)
+		pthread_join(tid[i], NULL);
+	qsort(p->chunk, PP_ALT_CHUNKS, sizeof(double), cmp_double);
+	t = p->chunk[PP_ALT_CHUNKS / 4];
+	free(p);
+	return t;
+}
+
+/*
+ * The transfer calibration, measured here (pp_trial()) or taken from
+ * another run's lines.jsonl (--lines-calib), e.g. another CPU's.
+ */
+struct lm_calib {
+	double shared_s, private_s;	/* seconds per add: shared, own line */
+	double per_add;			/* transfers per shared add */
+	double loss_s;			/* what a requester loses per transfer */
+	double move_s;			/* the line's time per move */
+	double run;			/* adds a core makes per visit */
+	double hold_s;			/* how long it keeps the line */
+	double latency_s;		/* one transfer's own time */
+	double alternate_s;		/* strict alternation, per move */
+	double model_per_add;		/* the hold replay of the same loop */
+	double model_shared_s;
+	char cpu[128];			/* the CPU it was taken on */
+	char from[160];			/* "measured" or the file */
+};
+
+/*
+ * What the three readings say, on a core that keeps the line it took for
+ * a while.  The two threads add at once and the line visits each in turn:
+ * a visit is one add that waits for the line (a transfer) and run - 1
+ * adds that hit, run = 1 / per_add.  So the line moves once per
+ *	move = shared / (2 x per_add) = latency + run x private
+ * seconds (the hits take the private time each), and a core holds it for
+ *	hold = (run - 1) x private
+ * after it arrived, before the other core's request takes it.  A
+ * requester's loss, the earlier price, is (shared - private) / per_add =
+ * 2 x latency + hold + private: its own transfer and the other core's
+ * whole visit.  On a core that lets the line go at once (run near 1)
+ * loss is about twice the move; on one that keeps it for 17 adds it is
+ * mostly the other's hold.
+ */
+static void calib_derive(struct lm_calib *c)
+{
+	c->loss_s = (c->shared_s - c->private_s) / c->per_add;
+	c->move_s = c->shared_s / (2 * c->per_add);
+	c->run = 1 / c->per_add;
+	c->hold_s = (c->run - 1) * c->private_s;
+	c->latency_s = fmax(0, c->move_s - c->run * c->private_s);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -915,6 +1150,8 @@ struct lm_result {
 	double hot_shares[LM_HOT];
 	unsigned int nr_hot;
 	double local_s, pred, cap, measured;
+	/* Time replay: simulated seconds per op, local, transfers, waits. */
+	double t_local, t_xfer, t_wait;
 	bool done;
 };
 
@@ -932,14 +1169,16 @@ static unsigned long rounds_for(const struct opts *o, const struct config *c,
 
 /*
  * Replay @se on @n CPUs of @topo; r->local_s is the local cost per
- * operation, @t_xfer the transfer cost (both calibrated already).  The
+ * operation, @t_xfer the transfer cost (both calibrated already), @t_hold
+ * how long a core keeps a line it took (NAN: --pricing move).  The
  * warm-up interleaves whole steps whatever --interleave says: it fills the
  * stocks, places the lines and gives the accesses per operation that the
  * time replay spreads the local cost over.
  */
 static int model_run(const struct opts *o, const struct series *se,
 		     const struct strategy *s, unsigned int n,
-		     const char *topo, double t_xfer, struct lm_result *r)
+		     const char *topo, double t_xfer, double t_hold,
+		     struct lm_result *r)
 {
 	struct lm_line hot[LM_HOT];
 	struct lm_owners ow = { 0 };
@@ -975,6 +1214,8 @@ static int model_run(const struct opts *o, const struct series *se,
 		m.t_access = r->local_s * (double)m.ops /
 			     (double)dir.accesses;
 	m.t_xfer = t_xfer;
+	m.hold = isfinite(t_hold);
+	m.t_hold = m.hold ? t_hold : 0;
 	m.remote_factor = o->remote_factor;
 	dir_zero(&dir);
 	m.ops = 0;
@@ -999,6 +1240,9 @@ static int model_run(const struct opts *o, const struct series *se,
 		r->hot_per_op = r->nr_hot ? (double)hot[0].xfer /
 					    (double)m.ops : 0;
 		r->hot_share = r->nr_hot ? r->hot_shares[0] : 0;
+		r->t_local = m.spent_local / (double)m.ops;
+		r->t_xfer = m.spent_xfer / (double)m.ops;
+		r->t_wait = m.spent_wait / (double)m.ops;
 		r->done = true;
 	}
 	i = sim_fini(&m) ? 1 : 0;
@@ -1108,13 +1352,18 @@ struct lm_run {
 	unsigned int nr_st;
 	unsigned int cpus[LM_MAX_N];
 	unsigned int nr_cpus;
-	double tcost[BENCH_MAX_REPS];
+	double tshared[BENCH_MAX_REPS];	/* seconds per shared add */
+	double tpriv[BENCH_MAX_REPS];	/* seconds per private add */
 	double tmoved[BENCH_MAX_REPS];	/* transfers per shared add */
-	double tmove[BENCH_MAX_REPS];	/* seconds per move of the line */
+	double talt[BENCH_MAX_REPS];	/* strict alternation, per move */
 	unsigned int nr_tcost;
-	double transfer_s;
-	double move_s;			/* the hot-line cap's price */
+	struct lm_calib cal;
+	bool hold;			/* --pricing hold, time replay */
+	double transfer_s;		/* the replay's price per transfer */
+	double move_s;			/* --pricing move: the cap's price */
 	double remote_factor;
+	/* --lines-calib: the file's 2-CPU local costs, NAN: none. */
+	double file_local[NR_SERIES][LM_STRATS];
 	struct lm_cell cell[NR_SERIES][LM_STRATS];
 	FILE *jsonl;
 };
@@ -1143,12 +1392,15 @@ static int calibrate_rep(struct lm_run *x, struct opts *pinned)
 	struct config cs, cp;
 	struct sample smp;
 	unsigned int i, k;
-	double t, w0, c0, ran;
+	double w0, c0, ran;
 	void *pi;
 
-	t = pp_trial(o, &x->tmoved[x->nr_tcost], &x->tmove[x->nr_tcost]);
-	if (isfinite(t))
-		x->tcost[x->nr_tcost++] = t;
+	if (!o->lines_calib &&
+	    !pp_trial(o, &x->tshared[x->nr_tcost], &x->tpriv[x->nr_tcost],
+		      &x->tmoved[x->nr_tcost])) {
+		x->talt[x->nr_tcost] = pp_alternate(o);
+		x->nr_tcost++;
+	}
 	for (i = 0; i < NR_SERIES; i++) {
 		config_for(o, &all_series[i], LM_CALIB_CPUS, PCSTOCK_CPU_COOP,
 			   &cs);
@@ -1184,10 +1436,13 @@ static int calibrate_rep(struct lm_run *x, struct opts *pinned)
 }
 
 /*
- * One CPU's own time prices a transfer at what a requester loses
- * (transfer_s); the hottest line's serialisation at how long the line
- * takes per move (move_s): pricing both alike would count the wait for
- * the other cores twice in the cap.
+ * --pricing hold: the time replay's clocks are the prediction (local
+ * cost, each transfer's latency and the waits for held lines, all CPUs'
+ * simulated seconds over the operations): a held line serialises by
+ * itself.  --pricing move: one CPU's own time prices a transfer at what a
+ * requester loses (transfer_s); the hottest line's serialisation at how
+ * long the line takes per move (move_s): pricing both alike would count
+ * the wait for the other cores twice in the cap.
  */
 static double predict(const struct lm_run *x, const struct lm_result *r,
 		      double local, double *cap)
@@ -1196,6 +1451,12 @@ static double predict(const struct lm_run *x, const struct lm_result *r,
 			    (r->xfer ? r->xfer_remote / r->xfer : 0);
 	double one = 1 / (local + r->xfer * x->transfer_s * remote);
 
+	if (x->hold) {
+		*cap = (double)NAN;
+		return isfinite(local) ?
+		       1 / (r->t_local + r->t_xfer + r->t_wait) :
+		       (double)NAN;
+	}
 	*cap = r->hot_per_op > 0 ?
 	       1 / ((double)r->n * x->move_s * remote * r->hot_per_op) :
 	       (double)INFINITY;
@@ -1213,6 +1474,34 @@ static void json_d(FILE *f, const char *k, double v)
 		fprintf(f, ",\"%s\":%.6g", k, v);
 	else
 		fprintf(f, ",\"%s\":null", k);
+}
+
+/*
+ * The calibration's fields, in the lines_calibration record and in every
+ * lines record (so that each figure names the CPU it was priced for).
+ */
+static void emit_calib(FILE *f, const struct lm_run *x)
+{
+	const struct lm_calib *c = &x->cal;
+
+	json_s(f, "pricing", x->hold ? "hold" : "move", false);
+	json_s(f, "calib_cpu_model", c->cpu, false);
+	json_s(f, "calib_from", c->from, false);
+	json_d(f, "shared_add_ns", c->shared_s * 1e9);
+	json_d(f, "private_add_ns", c->private_s * 1e9);
+	json_d(f, "transfers_per_shared_add", c->per_add);
+	json_d(f, "loss_ns", c->loss_s * 1e9);
+	json_d(f, "line_move_ns", c->move_s * 1e9);
+	json_d(f, "hold_run", c->run);
+	json_d(f, "hold_ns", c->hold_s * 1e9);
+	json_d(f, "latency_ns", c->latency_s * 1e9);
+	json_d(f, "alternation_ns", c->alternate_s * 1e9);
+	json_d(f, "alternation_over_two_latencies",
+	       c->alternate_s / (2 * c->latency_s));
+	json_d(f, "model_transfers_per_shared_add", c->model_per_add);
+	json_d(f, "model_shared_add_ns", c->model_shared_s * 1e9);
+	json_d(f, "model_over_measured_transfers",
+	       c->model_per_add / c->per_add);
 }
 
 static void emit_result(const struct lm_run *x, const struct series *se,
@@ -1243,6 +1532,10 @@ static void emit_result(const struct lm_run *x, const struct series *se,
 	fprintf(f, "]");
 	json_d(f, "local_ns", r->local_s * 1e9);
 	json_d(f, "transfer_ns", x->transfer_s * 1e9);
+	emit_calib(f, x);
+	json_d(f, "replay_local_ns_per_op", r->t_local * 1e9);
+	json_d(f, "replay_transfer_ns_per_op", r->t_xfer * 1e9);
+	json_d(f, "replay_wait_ns_per_op", r->t_wait * 1e9);
 	json_d(f, "predicted_ops_per_s", r->pred);
 	json_d(f, "predicted_cap_ops_per_s", r->cap);
 	json_d(f, "measured_ops_per_s", r->measured);
@@ -1291,9 +1584,13 @@ static int model_series(struct lm_run *x, unsigned int si)
 			r = &cell->res[j];
 			fprintf(stderr, "lines: %s %s %u CPUs (%s)\n",
 				se->name, x->st[k]->name, x->cpus[j], topo);
-			r->local_s = best(cell->local, cell->nr_local, false);
+			r->local_s = isfinite(x->file_local[si][k]) ?
+				     x->file_local[si][k] :
+				     best(cell->local, cell->nr_local, false);
 			ret = model_run(x->o, se, x->st[k], x->cpus[j], topo,
-					x->transfer_s, r);
+					x->transfer_s,
+					x->hold ? x->cal.hold_s : (double)NAN,
+					r);
 			if (ret)
 				return ret;
 			r->pred = predict(x, r, r->local_s, &r->cap);
@@ -1571,6 +1868,167 @@ static int pick_strategies(struct lm_run *x, const char *list)
 	return 0;
 }
 
+/* ---- the calibration of another run (--lines-calib) -------------------- */
+
+/* The number after "@key": in the JSON object @rec; false if none. */
+static bool json_num(const char *rec, const char *key, double *v)
+{
+	char pat[64];
+	const char *p;
+	char *end;
+	double d;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(rec, pat);
+	if (!p)
+		return false;
+	d = strtod(p + strlen(pat), &end);
+	if (end == p + strlen(pat))
+		return false;	/* null: not measured */
+	*v = d;
+	return true;
+}
+
+/* The string after "@key": in @rec, into @buf; false if none. */
+static bool json_str(const char *rec, const char *key, char *buf, size_t len)
+{
+	char pat[64];
+	const char *p;
+	size_t n;
+
+	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
+	p = strstr(rec, pat);
+	if (!p)
+		return false;
+	p += strlen(pat);
+	n = strcspn(p, "\"");
+	snprintf(buf, len, "%.*s", (int)n, p);
+	return true;
+}
+
+/* The CPU model of @path's meta.json, beside it; "unknown" if none. */
+static void calib_cpu_beside(const char *path, char *buf, size_t len)
+{
+	char meta[4096], rec[4096];
+	const char *slash = strrchr(path, '/');
+	FILE *f;
+
+	snprintf(buf, len, "unknown");
+	snprintf(meta, sizeof(meta), "%.*smeta.json",
+		 slash ? (int)(slash - path + 1) : 0, path);
+	f = fopen(meta, "r");
+	if (!f)
+		return;
+	if (fgets(rec, sizeof(rec), f))
+		json_str(rec, "cpu_model", buf, len);
+	fclose(f);
+}
+
+/*
+ * Take the lines_calibration record of another run's lines.jsonl at
+ * @path, and the local costs of its 2-CPU lines records, so that the
+ * model predicts for that run's CPU.  A record written before the hold
+ * was modelled gives the requester's loss (transfer_ns), the transfers
+ * per shared add and the line move: the shared and private add times
+ * follow from them (calib_derive()'s equations).  Return: 0, -ENOENT,
+ * -EINVAL (no calibration record in it).
+ */
+static int calib_read(struct lm_run *x, const char *path)
+{
+	struct lm_calib *c = &x->cal;
+	char rec[8192], wl[32], st[32];
+	double cpus, local, loss = NAN, move = NAN;
+	bool found = false;
+	unsigned int i;
+	int k;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -ENOENT;
+	while (fgets(rec, sizeof(rec), f)) {
+		if (strstr(rec, "\"kind\":\"lines_calibration\"")) {
+			found = json_num(rec, "transfers_per_shared_add",
+					 &c->per_add);
+			if (!json_num(rec, "shared_add_ns", &c->shared_s) ||
+			    !json_num(rec, "private_add_ns", &c->private_s)) {
+				found = found &&
+					json_num(rec, "transfer_ns", &loss) &&
+					json_num(rec, "line_move_ns", &move);
+				c->shared_s = 2 * c->per_add * move;
+				c->private_s = c->shared_s -
+					       loss * c->per_add;
+			}
+			c->shared_s *= 1e-9;
+			c->private_s *= 1e-9;
+			c->alternate_s = NAN;
+			if (json_num(rec, "alternation_ns", &c->alternate_s))
+				c->alternate_s *= 1e-9;
+			if (!json_str(rec, "calib_cpu_model", c->cpu,
+				      sizeof(c->cpu)))
+				calib_cpu_beside(path, c->cpu,
+						 sizeof(c->cpu));
+			continue;
+		}
+		if (!strstr(rec, "\"kind\":\"lines\"") ||
+		    !json_num(rec, "cpus", &cpus) || cpus != LM_CALIB_CPUS ||
+		    !json_num(rec, "local_ns", &local) ||
+		    !json_str(rec, "workload", wl, sizeof(wl)) ||
+		    !json_str(rec, "strategy", st, sizeof(st)))
+			continue;
+		k = strat_index(x, st);
+		for (i = 0; i < NR_SERIES && k >= 0; i++)
+			if (!strcmp(all_series[i].name, wl))
+				x->file_local[i][k] = local * 1e-9;
+	}
+	fclose(f);
+	snprintf(c->from, sizeof(c->from), "%s", path);
+	return found && c->per_add > 0 && c->shared_s > 0 &&
+	       c->private_s > 0 ? 0 : -EINVAL;
+}
+
+/*
+ * The calibration's loop replayed with the hold: two CPUs adding to one
+ * line, an add taking the private time, a transfer the latency, a taken
+ * line kept for the hold.  Its transfers per add and time per add should
+ * give back the measured ones (calib_derive()'s equations, up to the
+ * whole number of adds that fit in a hold): a check that the replay
+ * counts the transfers the calibration counted.
+ */
+static void pp_model(struct lm_calib *c, uint64_t seed)
+{
+	struct sim m = { .n = 2 };
+	double clock[2], asked[2], work[2] = { 0 }, miss[2] = { 0 };
+	double sb[2] = { 0 };
+	uintptr_t miss_tag[2] = { 0 };
+	unsigned int heap[2], adds = 0;
+
+	dir_clear(&dir);
+	dir.nr_cpus = 2;
+	dir.pkg[0] = dir.pkg[1] = 0;
+	m.clock = clock;
+	m.asked = asked;
+	m.work = work;
+	m.miss = miss;
+	m.miss_tag = miss_tag;
+	m.sb = sb;
+	m.heap = heap;
+	m.order_rng = seed;
+	m.t_access = c->private_s;
+	m.t_xfer = c->latency_s;
+	m.t_hold = c->hold_s;
+	m.hold = true;
+	m.remote_factor = 1;
+	clocks_start(&m);
+	while (adds < 100000) {
+		/* Any line address will do: the directory keys on it. */
+		adds += timed_apply(&m, m.heap[0], LM_LINE | 1);
+		heap_down(&m, 0, 2);
+	}
+	c->model_per_add = (double)dir.xfer / adds;
+	c->model_shared_s = (clock[0] + clock[1]) / adds;
+	dir_clear(&dir);
+}
+
 int lines_main(const struct opts *o)
 {
 	static struct lm_run x;
@@ -1578,11 +2036,15 @@ int lines_main(const struct opts *o)
 	unsigned int rep, i;
 	char path[4096];
 	char *mj, *mt;
-	double t0 = now_s(), moved;
+	double t0 = now_s();
 	int ret = 0;
 
 	x.o = o;
 	x.remote_factor = o->remote_factor;
+	x.hold = o->pricing_hold && !o->interleave_op;
+	for (i = 0; i < NR_SERIES; i++)
+		for (rep = 0; rep < LM_STRATS; rep++)
+			x.file_local[i][rep] = NAN;
 	if (pick_strategies(&x, o->strategies ? o->strategies :
 			    "none,memcg7,v4,default") ||
 	    parse_cpus(&x, o->sim_cpus ? o->sim_cpus : "2,16,64,224,1024"))
@@ -1597,6 +2059,14 @@ int lines_main(const struct opts *o)
 		fprintf(stderr, "pcstock-bench: cannot create %s\n", o->out);
 		return 1;
 	}
+	if (o->lines_calib) {
+		ret = calib_read(&x, o->lines_calib);
+		if (ret) {
+			fprintf(stderr, "pcstock-bench: %s: no usable "
+				"lines_calibration record\n", o->lines_calib);
+			return 1;
+		}
+	}
 	snprintf(path, sizeof(path), "%s/lines.jsonl", o->out);
 	x.jsonl = fopen(path, "w");
 	pinned.mode = PCSTOCK_CPU_PINNED;
@@ -1607,32 +2077,51 @@ int lines_main(const struct opts *o)
 		if (ret)
 			goto out;
 	}
-	x.transfer_s = median(x.tcost, x.nr_tcost);
-	x.move_s = median(x.tmove, x.nr_tcost);
-	moved = median(x.tmoved, x.nr_tcost);
-	if (!(x.transfer_s > 0) || !(x.move_s > 0)) {
+	if (!o->lines_calib) {
+		x.cal.shared_s = median(x.tshared, x.nr_tcost);
+		x.cal.private_s = median(x.tpriv, x.nr_tcost);
+		x.cal.per_add = median(x.tmoved, x.nr_tcost);
+		x.cal.alternate_s = median(x.talt, x.nr_tcost);
+		bench_cpu_model(x.cal.cpu, sizeof(x.cal.cpu));
+		snprintf(x.cal.from, sizeof(x.cal.from), "measured");
+	}
+	calib_derive(&x.cal);
+	if (!(x.cal.loss_s > 0) || !(x.cal.move_s > 0)) {
 		fprintf(stderr, "pcstock-bench: no line transfer cost "
 			"measurable (a shared add no slower than a private "
 			"one): predicting with 0\n");
-		x.transfer_s = 0;
-		x.move_s = 0;
+		x.cal.loss_s = x.cal.move_s = x.cal.latency_s = 0;
+		x.cal.hold_s = 0;
 	}
+	pp_model(&x.cal, o->seed);
+	x.transfer_s = x.hold ? x.cal.latency_s : x.cal.loss_s;
+	x.move_s = x.cal.move_s;
 	mt = meta_text(o, now_s() - t0);
 	printf("## pcstock-bench --lines\n\n%s\n"
-	       "transfer cost %.1f ns (two-thread shared add minus private "
-	       "add, over %.3f transfers per shared add; medians), line "
-	       "move %.1f ns (the hot-line cap's price), remote "
-	       "factor %g; local cost and measured at %u CPUs (best of %u "
+	       "calibration (%s, %s): shared add %.1f ns, private %.1f ns, "
+	       "%.3f transfers per shared add (medians): a core keeps the "
+	       "line %.1f adds, %.1f ns; transfer latency %.1f ns, line "
+	       "move %.1f ns, requester's loss %.1f ns; strict "
+	       "alternation %.1f ns per move; the hold replay of "
+	       "the same loop: %.3f transfers per add, %.1f ns per add\n"
+	       "pricing %s (%.1f ns per transfer%s), remote factor %g; "
+	       "local cost and measured at %u CPUs (best of %u "
 	       "repetitions); interleave %s\n", mt ? mt : "",
-	       x.transfer_s * 1e9, moved, x.move_s * 1e9, x.remote_factor,
-	       LM_CALIB_CPUS,
-	       o->reps, o->interleave_op ? "op" : "time");
+	       x.cal.cpu, x.cal.from, x.cal.shared_s * 1e9,
+	       x.cal.private_s * 1e9, x.cal.per_add, x.cal.run,
+	       x.cal.hold_s * 1e9, x.cal.latency_s * 1e9,
+	       x.cal.move_s * 1e9, x.cal.loss_s * 1e9,
+	       x.cal.alternate_s * 1e9, x.cal.model_per_add,
+	       x.cal.model_shared_s * 1e9, x.hold ? "hold" : "move",
+	       x.transfer_s * 1e9,
+	       x.hold ? ", lines held" : ", capped at the line move",
+	       x.remote_factor, LM_CALIB_CPUS, o->reps,
+	       o->interleave_op ? "op" : "time");
 	free(mt);
 	if (x.jsonl) {
 		json_s(x.jsonl, "kind", "lines_calibration", true);
 		json_d(x.jsonl, "transfer_ns", x.transfer_s * 1e9);
-		json_d(x.jsonl, "transfers_per_shared_add", moved);
-		json_d(x.jsonl, "line_move_ns", x.move_s * 1e9);
+		emit_calib(x.jsonl, &x);
 		json_d(x.jsonl, "remote_factor", x.remote_factor);
 		json_d(x.jsonl, "reps", x.nr_tcost);
 		json_s(x.jsonl, "interleave",

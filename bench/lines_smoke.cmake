@@ -14,13 +14,20 @@
 #  - the same run over the planted cost bug (every CPU counts its stock
 #    hits on CPU 0's statistics line) moves at least half a line per
 #    operation for default (ten times the clean bound), and names that
-#    line the hottest.
+#    line the hottest;
+#  - --pricing hold over two fixed calibrations (--lines-calib: the Intel
+#    Xeon's of docs/lines/lines.jsonl and an AMD EPYC's, with its local
+#    costs, in bench/lines_calib_amd.jsonl): the hold replay of the
+#    calibration's own loop gives back its transfers per shared add
+#    within 15 %, every record names the calibration's CPU and hold, and
+#    on the AMD EPYC's (a core keeps the line for 19 adds) scale's
+#    own-leaf rows move fewer lines than a CPU that lets go at once.
 
 cmake_minimum_required(VERSION 3.20)
 
-if(NOT BENCH OR NOT PLANTED OR NOT OUT)
+if(NOT BENCH OR NOT PLANTED OR NOT OUT OR NOT XEON OR NOT AMD)
 	message(FATAL_ERROR "usage: cmake -DBENCH=... -DPLANTED=... -DOUT=... "
-		"-P lines_smoke.cmake")
+		"-DXEON=<lines.jsonl> -DAMD=<lines.jsonl> -P lines_smoke.cmake")
 endif()
 
 set(args --lines --quick --reps 1 --cpus 2,16 --workload scale)
@@ -28,7 +35,7 @@ set(args --lines --quick --reps 1 --cpus 2,16 --workload scale)
 function(run_lines bin dir)
 	file(REMOVE_RECURSE "${dir}")
 	file(MAKE_DIRECTORY "${OUT}")
-	execute_process(COMMAND "${bin}" ${args} --out "${dir}"
+	execute_process(COMMAND "${bin}" ${args} ${ARGN} --out "${dir}"
 		RESULT_VARIABLE rc OUTPUT_VARIABLE table ERROR_VARIABLE err)
 	if(NOT rc EQUAL 0)
 		message(FATAL_ERROR "${bin} --lines exited with ${rc}:\n${err}")
@@ -105,3 +112,53 @@ endif()
 message(STATUS "lines: none ${clean_scale-shared_none_16_xfer}, default "
 	"${clean_scale-shared_default_16_xfer}, planted ${bug} transfers/op "
 	"at 16 CPUs")
+
+# --pricing hold over a calibration of each CPU kind (no timing: the model
+# takes the file's costs, the measured column is not looked at).
+foreach(kind XEON AMD)
+	set(dir "${OUT}/hold-${kind}")
+	run_lines("${BENCH}" "${dir}" --pricing hold --lines-calib "${${kind}}")
+	file(STRINGS "${dir}/lines.jsonl" recs)
+	foreach(line IN LISTS recs)
+		string(JSON kd GET "${line}" kind)
+		if(NOT kd MATCHES "^lines(_calibration)?$")
+			continue()
+		endif()
+		string(JSON pricing GET "${line}" pricing)
+		string(JSON cpu GET "${line}" calib_cpu_model)
+		string(JSON run GET "${line}" hold_run)
+		string(JSON lat GET "${line}" latency_ns)
+		if(NOT pricing STREQUAL "hold" OR cpu STREQUAL "" OR
+		   NOT run GREATER_EQUAL 1 OR NOT lat GREATER_EQUAL 0)
+			message(FATAL_ERROR "no calibration fields: ${line}")
+		endif()
+		if(kd STREQUAL "lines_calibration")
+			string(JSON agree GET "${line}"
+				model_over_measured_transfers)
+			if(NOT agree GREATER 0.85 OR NOT agree LESS 1.15)
+				message(FATAL_ERROR "${kind}: the hold replay "
+					"of the calibration's loop moves the "
+					"line ${agree} times as often: ${line}")
+			endif()
+			continue()
+		endif()
+		string(JSON wl GET "${line}" workload)
+		string(JSON st GET "${line}" strategy)
+		string(JSON cpus GET "${line}" cpus)
+		string(JSON xfer GET "${line}" transfers_per_op)
+		set(${kind}_${wl}_${st}_${cpus} ${xfer})
+	endforeach()
+endforeach()
+# A v4 uncharge RMWs the shared parent's usage: once per operation when
+# each access moves it (the move replay, and the Xeon's hold of 3 adds);
+# a core that keeps it for 19 adds does several operations per visit.
+foreach(st none v4)
+	if(NOT AMD_scale-own_${st}_2 LESS 0.5 OR
+	   NOT XEON_scale-own_${st}_2 GREATER_EQUAL 0.9)
+		message(FATAL_ERROR "scale-own ${st} at 2 CPUs: "
+			"${AMD_scale-own_${st}_2} transfers per op held 19 adds "
+			"(AMD EPYC), ${XEON_scale-own_${st}_2} held 3 (Xeon)")
+	endif()
+endforeach()
+message(STATUS "lines hold: scale-own v4 ${AMD_scale-own_v4_2} (AMD EPYC), "
+	"${XEON_scale-own_v4_2} (Xeon) transfers/op at 2 CPUs")

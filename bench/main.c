@@ -62,6 +62,14 @@ static const char usage_text[] =
 "  --interleave HOW   --lines: time (default: each simulated CPU's\n"
 "                     accesses one at a time by its clock) or op (whole\n"
 "                     steps in a shuffled order per round)\n"
+"  --pricing HOW      --lines: move (default: every access may move the\n"
+"                     line, priced at a requester's loss, capped at the\n"
+"                     line's move time) or hold (a core keeps a line it\n"
+"                     took for the calibrated hold, a transfer costs the\n"
+"                     latency, the replay's clocks predict; experimental)\n"
+"  --lines-calib FILE --lines: take the transfer calibration (and the\n"
+"                     2-CPU local costs, if recorded) from a lines.jsonl\n"
+"                     of another run, e.g. another CPU's\n"
 "  --help             this text\n";
 
 enum {
@@ -69,7 +77,7 @@ enum {
 	OPT_DURATION, OPT_WARMUP, OPT_REPS, OPT_BATCH, OPT_CPU_MODE, OPT_SEED,
 	OPT_FULL, OPT_QUICK, OPT_JSON, OPT_OUT, OPT_LIST, OPT_PROFILE, OPT_OPS,
 	OPT_HELP, OPT_LINES, OPT_CPUS, OPT_TOPOLOGY, OPT_REMOTE,
-	OPT_INTERLEAVE,
+	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB,
 };
 
 static const struct option long_opts[] = {
@@ -96,6 +104,8 @@ static const struct option long_opts[] = {
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
 	{ "remote-factor", required_argument, NULL, OPT_REMOTE },
 	{ "interleave", required_argument, NULL, OPT_INTERLEAVE },
+	{ "pricing", required_argument, NULL, OPT_PRICING },
+	{ "lines-calib", required_argument, NULL, OPT_LINES_CALIB },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -466,6 +476,14 @@ int main(int argc, char **argv)
 			o.interleave_op = !strcmp(optarg, "op");
 			ret = o.interleave_op || !strcmp(optarg, "time") ?
 			      0 : -EINVAL;
+			break;
+		case OPT_PRICING:
+			o.pricing_hold = !strcmp(optarg, "hold");
+			ret = o.pricing_hold || !strcmp(optarg, "move") ?
+			      0 : -EINVAL;
+			break;
+		case OPT_LINES_CALIB:
+			o.lines_calib = optarg;
 			break;
 		default:
 			fprintf(stderr, usage_text,

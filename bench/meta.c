@@ -68,7 +68,8 @@ static void first_line(const char *cmd, char *buf, size_t len)
 	pclose(p);
 }
 
-static void cpu_model(char *buf, size_t len)
+/* The CPU's model name (/proc/cpuinfo), "unknown" if none. */
+void bench_cpu_model(char *buf, size_t len)
 {
 	char line[256], *colon;
 	FILE *f = fopen("/proc/cpuinfo", "r");
@@ -140,7 +141,7 @@ static void collect(struct meta *m)
 	if (!uname(&u))
 		snprintf(m->kernel, sizeof(m->kernel), "%s %s %s", u.sysname,
 			 u.release, u.machine);
-	cpu_model(m->cpu_model, sizeof(m->cpu_model));
+	bench_cpu_model(m->cpu_model, sizeof(m->cpu_model));
 	strftime(m->utc, sizeof(m->utc), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	/* Other processes' load, as a warning sign next to the figures. */
 	if (getloadavg(m->load, 3) != 3)

@@ -37,6 +37,8 @@ if(PCSTOCK_BUILD_BENCH AND EXISTS ${PROJECT_SOURCE_DIR}/bench/lines.c)
 		-DBENCH=$<TARGET_FILE:pcstock-bench>
 		-DPLANTED=$<TARGET_FILE:pcstock-bench-lines-planted>
 		-DOUT=${CMAKE_CURRENT_BINARY_DIR}/bench-lines
+		-DXEON=${PROJECT_SOURCE_DIR}/docs/lines/lines.jsonl
+		-DAMD=${PROJECT_SOURCE_DIR}/bench/lines_calib_amd.jsonl
 		-P ${PROJECT_SOURCE_DIR}/bench/lines_smoke.cmake)
 	set_tests_properties(bench_lines PROPERTIES LABELS bench TIMEOUT 300)
 endif()
