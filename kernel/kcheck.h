@@ -41,7 +41,6 @@ struct kc_result {
 	unsigned long ops, cases, parses;
 	unsigned long stock_cases;	/* cases run with stocks */
 	unsigned long divergences;	/* first one is shrunk and printed */
-	unsigned long known;		/* expected divergences (parse.c) */
 	unsigned int repro_len;		/* ops in the shrunk reproducer */
 };
 

@@ -19,46 +19,6 @@
 
 #include "kcheck.h"
 
-/*
- * Expected divergences: differences of pcstock's limit-file writer that
- * are known and being fixed.  A divergence matching an entry is counted
- * (and reported) as known instead of failing the run.  Once the fix is
- * merged, delete its entry: the run then demands equality there too.
- */
-struct kc_known {
-	const char *name;
-	bool (*match)(const char *in, int krc, int orc);
-};
-
-/* The kernel's ctype counts 0xA0 (Latin-1 no-break space) as space. */
-static bool known_nbsp(const char *in, int krc, int orc)
-{
-	(void)krc;
-	(void)orc;
-	return strchr(in, 0xa0) != NULL;
-}
-
-/* pcstock's writer refuses a stripped value of 64 bytes or more. */
-static bool known_cap64(const char *in, int krc, int orc)
-{
-	return strlen(in) >= 64 && krc == 0 && orc == -EINVAL;
-}
-
-static const struct kc_known known[] = {
-	{ "0xA0 is whitespace to the kernel", known_nbsp },
-	{ "64-byte cap on a limit file's value", known_cap64 },
-};
-
-static const char *known_match(const char *in, int krc, int orc)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (known[i].match(in, krc, orc))
-			return known[i].name;
-	return NULL;
-}
-
 /* ---- input generation ---- */
 
 static void put(char *buf, size_t *len, size_t cap, int c)
@@ -255,16 +215,6 @@ static bool report(const struct kc_opts *o, struct kc_result *r,
 		   const char *what, const char *in, int krc,
 		   unsigned long kv, int orc, unsigned long ov)
 {
-	const char *k = known_match(in, krc, orc);
-
-	if (k) {
-		if (!r->known++ && !o->quiet) {
-			fprintf(o->out, "known divergence (%s): %s ", k, what);
-			print_input(o->out, in);
-			fprintf(o->out, "\n");
-		}
-		return true;
-	}
 	if (!r->divergences++) {
 		fprintf(o->out, "DIVERGENCE (seed %llu): %s ",
 			(unsigned long long)o->seed, what);
