@@ -83,18 +83,26 @@ static inline char *region_of(const struct pcstock_counter *c,
 	return pcs_percpu_ptr(c->stock_domain, 0, cpu);
 }
 
+/* Out of line, so that the other modes' this_region() stays small. */
+static __attribute__((noinline)) int rseq_cpu(struct pcstock_domain *d,
+					      bool cache)
+{
+	return pcs_rseq_cpu_cache(d, cache);
+}
+
 /*
  * The region of the CPU the caller is (NULL: none), found the long way;
  * with @cache, kept for the hit paths (an RSEQ domain's in the cache's
  * RSEQ entry, with the OS CPU it is valid for: see domain.h).
  */
-static inline char *this_region(const struct pcstock_counter *c, bool cache)
+static inline __attribute__((always_inline)) char *
+this_region(const struct pcstock_counter *c, bool cache)
 {
 	struct pcstock_domain *d = c->stock_domain;
 	int cpu;
 
 	if (d->mode == PCSTOCK_CPU_RSEQ) {
-		cpu = pcs_rseq_cpu_cache(d, cache);
+		cpu = rseq_cpu(d, cache);
 	} else {
 		cpu = pcs_this_cpu(d);
 		if (cache && cpu >= 0)
