@@ -154,7 +154,11 @@ int name_index_add(struct name_index *ix, struct name_key *k)
 		s->used++;
 	s->live++;
 	/* Release publishes *k; pairs with the acquire in name_index_find(). */
+#ifdef PCSTOCK_MUTATE_RELAXED_NAME_PUBLISH	/* planted bug, explorer only */
+	pcs_store(&s->slot[i], k, PCS_RELAXED);
+#else
 	pcs_store(&s->slot[i], k, PCS_RELEASE);
+#endif
 	return 0;
 }
 

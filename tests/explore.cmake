@@ -41,7 +41,8 @@ function(pcstock_add_explore_test name)
 endfunction()
 
 # Library variants with a planted bug each (the #ifdef blocks in
-# src/stock.c, src/counter.c, src/hierarchy.c, src/cpu.c and src/memcg7.c),
+# src/stock.c, src/counter.c, src/hierarchy.c, src/cpu.c, src/memcg7.c and
+# src/names.c),
 # and an explorer over each.  The RELAXED_* ones, and the dropped fences,
 # weaken one memory order: only --weak finds them.
 foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_MARK
@@ -49,7 +50,7 @@ foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_MARK
 		RELAXED_USAGE_RECHECK RELAXED_PUBLISH NO_EXIT_RECHECK
 		M7_NO_TRYLOCK RELAXED_DRAIN RELAXED_CPU_RELEASE
 		NO_RELEASE_FENCE M7_NO_QUEUE_FENCE M7_RELAXED_UNLOCK
-		M7_FLUSH_UNLOCKED RELAXED_CPU_OWN)
+		M7_FLUSH_UNLOCKED RELAXED_CPU_OWN RELAXED_NAME_PUBLISH)
 	string(TOLOWER ${mutation} lower)
 	string(REPLACE _ - dashed ${lower})
 	pcstock_add_library(pcstock_mut_${lower} STATIC
@@ -147,6 +148,9 @@ pcstock_add_weak_detection_test(relaxed_refill stock-lifecycle-default)
 pcstock_add_weak_detection_test(relaxed_max_load counter-tight)
 pcstock_add_weak_detection_test(relaxed_usage_recheck counter-tight)
 pcstock_add_weak_detection_test(relaxed_publish group-publish-default)
+# The name index's publication weakened: a lookup finds a group whose
+# memory.high it does not yet see (group-publish's seen()).
+pcstock_add_weak_detection_test(relaxed_name_publish group-publish-default)
 
 # memcg7's two variants, each clean over 20,000 schedules of both
 # strategies and caught with its planted bug: the owner-exclusive one (a

@@ -344,17 +344,32 @@ static void group_teardown(const struct explore_scenario *s)
 
 /* ---- group-publish ------------------------------------------------------ */
 
-static void seen(const struct pcstock_group *g)
+/*
+ * @g, reached by a walk or a lookup, must be seen initialised: online, and
+ * its memory.high at "max" (group_init() stores it relaxed before the
+ * publication, the name index's or the sibling list's, orders it).
+ */
+static void seen(const struct pcstock_group *g, bool lookup)
 {
-	if (!pcstock_group_online(g) && !S.observed)
-		S.observed = "a walker reached a group not seen initialised "
-			     "(offline)";
+	if (S.observed)
+		return;
+	if (!pcstock_group_online(g))
+		S.observed = lookup ? "a lookup found a group not seen "
+				      "initialised (offline)" :
+				      "a walker reached a group not seen "
+				      "initialised (offline)";
+	else if (pcstock_counter_high(pcstock_group_memory(g)) !=
+		 PCSTOCK_COUNTER_MAX)
+		S.observed = lookup ? "a lookup found a group not seen "
+				      "initialised (memory.high)" :
+				      "a walker reached a group not seen "
+				      "initialised (memory.high)";
 }
 
 static int walk_visit(struct pcstock_group *g, void *arg)
 {
 	(void)arg;
-	seen(g);
+	seen(g, false);
 	return 0;
 }
 
@@ -372,7 +387,7 @@ static void publish_run(const struct explore_scenario *s, unsigned int t)
 	for (i = 0; i < 2; i++) {
 		pcstock_group_walk(root, walk_visit, NULL);
 		if (!pcstock_group_lookup(root, "a/n", &g)) {
-			seen(g);
+			seen(g, true);
 			pcstock_group_put(g);
 		}
 	}
