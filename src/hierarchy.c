@@ -908,7 +908,11 @@ int pcstock_group_destroy(struct pcstock_group *g)
 	 * drain below takes after this store (owner variant: before their
 	 * CPU runs the drain the one below queues after it).
 	 */
+#ifdef PCSTOCK_MUTATE_RELAXED_OFFLINE	/* planted bug, explorer only */
+	pcs_store(&g->online, false, PCS_RELAXED);
+#else
 	pcs_store(&g->online, false, PCS_RELEASE);
+#endif
 	/*
 	 * mem_cgroup_css_offline(): an offline group protects nothing, also
 	 * while its pages are still held.  Under the tree lock, as the
@@ -1069,7 +1073,11 @@ struct pcstock_tree *pcstock_group_tree(const struct pcstock_group *g)
 
 bool pcstock_group_online(const struct pcstock_group *g)
 {
+#ifdef PCSTOCK_MUTATE_RELAXED_ONLINE_LOAD	/* planted bug, explorer only */
+	return g && pcs_load(&g->online, PCS_RELAXED);
+#else
 	return g && pcs_load(&g->online, PCS_ACQUIRE);
+#endif
 }
 
 const struct pcstock_counter *

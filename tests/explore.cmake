@@ -50,7 +50,8 @@ foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_MARK
 		RELAXED_USAGE_RECHECK RELAXED_PUBLISH NO_EXIT_RECHECK
 		M7_NO_TRYLOCK RELAXED_DRAIN RELAXED_CPU_RELEASE
 		NO_RELEASE_FENCE M7_NO_QUEUE_FENCE M7_RELAXED_UNLOCK
-		M7_FLUSH_UNLOCKED RELAXED_CPU_OWN RELAXED_NAME_PUBLISH)
+		M7_FLUSH_UNLOCKED RELAXED_CPU_OWN RELAXED_NAME_PUBLISH
+		RELAXED_OFFLINE RELAXED_ONLINE_LOAD)
 	string(TOLOWER ${mutation} lower)
 	string(REPLACE _ - dashed ${lower})
 	pcstock_add_library(pcstock_mut_${lower} STATIC
@@ -90,7 +91,7 @@ set(EXPLORE_CLEAN counter-tree counter-tight stock-charge-default
 	stock-charge-v4 stock-drain-default stock-drain-v4
 	stock-lifecycle-default stock-lifecycle-v4 stock-limit-default
 	stock-limit-v4 stock-disable-default stock-disable-v4 group-default
-	group-v4)
+	group-v4 group-offline-default group-offline-v4)
 foreach(strategy random pct)
 	foreach(scenario ${EXPLORE_CLEAN})
 		explore_budget(args ${scenario} ${strategy})
@@ -151,6 +152,11 @@ pcstock_add_weak_detection_test(relaxed_publish group-publish-default)
 # The name index's publication weakened: a lookup finds a group whose
 # memory.high it does not yet see (group-publish's seen()).
 pcstock_add_weak_detection_test(relaxed_name_publish group-publish-default)
+# A group's online flag, its release in the destroy or the acquire in
+# pcstock_group_online() weakened: a charge made after its caller saw the
+# group offline hits with the stale key (group-offline-default).
+pcstock_add_weak_detection_test(relaxed_offline group-offline-default)
+pcstock_add_weak_detection_test(relaxed_online_load group-offline-default)
 
 # memcg7's two variants, each clean over 20,000 schedules of both
 # strategies and caught with its planted bug: the owner-exclusive one (a

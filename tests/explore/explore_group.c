@@ -29,10 +29,16 @@
  * group-publish-*: the same tree; thread 0 creates a child "n" of a while
  * threads 1 and 2 walk the tree (pcstock_group_walk()) and look "a/n" up.
  * Nothing is destroyed, so every group a walker or a lookup reaches must
- * be seen fully initialised: online (group_init() stores it before
- * link_child() publishes the group).  In weak mode (--weak) a walker
- * reading a stale value would see the child offline unless the
- * publication's release pairs with the walk's acquires.
+ * be seen fully initialised: online and memory.high at "max"
+ * (group_init() stores them before link_child() and name_index_add()
+ * publish the group).  In weak mode (--weak) a walker or a lookup reading
+ * a stale value would see them unset unless the publication's release
+ * pairs with the walk's and the lookup's acquires.
+ *
+ * group-offline-*: the same tree; threads 0 and 1 (CPU 0) charge b, hits
+ * once its stock is filled, while thread 2 destroys it.  A charge made
+ * after its caller saw b offline (pcstock_group_online()) must fail, and
+ * at the end the invariants above hold with b's stock empty.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -393,6 +399,53 @@ static void publish_run(const struct explore_scenario *s, unsigned int t)
 	}
 }
 
+/* ---- group-offline ------------------------------------------------------ */
+
+/* A charge of 1 page to "b" by thread @t, accounted as group_run() does. */
+static int offline_charge(unsigned int t)
+{
+	int err;
+
+	S.inflight[t] = 1 + BATCH + SLOT_MAX;
+	err = pcstock_group_charge(S.g[G_B], 1, 0);
+	if (!err)
+		S.held[t][G_B]++;
+	S.inflight[t] = 0;
+	return err;
+}
+
+/*
+ * Threads 0 and 1 (CPU 0) charge "b", a hit once its stock is filled,
+ * while thread 2 destroys it.  A charge made after its caller saw "b"
+ * offline must fail: the destroy cleared the hit key before its release
+ * of online, which pcstock_group_online()'s acquire pairs with.  At rest
+ * group_check_end() checks usage == held + stock and b's stock empty.
+ */
+static void offline_run(const struct explore_scenario *s, unsigned int t)
+{
+	int i;
+
+	(void)s;
+	if (t == 2) {
+		S.inflight[t] = SLOT_MAX;
+		pcstock_group_destroy(S.g[G_B]);
+		S.inflight[t] = 0;
+		return;
+	}
+	offline_charge(t);
+	for (i = 0; i < 2; i++) {
+		if (pcstock_group_online(S.g[G_B])) {
+			offline_charge(t);
+			continue;
+		}
+		if (!offline_charge(t) && !S.observed)
+			S.observed = "a charge made after its caller saw the "
+				     "group offline succeeded (a stale hit "
+				     "key)";
+		break;
+	}
+}
+
 static const enum pcstock_tree_policy policy_default = PCSTOCK_TREE_DEFAULT;
 static const enum pcstock_tree_policy policy_v4 = PCSTOCK_TREE_V4;
 
@@ -420,10 +473,19 @@ GROUP_SCENARIO(publish_v4, "group-publish-v4",
 	       "as group-publish-default, V4 stock", publish_run,
 	       group_check_step, policy_v4);
 
+GROUP_SCENARIO(offline_default, "group-offline-default",
+	       "charges, hits and misses, racing the group's destroy",
+	       offline_run, group_check_end, policy_default);
+GROUP_SCENARIO(offline_v4, "group-offline-v4",
+	       "as group-offline-default, V4 stock", offline_run,
+	       group_check_end, policy_v4);
+
 const struct explore_scenario *const explore_group_scenarios[] = {
 	&group_default,
 	&group_v4,
 	&publish_default,
 	&publish_v4,
+	&offline_default,
+	&offline_v4,
 	NULL,
 };
