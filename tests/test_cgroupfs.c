@@ -222,8 +222,8 @@ static void test_v2_max_swaps_in_then_reclaims_and_ooms(void **state)
 }
 
 /*
- * The strings a daemon author sent from a configuration file (README, step
- * 2): the files parse them as the kernel's memory.max does, not as the
+ * The strings a daemon author sent from a configuration file (docs/daemon.md,
+ * step 2): the files parse them as the kernel's memory.max does, not as the
  * strict pcstock_parse_size() a configuration is read with.
  */
 static void test_v2_max_parses_like_the_kernel(void **state)
@@ -293,7 +293,7 @@ static void test_v2_events_hierarchical_and_local(void **state)
 	assert_int_equal(pcstock_group_charge(c, 3, 0), -ENOMEM);
 	/*
 	 * max on g (the over-limit group), once per attempt: the first, the
-	 * retry after the drain and 16 retries (README, design.md); then oom
+	 * retry after the drain and 16 retries (docs/daemon.md, design.md); then oom
 	 */
 	max = pcstock_group_events(g, PCSTOCK_EVENT_MAX);
 	assert_int_equal(max, 2 + PCSTOCK_MAX_RECLAIM_RETRIES);
