@@ -1,15 +1,177 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * group.h - what the group layer (hierarchy.c) shares with the cgroup file
- * interface (cgroupfs.c).  Private.
+ * group.h - the group layer's private header: the group and tree structs,
+ * the small helpers its files share, and what it shares with the cgroup
+ * file interface (cgroupfs.c).
+ *
+ * The layer's rooms: hierarchy.c (groups: create, destroy, lookup, walks,
+ * path), tree.c (trees, references, RCU frees), charge.c (the
+ * try_charge_memcg() flow and uncharges), reclaim.c (events, callbacks,
+ * reclaim calls, drain_all, OOM), high.c (over-high records, memory.high),
+ * limits.c (limit writers) and stats.c (readers).
  */
 #ifndef PCSTOCK_GROUP_H
 #define PCSTOCK_GROUP_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include <pcstock/hierarchy.h>
 
+#include "atomic.h"
+#include "domain.h"
+#include "memcg7.h"
+#include "names.h"
+#include "rcu.h"
+
+/* PAGE_ALLOC_COSTLY_ORDER: "small" charges are at most 8 pages. */
+#define COSTLY_ORDER 3U
+#define COSTLY_PAGES (1UL << COSTLY_ORDER)
+
+struct pcstock_group {
+	struct pcstock_counter memory;
+	struct pcstock_counter memsw;
+	struct pcstock_tree *tree;
+	struct pcstock_group *parent;
+	/*
+	 * memory's stock key while a hit on it is the whole charge (stocked,
+	 * no memsw, online), else 0: the group hit paths' one check.
+	 */
+	_Atomic unsigned long long hit_key;
+	_Atomic(struct pcstock_group *) children;
+	_Atomic(struct pcstock_group *) sibling;
+	struct pcstock_group *prev;	/* previous sibling (tree lock) */
+	void *data;			/* the creator's */
+	atomic_ulong events[PCSTOCK_NR_EVENTS];
+	atomic_ulong events_local[PCSTOCK_NR_EVENTS];
+	struct memcg7_dead m7_dead;	/* memcg7's reference after destroy */
+	atomic_ulong refused;		/* charges that returned -ENOMEM */
+	struct rcu_head rcu;
+	struct pcstock_group *reap_next;	/* see pcstock_tree_destroy() */
+	/*
+	 * What a lookup touches, together: with 100,000 siblings each line
+	 * is a cache miss (the name follows in the same allocation).
+	 */
+	_Alignas(PCSTOCK_CACHELINE) struct name_key key; /* name index */
+	atomic_long refs;
+	atomic_bool online;
+	char name[];
+};
+
+struct pcstock_tree {
+	struct pcstock_domain *domain;
+	struct pcstock_tree_attr attr;
+	struct pcstock_group *root;
+	bool stocked;			/* DEFAULT or V4: counters have stock */
+	struct memcg7 *m7;		/* MEMCG7 only */
+	pthread_mutex_t lock;		/* topology writers */
+	pthread_mutex_t limit_lock;	/* the kernel's memcg_max_mutex */
+	pthread_mutex_t drain_lock;	/* percpu_charge_mutex (per-counter) */
+	pthread_mutex_t oom_lock;	/* the kernel's oom_lock, per tree */
+	struct name_index names;	/* children by name, under lock */
+	atomic_long nr_groups;
+	/* While the tree is destroyed: groups freed by the destroyer. */
+	atomic_bool dying;
+	_Atomic(struct pcstock_group *) reaped;
+	atomic_ulong drain_all;
+	atomic_ulong drain_all_busy;
+	atomic_ulong callback_clamped;
+};
+
+static inline bool group_is_root(const struct pcstock_group *g)
+{
+	return !g->parent;
+}
+
+/* inc-not-zero, for groups found under RCU. */
+static inline bool group_tryget(struct pcstock_group *g)
+{
+	long refs = pcs_load(&g->refs, PCS_RELAXED);
+
+	if (group_is_root(g))
+		return true;
+
+	while (refs > 0)
+		if (pcs_cas(&g->refs, &refs, refs + 1, PCS_RELAXED,
+			    PCS_RELAXED))
+			return true;
+	return false;
+}
+
+static inline bool in_subtree(const struct pcstock_group *g,
+			      const struct pcstock_group *root)
+{
+	for (; g; g = g->parent)
+		if (g == root)
+			return true;
+	return false;
+}
+
+/* Pre-order successor of @pos within @root's subtree, under RCU. */
+static inline struct pcstock_group *next_pre(struct pcstock_group *pos,
+					     struct pcstock_group *root)
+{
+	/* Acquires pair with the release stores in link_child(). */
+	struct pcstock_group *next = pcs_load(&pos->children, PCS_ACQUIRE);
+
+	if (next)
+		return next;
+	while (pos != root) {
+		next = pcs_load(&pos->sibling, PCS_ACQUIRE);
+		if (next)
+			return next;
+		pos = pos->parent;
+	}
+	return NULL;
+}
+
+#define for_each_in_subtree(pos, root) \
+	for ((pos) = (root); (pos); (pos) = next_pre((pos), (root)))
+
+/* Reclaim calls that claim progress, per operation (bounded: ours). */
+static inline bool reclaim_progress(unsigned long reclaimed,
+				    unsigned int *rounds)
+{
+	return reclaimed && (*rounds)++ < PCSTOCK_MAX_PROGRESS_ROUNDS;
+}
+
+/*
+ * get_order(nr_pages * PAGE_SIZE): the smallest order whose 2^order pages
+ * hold @nr_pages (0 for 0 and 1 page).
+ */
+static inline unsigned int pages_order(unsigned long nr_pages)
+{
+	unsigned int order = 0;
+
+	while ((1UL << order) < nr_pages)
+		order++;
+	return order;
+}
+
+/* tree.c */
+void pcs_group_init(struct pcstock_group *g, struct pcstock_tree *t,
+		    struct pcstock_group *parent);
+struct pcstock_group *pcs_group_alloc(const char *name);
+void pcs_group_free(struct pcstock_group *g);
+/* memcg_uncharge(): memory and (v1) memsw, straight to the counters. */
+void pcs_group_uncharge_counters(struct pcstock_group *g,
+				 unsigned long nr_pages);
+
+/* reclaim.c */
+extern _Thread_local unsigned int pcs_in_callback PCS_TLS;
+void pcs_group_event(struct pcstock_group *g, enum pcstock_event ev);
+unsigned long pcs_call_reclaim(struct pcstock_group *g,
+			       unsigned long nr_pages);
+void pcs_drain_group_cpus(struct pcstock_group *g, unsigned int nr_cpus);
+unsigned long pcs_group_margin(struct pcstock_group *g);
+bool pcs_group_oom(struct pcstock_group *g, unsigned long need,
+		   unsigned int *calls);
+
+/* high.c */
+void pcs_high_record(struct pcstock_group *g, unsigned long nr_pages);
+void pcs_high_recs_drop(struct pcstock_tree *t);
+
+/* limits.c */
 /* @g's memory counter, or its memsw one (@memsw; NULL without memsw). */
 struct pcstock_counter *pcs_group_counter(struct pcstock_group *g,
 					  bool memsw);

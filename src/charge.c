@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * charge.c - the group charge and uncharge.
+ *
+ * The charge path is try_charge_memcg() (see pcstock_group_charge() in the
+ * header for the steps); the comments below name the spec's step numbers
+ * (spec §3.6.2).
+ */
+#include <stddef.h>
+
+#include <pcstock/hierarchy.h>
+
+#include "atomic.h"
+#include "group.h"
+#include "internal.h"
+#include "memcg7.h"
+#include "stock_hit.h"
+
+/* ---- charge ------------------------------------------------------------ */
+
+static struct pcstock_group *memory_owner(struct pcstock_counter *c)
+{
+	return (void *)((char *)c - offsetof(struct pcstock_group, memory));
+}
+
+static struct pcstock_group *memsw_owner(struct pcstock_counter *c)
+{
+	return (void *)((char *)c - offsetof(struct pcstock_group, memsw));
+}
+
+static bool counter_try(struct pcstock_counter *c, unsigned long nr_pages,
+			bool stocked, struct pcstock_counter **fail,
+			unsigned long *charged)
+{
+	if (stocked)
+		return pcstock_counter_try_charge_stock(c, nr_pages, fail,
+							charged);
+	*charged = nr_pages;
+	return pcstock_counter_try_charge(c, nr_pages, fail);
+}
+
+/*
+ * Steps 3 (and the series' 4/5): memsw, then memory.  If memory fails,
+ * memsw gives back what it handed to this attempt: @nr_pages, whether they
+ * came from its stock or from the hierarchy; a surplus the attempt parked
+ * in memsw's stock stays there, where the conservation invariant counts it
+ * (usage == held + stock holds before and after).  @charged receives the
+ * pages the memory counter took from the hierarchy (0: a stock hit).
+ */
+static bool charge_counters(struct pcstock_group *g, unsigned long nr_pages,
+			    struct pcstock_group **over,
+			    unsigned long *charged)
+{
+	struct pcstock_tree *t = g->tree;
+	struct pcstock_counter *fail = NULL;
+	unsigned long memsw_charged;
+
+	if (t->attr.memsw && !counter_try(&g->memsw, nr_pages, t->stocked,
+					  &fail, &memsw_charged)) {
+		*over = memsw_owner(fail);
+		return false;
+	}
+	if (counter_try(&g->memory, nr_pages, t->stocked, &fail, charged))
+		return true;
+	if (t->attr.memsw)
+		pcstock_counter_uncharge(&g->memsw, nr_pages);
+	*over = memory_owner(fail);
+	return false;
+}
+
+/* Step 17: the first level above its high records the charged pages. */
+static void check_high(struct pcstock_group *g, unsigned long charged)
+{
+	for (struct pcstock_group *pos = g; pos; pos = pos->parent) {
+		if (pcstock_counter_read(&pos->memory) >
+		    pcstock_counter_high(&pos->memory)) {
+			pcs_high_record(g, charged);
+			return;
+		}
+	}
+}
+
+static bool oom_allowed(unsigned long nr_pages)
+{
+	/* not for get_order(nr_pages * PAGE_SIZE) > PAGE_ALLOC_COSTLY_ORDER */
+	return pages_order(nr_pages) <= COSTLY_ORDER;
+}
+
+/*
+ * @first_over: NULL, or the over-limit group of a first attempt (steps 1-4)
+ * the caller already made without memsw (through the per-counter stock,
+ * which then failed with its exact fallback, or exactly for the none
+ * policy): the flow goes on at step 5, as the kernel's does after its own
+ * first attempt.  With memcg7 the caller has made the first cache lookup.
+ */
+static __attribute__((noinline)) int
+try_charge_group(struct pcstock_group *g, unsigned long nr_pages,
+		 unsigned int flags, struct pcstock_group *first_over)
+{
+	struct pcstock_tree *t = g->tree;
+	unsigned long batch = nr_pages;
+	int nr_retries = PCSTOCK_MAX_RECLAIM_RETRIES;
+	unsigned int progress_rounds = 0, oom_calls = 0;
+	bool drained = false, raised_max_event = false, looked_up = false;
+	struct pcstock_group *over = g;
+	unsigned long charged, reclaimed;
+
+	if (first_over) {
+		over = first_over;
+		goto failed;
+	}
+	if (t->m7)
+		batch = PCS_MAX((unsigned long)t->attr.batch, nr_pages);
+retry:
+	/*
+	 * Step 1: a hit returns at once, no counter, no high check.  (The
+	 * caller made the first memcg7 lookup.)
+	 */
+	if (t->m7 && looked_up && memcg7_consume(t->m7, g, nr_pages))
+		return 0;
+	looked_up = true;
+	if (charge_counters(g, batch, &over, &charged))
+		goto done;
+	/* Step 4: never reclaim for the optional surplus. */
+	if (batch > nr_pages) {
+		batch = nr_pages;
+		goto retry;
+	}
+failed:
+	/* Step 5: reclaim's own charges are forced (PF_MEMALLOC). */
+	if (pcs_in_callback)
+		goto force;
+	if (flags & PCSTOCK_CHARGE_NOWAIT)
+		goto nomem;
+	pcs_group_event(over, PCSTOCK_EVENT_MAX);		/* step 6 */
+	raised_max_event = true;
+	reclaimed = pcs_call_reclaim(over, nr_pages);	/* step 7 */
+	if (pcs_group_margin(over) >= nr_pages)		/* step 8 */
+		goto retry;
+	if (!drained) {					/* step 9 */
+		pcstock_group_drain_all(over);
+		drained = true;
+		goto retry;
+	}
+	if (flags & PCSTOCK_CHARGE_NORETRY)		/* step 10 */
+		goto nomem;
+	if (nr_pages <= COSTLY_PAGES &&			/* step 11 */
+	    reclaim_progress(reclaimed, &progress_rounds))
+		goto retry;
+	if (nr_retries--)				/* step 12 */
+		goto retry;
+	/* Step 14: OOM progress restarts the retries (bounded: ours). */
+	if (oom_allowed(nr_pages) &&
+	    pcs_group_oom(over, nr_pages, &oom_calls)) {
+		nr_retries = PCSTOCK_MAX_RECLAIM_RETRIES;
+		goto retry;
+	}
+nomem:
+	if (!(flags & PCSTOCK_CHARGE_NOFAIL)) {		/* step 15 */
+		pcs_fetch_add(&g->refused, 1, PCS_RELAXED);
+		return -ENOMEM;
+	}
+force:
+	if (!raised_max_event)				/* step 16 */
+		pcs_group_event(over, PCSTOCK_EVENT_MAX);
+	pcstock_counter_charge(&g->memory, nr_pages);
+	if (t->attr.memsw)
+		pcstock_counter_charge(&g->memsw, nr_pages);
+	return 0;
+
+done:
+	/* Step 17, done_restock; the per-counter stocks restocked already. */
+	if (t->m7 && batch > nr_pages)
+		memcg7_refill(t->m7, g, batch - nr_pages);
+	if (!charged)
+		return 0;	/* the series: a stock hit skips the high check */
+	check_high(g, charged);
+	return 0;
+}
+
+static int check_pages(const struct pcstock_group *g, unsigned long nr_pages)
+{
+	return g && nr_pages <= PCSTOCK_COUNTER_MAX ? 0 : -EINVAL;
+}
+
+#define CHARGE_FLAGS (PCSTOCK_CHARGE_NOWAIT | PCSTOCK_CHARGE_NOFAIL | \
+		      PCSTOCK_CHARGE_NORETRY)
+
+/* Everything but a hit on an online, stocked, memsw-less group. */
+static __attribute__((noinline)) int
+group_charge_slow(struct pcstock_group *g, unsigned long nr_pages,
+		  unsigned int flags)
+{
+	struct pcstock_tree *t;
+
+	if (check_pages(g, nr_pages) || (flags & ~CHARGE_FLAGS))
+		return -EINVAL;
+	/* Acquire pairs with the release in pcstock_group_destroy(). */
+	if (!pcs_load(&g->online, PCS_ACQUIRE))
+		return -ENOENT;
+	if (!nr_pages || group_is_root(g))
+		return 0;
+	t = g->tree;
+	/*
+	 * The first attempt (steps 1-4) for the configurations without memsw
+	 * is kept out of the slow path's frame.  Per-counter stock: one
+	 * stocked attempt (hit, else batch, else exact); none: one exact
+	 * attempt.  memcg7: pcstock_group_charge() made the cache lookup.
+	 */
+	if (t->m7)
+		return try_charge_group(g, nr_pages, flags, NULL);
+	if (!t->attr.memsw) {
+		struct pcstock_counter *fail = NULL;
+		unsigned long charged = nr_pages;
+		bool ok = t->stocked ?
+			pcstock_counter_try_charge_stock(&g->memory, nr_pages,
+							 &fail, &charged) :
+			pcstock_counter_try_charge(&g->memory, nr_pages, &fail);
+
+		if (!ok)
+			return try_charge_group(g, nr_pages, flags,
+						memory_owner(fail));
+		if (charged)	/* the series: a stock hit skips the high check */
+			check_high(g, charged);
+		return 0;
+	}
+	return try_charge_group(g, nr_pages, flags, NULL);
+}
+
+/*
+ * A hit needs no other check: a key is only set on a non-root group, and a
+ * hit takes at most a slot's pages, so nr_pages is in range.  memcg7's
+ * consume_stock() comes first too: only non-root groups are cached, at
+ * most a batch is taken, and an offline group's slots are drained before
+ * (locked) or at (owner) the next lookup after its destroy queued that.
+ */
+static __attribute__((noinline)) int
+group_charge_miss(struct pcstock_group *g, unsigned long nr_pages,
+		  unsigned int flags)
+{
+	struct memcg7 *m7;
+
+	if (!g || (flags & ~CHARGE_FLAGS))
+		return group_charge_slow(g, nr_pages, flags);
+	m7 = g->tree->m7;
+	if (m7 && memcg7_consume(m7, g, nr_pages))
+		return 0;
+	return group_charge_slow(g, nr_pages, flags);
+}
+
+int pcstock_group_charge(struct pcstock_group *g, unsigned long nr_pages,
+			 unsigned int flags)
+{
+	if (g && !(flags & ~CHARGE_FLAGS) &&
+	    pcs_stock_take(&g->memory, pcs_load(&g->hit_key, PCS_RELAXED),
+			   nr_pages))
+		return 0;	/* the series: a stock hit skips the high check */
+	return group_charge_miss(g, nr_pages, flags);
+}
+
+static __attribute__((noinline)) int
+group_uncharge_slow(struct pcstock_group *g, unsigned long nr_pages)
+{
+	struct pcstock_tree *t;
+
+	if (check_pages(g, nr_pages))
+		return -EINVAL;
+	if (!nr_pages || group_is_root(g))
+		return 0;
+	t = g->tree;
+	/*
+	 * Inside a callback the pages go straight up (callback_enter()):
+	 * memcg7's cache is tested here, the per-counter stocks test it in
+	 * their uncached path, the one a callback's uncharge takes.
+	 */
+	if (t->stocked) {
+		pcstock_counter_uncharge_stock(&g->memory, nr_pages);
+		if (t->attr.memsw)
+			pcstock_counter_uncharge_stock(&g->memsw, nr_pages);
+	} else if (t->m7 && !pcs_in_callback) {
+		memcg7_refill(t->m7, g, nr_pages);
+	} else {
+		pcs_group_uncharge_counters(g, nr_pages);
+	}
+	return 0;
+}
+
+int pcstock_group_uncharge(struct pcstock_group *g, unsigned long nr_pages)
+{
+	unsigned int batch;
+
+	if (!g)
+		return -EINVAL;
+	batch = pcs_load(&g->memory.stock_refill_batch, PCS_RELAXED);
+	if (pcstock_stock_refills_(batch, nr_pages) &&
+	    pcs_stock_give(&g->memory, pcs_load(&g->hit_key, PCS_RELAXED),
+			   batch, nr_pages))
+		return 0;
+	return group_uncharge_slow(g, nr_pages);
+}
+
+int pcstock_group_uncharge_batch(struct pcstock_group *g,
+				 unsigned long nr_pages)
+{
+	if (check_pages(g, nr_pages))
+		return -EINVAL;
+	if (nr_pages && !group_is_root(g))
+		pcs_group_uncharge_counters(g, nr_pages);
+	return 0;
+}

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * stats.c - the group readers: usage, stock, events, statistics.
+ */
+#include <pcstock/hierarchy.h>
+
+#include "atomic.h"
+#include "group.h"
+#include "memcg7.h"
+#include "rcu.h"
+
+/* ---- reads ------------------------------------------------------------- */
+
+unsigned long pcstock_group_usage(const struct pcstock_group *g)
+{
+	return g ? pcstock_counter_read(&g->memory) : 0;
+}
+
+unsigned long pcstock_group_memsw_usage(const struct pcstock_group *g)
+{
+	return g && g->tree->attr.memsw ? pcstock_counter_read(&g->memsw) : 0;
+}
+
+unsigned long pcstock_group_stock_pages(const struct pcstock_group *g)
+{
+	struct pcstock_group *root = (struct pcstock_group *)g, *pos;
+	unsigned long sum = 0;
+
+	if (!g || g->tree->attr.policy == PCSTOCK_TREE_NONE)
+		return 0;
+	rcu_lock();
+	if (g->tree->m7) {
+		sum = memcg7_pages(g->tree->m7, root);
+	} else {
+		for_each_in_subtree(pos, root)
+			sum += pcstock_counter_stock_pages(&pos->memory);
+	}
+	rcu_unlock();
+	return sum;
+}
+
+unsigned long pcstock_group_usage_exact(const struct pcstock_group *g)
+{
+	unsigned long usage = pcstock_group_usage(g);
+	unsigned long stock = pcstock_group_stock_pages(g);
+
+	return usage > stock ? usage - stock : 0;
+}
+
+unsigned long pcstock_group_events(const struct pcstock_group *g,
+				   enum pcstock_event ev)
+{
+	if (!g || (unsigned int)ev >= PCSTOCK_NR_EVENTS)
+		return 0;
+	return pcs_load(&g->events[ev], PCS_RELAXED);
+}
+
+void pcstock_group_stats(const struct pcstock_group *g,
+			 struct pcstock_group_stats *st)
+{
+	const struct pcstock_counter *m, *s;
+	bool memsw;
+
+	if (!st)
+		return;
+	if (!g) {
+		*st = (struct pcstock_group_stats){ 0 };
+		return;
+	}
+	m = &g->memory;
+	s = &g->memsw;
+	memsw = g->tree->attr.memsw;
+	*st = (struct pcstock_group_stats){
+		.usage = pcstock_counter_read(m),
+		.usage_exact = pcstock_group_usage_exact(g),
+		.memsw_usage = memsw ? pcstock_counter_read(s) : 0,
+		.max = pcstock_counter_max(m),
+		.high = pcstock_counter_high(m),
+		.min = pcstock_counter_min(m),
+		.low = pcstock_counter_low(m),
+		.memsw_max = memsw ? pcstock_counter_max(s) : 0,
+		.emin = pcstock_counter_emin(m),
+		.elow = pcstock_counter_elow(m),
+		.watermark = pcstock_counter_watermark(m),
+		.failcnt = pcstock_counter_failcnt(m),
+		.memsw_failcnt = memsw ? pcstock_counter_failcnt(s) : 0,
+		.refused = pcs_load(&g->refused, PCS_RELAXED),
+	};
+	for (int ev = 0; ev < PCSTOCK_NR_EVENTS; ev++) {
+		st->events[ev] = pcs_load(&g->events[ev], PCS_RELAXED);
+		st->events_local[ev] = pcs_load(&g->events_local[ev],
+						PCS_RELAXED);
+	}
+	pcstock_counter_stock_stats(m, &st->stock);
+}

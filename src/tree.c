@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * tree.c - trees and group references: create and destroy a tree, the
+ * references that keep a group, and its free a grace period after the
+ * last put (see hierarchy.c for the tree's links and their RCU rules).
+ *
+ * TSan and RCU: see rcu.h.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <pcstock/hierarchy.h>
+
+#include "atomic.h"
+#include "group.h"
+#include "internal.h"
+#include "memcg7.h"
+#include "names.h"
+#include "rcu.h"
+
+/* PCS_TSAN: a TSan build (atomic.h). */
+#ifdef PCS_TSAN
+char pcs_rcu_hb_token;
+#endif
+atomic_ulong pcs_rcu_waits;
+
+#define NR_MUTEXES 4		/* struct pcstock_tree's locks */
+
+/* ---- RCU and references ---------------------------------------------------- */
+
+static void group_free_rcu(struct rcu_head *head);
+static void group_reap(struct pcstock_group *g);
+
+/* The root is not counted: it lives until pcstock_tree_destroy(). */
+void pcstock_group_get(struct pcstock_group *g)
+{
+	if (g && !group_is_root(g))
+		pcs_fetch_add(&g->refs, 1, PCS_RELAXED);
+}
+
+/*
+ * Release orders this thread's use of @g before the free; the last put's
+ * acquire (acq_rel) pairs with every earlier put's release.
+ */
+void pcstock_group_put(struct pcstock_group *g)
+{
+	long refs;
+
+	if (!g || group_is_root(g))
+		return;
+	refs = pcs_fetch_sub(&g->refs, 1, PCS_ACQ_REL);
+	if (refs > 1)
+		return;
+	/*
+	 * The tree holds a reference while @g is online: reaching zero on
+	 * an online group, or going below zero, means a put too many.  The
+	 * relaxed load is ordered by the acq_rel decrement, which reads
+	 * from pcstock_group_destroy()'s put after its release of online.
+	 */
+	if (refs < 1 || pcs_load(&g->online, PCS_RELAXED))
+		pcs_die("pcstock_group_put(): group \"%s\" (%p) put more often "
+			"than it was got", g->name, (void *)g);
+	/* Acquire pairs with the store in pcstock_tree_destroy(). */
+	if (pcs_load(&g->tree->dying, PCS_ACQUIRE)) {
+		group_reap(g);
+		return;
+	}
+	rcu_hb_release();
+	urcu_bp_call_rcu(&g->rcu, group_free_rcu);
+}
+
+void pcs_group_free(struct pcstock_group *g)
+{
+	pcstock_counter_free_stock(&g->memory);
+	pcstock_counter_free_stock(&g->memsw);
+	free(g);
+}
+
+/* Free @g, a grace period after it was unlinked and its last put. */
+static void group_release(struct pcstock_group *g)
+{
+	struct pcstock_group *parent;
+	struct pcstock_tree *t;
+
+	rcu_hb_acquire();
+	parent = g->parent;
+	t = g->tree;
+	/* The tree outlives this: its destroy waits for our decrement. */
+	if (g->data && t->attr.release)
+		t->attr.release(g->data, t->attr.cb_arg);
+	pcs_group_free(g);
+	pcstock_group_put(parent);
+	/* Release pairs with the acquire in wait_rcu_frees() (and TSan's). */
+	rcu_hb_release();
+	pcs_fetch_sub(&t->nr_groups, 1, PCS_RELEASE);
+}
+
+static void group_free_rcu(struct rcu_head *head)
+{
+	group_release((void *)((char *)head -
+			       offsetof(struct pcstock_group, rcu)));
+}
+
+/*
+ * A group whose last put comes while its tree is destroyed: the destroyer
+ * frees it (pcstock_tree_destroy()).  The release pairs with the acquire
+ * exchange in reap_all().
+ */
+static void group_reap(struct pcstock_group *g)
+{
+	struct pcstock_tree *t = g->tree;
+	struct pcstock_group *head = pcs_load(&t->reaped, PCS_RELAXED);
+
+	do {
+		g->reap_next = head;
+	} while (!pcs_cas(&t->reaped, &head, g, PCS_RELEASE, PCS_RELAXED));
+}
+
+/* ---- memcg7 glue ----------------------------------------------------------- */
+
+static struct pcstock_group *key_group(void *key)
+{
+	return key;
+}
+
+/* memcg_uncharge(): memory and (v1) memsw, straight to the counters. */
+void pcs_group_uncharge_counters(struct pcstock_group *g,
+				 unsigned long nr_pages)
+{
+	pcstock_counter_uncharge(&g->memory, nr_pages);
+	if (g->tree->attr.memsw)
+		pcstock_counter_uncharge(&g->memsw, nr_pages);
+}
+
+static void m7_uncharge(void *key, unsigned long nr_pages)
+{
+	pcs_group_uncharge_counters(key_group(key), nr_pages);
+}
+
+static void m7_get(void *key)
+{
+	pcstock_group_get(key_group(key));
+}
+
+static void m7_put(void *key)
+{
+	pcstock_group_put(key_group(key));
+}
+
+static bool m7_online(void *key)
+{
+	return pcs_load(&key_group(key)->online, PCS_ACQUIRE);
+}
+
+static bool m7_in_subtree(void *key, void *root)
+{
+	return in_subtree(key_group(key), root);
+}
+
+static const struct memcg7_ops m7_ops = {
+	.uncharge = m7_uncharge,
+	.get = m7_get,
+	.put = m7_put,
+	.online = m7_online,
+	.in_subtree = m7_in_subtree,
+};
+
+/* ---- tree -------------------------------------------------------------- */
+
+static const char *const policy_names[PCSTOCK_TREE_NR_POLICIES] = {
+	[PCSTOCK_TREE_DEFAULT] = "default",
+	[PCSTOCK_TREE_V4] = "v4",
+	[PCSTOCK_TREE_MEMCG7] = "memcg7",
+	[PCSTOCK_TREE_NONE] = "none",
+};
+
+int pcstock_tree_policy_parse(const char *name, enum pcstock_tree_policy *out)
+{
+	if (!name || !out)
+		return -EINVAL;
+	for (int p = 0; p < PCSTOCK_TREE_NR_POLICIES; p++) {
+		if (!strcmp(name, policy_names[p])) {
+			*out = (enum pcstock_tree_policy)p;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *pcstock_tree_policy_name(enum pcstock_tree_policy p)
+{
+	if ((unsigned int)p >= PCSTOCK_TREE_NR_POLICIES)
+		return NULL;
+	return policy_names[p];
+}
+
+/* Counters of a new group; high starts at "max" as css_alloc sets it. */
+void pcs_group_init(struct pcstock_group *g, struct pcstock_tree *t,
+		    struct pcstock_group *parent)
+{
+	g->tree = t;
+	g->parent = parent;
+	pcstock_counter_init(&g->memory, parent ? &parent->memory : NULL,
+			     true);
+	pcstock_counter_set_high(&g->memory, PCSTOCK_COUNTER_MAX);
+	pcstock_counter_set_track_failcnt(&g->memory, t->attr.track_failcnt);
+	pcstock_counter_init(&g->memsw, parent ? &parent->memsw : NULL,
+			     false);
+	pcstock_counter_set_high(&g->memsw, PCSTOCK_COUNTER_MAX);
+	/* Mainline counts failures of memory only (track_failcnt, v6.15). */
+	pcs_store(&g->refs, 1, PCS_RELAXED);
+	pcs_store(&g->online, true, PCS_RELAXED);
+}
+
+struct pcstock_group *pcs_group_alloc(const char *name)
+{
+	size_t len = strlen(name);
+	struct pcstock_group *g;
+
+	g = pcs_aligned_alloc(PCSTOCK_CACHELINE, sizeof(*g) + len + 1,
+			      "hierarchy.group");
+	if (!g)
+		return NULL;
+	memset(g, 0, sizeof(*g));
+	memcpy(g->name, name, len + 1);
+	return g;
+}
+
+static void mutexes_destroy(struct pcstock_tree *t, int n)
+{
+	pthread_mutex_t *m[] = { &t->lock, &t->limit_lock, &t->drain_lock,
+				 &t->oom_lock };
+
+	while (n-- > 0)
+		pthread_mutex_destroy(m[n]);
+}
+
+static int mutexes_init(struct pcstock_tree *t)
+{
+	pthread_mutex_t *m[] = { &t->lock, &t->limit_lock, &t->drain_lock,
+				 &t->oom_lock };
+
+	for (int i = 0; i < NR_MUTEXES; i++) {
+		if (pthread_mutex_init(m[i], NULL)) {
+			mutexes_destroy(t, i);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int pcstock_tree_create(struct pcstock_domain *d,
+			const struct pcstock_tree_attr *attr,
+			struct pcstock_tree **out)
+{
+	struct pcstock_tree *t;
+	int err;
+
+	if (!d || !out)
+		return -EINVAL;
+	if (attr && ((unsigned int)attr->policy >= PCSTOCK_TREE_NR_POLICIES ||
+		     attr->batch > PCSTOCK_STOCK_MAX_BATCH))
+		return -EINVAL;
+	t = pcs_calloc(1, sizeof(*t), "hierarchy.tree");
+	if (!t)
+		return -ENOMEM;
+	t->domain = d;
+	if (attr)
+		t->attr = *attr;
+	if (!t->attr.batch)
+		t->attr.batch = PCSTOCK_DEFAULT_BATCH;
+	t->stocked = t->attr.policy == PCSTOCK_TREE_DEFAULT ||
+		     t->attr.policy == PCSTOCK_TREE_V4;
+	err = mutexes_init(t);
+	if (err)
+		goto free_tree;
+	err = name_index_init(&t->names);
+	if (err)
+		goto free_mutexes;
+	err = -ENOMEM;
+	t->root = pcs_group_alloc("");
+	if (!t->root)
+		goto free_names;
+	pcs_group_init(t->root, t, NULL);
+	if (t->attr.policy == PCSTOCK_TREE_MEMCG7) {
+		err = memcg7_create(d, t->attr.batch,
+				    t->attr.memcg7_isolated_fix, &m7_ops,
+				    &t->m7);
+		if (err)
+			goto free_root;
+	}
+	pcs_store(&t->nr_groups, 1, PCS_RELAXED);
+	pcs_domain_users_add(d, 1);
+	*out = t;
+	return 0;
+
+free_root:
+	pcs_group_free(t->root);
+free_names:
+	name_index_fini(&t->names);
+free_mutexes:
+	mutexes_destroy(t, NR_MUTEXES);
+free_tree:
+	free(t);
+	return err;
+}
+
+/*
+ * Every pending RCU free.  A free puts the parent; one that read the tree
+ * dying hands it to the destroyer, one that ran before queued it, to run
+ * after the next barrier.
+ */
+static void wait_rcu_frees(struct pcstock_tree *t)
+{
+	long before;
+
+	do {
+		before = pcs_load(&t->nr_groups, PCS_ACQUIRE);
+		pcs_rcu_barrier();
+		rcu_hb_acquire();	/* the callbacks' ends, for TSan */
+	} while (pcs_load(&t->nr_groups, PCS_ACQUIRE) < before);
+}
+
+/*
+ * Free every group handed to the destroyer, and the parents their frees
+ * hand on.  Each was unlinked before the destroy began and a grace period
+ * has passed since: nobody can reach it.  The acquire pairs with the
+ * release in group_reap().
+ */
+static void reap_all(struct pcstock_tree *t)
+{
+	struct pcstock_group *g, *next;
+
+	while ((g = pcs_xchg(&t->reaped, NULL, PCS_ACQUIRE))) {
+		for (; g; g = next) {
+			next = g->reap_next;
+			group_release(g);
+		}
+	}
+}
+
+int pcstock_tree_destroy(struct pcstock_tree *t)
+{
+	unsigned long leaked;
+
+	if (!t)
+		return 0;
+	if (pcs_load(&t->root->children, PCS_ACQUIRE))
+		return -EBUSY;
+	/*
+	 * A group's free puts its parent, whose free would wait for another
+	 * grace period: a chain would cost one per level.  From here every
+	 * last put hands its group to us instead (release pairs with the
+	 * acquire in pcstock_group_put()): once the frees already queued
+	 * have run, one grace period covers all, as every group was
+	 * unlinked before we began.
+	 */
+	pcs_store(&t->dying, true, PCS_RELEASE);
+	pcs_high_recs_drop(t);
+	/* memcg7 holds references on (offline) groups: drop them. */
+	if (t->m7)
+		memcg7_flush(t->m7);
+	wait_rcu_frees(t);
+	if (pcs_load(&t->reaped, PCS_RELAXED)) {
+		pcs_rcu_synchronize();
+		reap_all(t);
+	}
+	pcs_store(&t->dying, false, PCS_RELAXED);
+	/* Acquire pairs with the release decrement in group_release(). */
+	if (pcs_load(&t->nr_groups, PCS_ACQUIRE) != 1)
+		return -EBUSY;
+	/* Every group is gone: what the root still counts, nobody holds. */
+	leaked = pcstock_counter_read(&t->root->memory);
+	memcg7_destroy(t->m7);
+	pcs_group_free(t->root);
+	name_index_fini(&t->names);
+	mutexes_destroy(t, NR_MUTEXES);
+	pcs_domain_users_add(t->domain, -1);
+	free(t);
+	return (int)PCS_MIN(leaked, (unsigned long)INT_MAX);
+}
+
+struct pcstock_group *pcstock_tree_root(struct pcstock_tree *t)
+{
+	return t ? t->root : NULL;
+}
+
+struct pcstock_domain *pcstock_tree_domain(const struct pcstock_tree *t)
+{
+	return t ? t->domain : NULL;
+}
+
+enum pcstock_tree_policy pcstock_tree_policy(const struct pcstock_tree *t)
+{
+	return t ? t->attr.policy : PCSTOCK_TREE_NR_POLICIES;
+}
+
+void pcstock_tree_stats(const struct pcstock_tree *t,
+			struct pcstock_tree_stats *st)
+{
+	if (!st)
+		return;
+	if (!t) {
+		*st = (struct pcstock_tree_stats){ 0 };
+		return;
+	}
+	*st = (struct pcstock_tree_stats){
+		.nr_groups = (unsigned long)pcs_load(&t->nr_groups,
+						     PCS_RELAXED),
+		.drain_all = pcs_load(&t->drain_all, PCS_RELAXED),
+		.drain_all_busy = pcs_load(&t->drain_all_busy, PCS_RELAXED),
+		.callback_clamped = pcs_load(&t->callback_clamped,
+					     PCS_RELAXED),
+	};
+	if (t->m7)
+		memcg7_stats(t->m7, &st->memcg7);
+}
