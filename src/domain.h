@@ -178,6 +178,14 @@ void pcs_work_hook_remove(struct pcstock_domain *d,
 void pcs_work_lock(struct pcstock_domain *d);
 void pcs_work_unlock(struct pcstock_domain *d);
 
+/*
+ * cpu_hotplug.c, for cpu.c: become an exclusive CPU's owner (-EBUSY if
+ * another thread is), give it up running its work, free a hook list.
+ */
+int pcs_cpu_own(struct pcstock_domain *d, unsigned int cpu);
+void pcs_cpu_disown(struct pcstock_domain *d, unsigned int cpu);
+void pcs_cpu_hooks_free(struct pcstock_cpu_hook *h);
+
 /* sched_getcpu(), out of line: it needs _GNU_SOURCE. */
 int pcs_getcpu(void);
 /* THREAD mode, first call of a thread: give it the next CPU. */
