@@ -283,6 +283,25 @@ static int states_alloc(struct pcstock_domain *d)
 	return d->owner ? 0 : -ENOMEM;
 }
 
+/*
+ * The arena, each CPU's region bound to the NUMA node of its PU: only on
+ * a @real topology with several nodes, where placement means something.
+ */
+static int arena_init(struct pcstock_domain *d, bool real)
+{
+	unsigned int i;
+
+	if (!real || hwloc_get_nbobjs_by_type(d->topo, HWLOC_OBJ_NUMANODE) < 2)
+		return pcs_arena_init(&d->arena, d->nr_cpus, NULL, NULL, 0);
+	d->nodes = pcs_calloc(d->nr_pus, sizeof(*d->nodes), "cpu-nodes");
+	if (!d->nodes)
+		return -ENOMEM;
+	for (i = 0; i < d->nr_pus; i++)
+		d->nodes[i] = d->pus[i].node;
+	return pcs_arena_init(&d->arena, d->nr_cpus, d->topo, d->nodes,
+			      d->nr_pus);
+}
+
 /* Ids stay below 2^32, as the RSEQ hit's tags need (domain.h). */
 static int live_add(struct pcstock_domain *d)
 {
@@ -330,7 +349,8 @@ static void domain_free(struct pcstock_domain *d)
 {
 	pcs_cpu_hooks_free(d->hooks);
 	pcs_cpu_hooks_free(d->work_hooks);
-	pcs_arena_fini(d);
+	pcs_arena_fini(&d->arena);
+	free(d->nodes);
 	free(d->owner);
 	free(d->online);
 	free((void *)d->os_map);
@@ -339,7 +359,6 @@ static void domain_free(struct pcstock_domain *d)
 		hwloc_topology_destroy(d->bind_topo);
 	if (d->topo)
 		hwloc_topology_destroy(d->topo);
-	pthread_mutex_destroy(&d->arena_lock);
 	pthread_mutex_destroy(&d->hotplug_lock);
 	free(d);
 }
@@ -368,7 +387,6 @@ int pcstock_domain_create(const struct pcstock_domain_attr *attr,
 		return -ENOMEM;
 	d->mode = attr->mode;
 	pthread_mutex_init(&d->hotplug_lock, NULL);
-	pthread_mutex_init(&d->arena_lock, NULL);
 	err = attr->topology ? synthetic_check(attr->topology) : 0;
 	if (!err)
 		err = topology_load(&d->topo, attr->topology);
@@ -379,9 +397,6 @@ int pcstock_domain_create(const struct pcstock_domain_attr *attr,
 	err = topology_scan(d);
 	if (err)
 		goto fail;
-	/* Memory placement only means something on a real NUMA machine. */
-	d->bind_memory = !attr->topology &&
-		hwloc_get_nbobjs_by_type(d->topo, HWLOC_OBJ_NUMANODE) > 1;
 	d->nr_cpus = attr->nr_cpus ? attr->nr_cpus :
 				     PCS_MIN(d->nr_pus, PCSTOCK_MAX_CPUS);
 	if (d->mode == PCSTOCK_CPU_PINNED)
@@ -391,7 +406,7 @@ int pcstock_domain_create(const struct pcstock_domain_attr *attr,
 	if (!err)
 		err = states_alloc(d);
 	if (!err)
-		err = pcs_arena_init(d);
+		err = arena_init(d, !attr->topology);
 	if (!err)
 		err = live_add(d);
 	if (err)
@@ -577,4 +592,36 @@ int pcstock_cpu_os_index(const struct pcstock_domain *d, unsigned int cpu)
 	const struct pcs_pu *pu = cpu_pu(d, cpu);
 
 	return pu ? pu->os_index : -ERANGE;
+}
+
+/* ---- the per-CPU arena of a domain (pcstock/percpu.h) ------------------- */
+
+int pcstock_percpu_alloc(struct pcstock_domain *d, size_t size, size_t align,
+			 size_t *handle)
+{
+	return d ? pcs_arena_alloc(&d->arena, size, align, handle) : -EINVAL;
+}
+
+void *pcstock_percpu_ptr(struct pcstock_domain *d, size_t handle,
+			 unsigned int cpu)
+{
+	return d && cpu < d->nr_cpus ? pcs_percpu_ptr(d, handle, cpu) : NULL;
+}
+
+void pcstock_percpu_free(struct pcstock_domain *d, size_t handle)
+{
+	if (d)
+		pcs_arena_free(&d->arena, handle);
+}
+
+void pcstock_domain_memory(const struct pcstock_domain *d,
+			   struct pcstock_domain_memory *m)
+{
+	if (!m)
+		return;
+	if (!d) {
+		m->reserved = m->in_use = 0;
+		return;
+	}
+	pcs_arena_memory(&d->arena, &m->reserved, &m->in_use);
 }
