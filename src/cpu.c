@@ -87,8 +87,8 @@ int pcs_getcpu(void)
  * The entry replaced may be the one the hit cache names (another domain
  * sharing the entry, whose CPU is now forgotten): the cache is dropped
  * with it, so that no hit path keeps serving a CPU the table no longer
- * gives the thread while its misses refill the new one.  The next stocked
- * call finds the CPU through the table and caches it again.
+ * gives the thread while its misses refill the new one.  The thread's next
+ * stock operation finds the CPU through the table and caches it again.
  */
 int pcs_thread_cpu_assign(struct pcstock_domain *d)
 {
