@@ -1,17 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * cpu.c - domains: which thread is which CPU, CPU states, offline hooks.
+ * cpu.c - domains: which thread is which CPU, topology, enter and exit.
  *
  * The topology is loaded once per domain.  For the real machine it is
  * restricted to the process's CPU binding (so a taskset-restricted process
  * never escapes its set) and hwloc is told not to rebind the loading thread.
  * A synthetic topology only describes cores and NUMA nodes; a PINNED domain
  * on one binds to the real machine's PUs round-robin.
- *
- * Offline hooks run with hotplug_lock held, the way the kernel runs hotplug
- * callbacks under cpus_write_lock(): registration takes the same lock, so
- * once pcstock_cpu_hook_remove() holds it no hook can be running, and the
- * unlinked hook cannot be found again.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -35,14 +30,6 @@ PCSTOCK_API _Thread_local struct pcstock_cpu_cache_
 	.rseq_area = &pcs_rseq_none
 };
 const pcs_rseq_word pcs_rseq_none;
-
-struct pcstock_cpu_hook {
-	pcstock_cpu_hook_fn fn;
-	pcstock_cpu_hook_fn kick;	/* work hooks: see pcs_work_hook_add() */
-	void *arg;
-	struct pcstock_cpu_hook *next;
-	struct pcstock_cpu_hook *prev;
-};
 
 /*
  * Live domains, to tell whether the domain a thread entered still exists
@@ -100,8 +87,8 @@ int pcs_getcpu(void)
  * The entry replaced may be the one the hit cache names (another domain
  * sharing the entry, whose CPU is now forgotten): the cache is dropped
  * with it, so that no hit path keeps serving a CPU the table no longer
- * gives the thread while its misses refill the new one.  The next stocked
- * call finds the CPU through the table and caches it again.
+ * gives the thread while its misses refill the new one.  The thread's next
+ * stock operation finds the CPU through the table and caches it again.
  */
 int pcs_thread_cpu_assign(struct pcstock_domain *d)
 {
@@ -296,6 +283,25 @@ static int states_alloc(struct pcstock_domain *d)
 	return d->owner ? 0 : -ENOMEM;
 }
 
+/*
+ * The arena, each CPU's region bound to the NUMA node of its PU: only on
+ * a @real topology with several nodes, where placement means something.
+ */
+static int arena_init(struct pcstock_domain *d, bool real)
+{
+	unsigned int i;
+
+	if (!real || hwloc_get_nbobjs_by_type(d->topo, HWLOC_OBJ_NUMANODE) < 2)
+		return pcs_arena_init(&d->arena, d->nr_cpus, NULL, NULL, 0);
+	d->nodes = pcs_calloc(d->nr_pus, sizeof(*d->nodes), "cpu-nodes");
+	if (!d->nodes)
+		return -ENOMEM;
+	for (i = 0; i < d->nr_pus; i++)
+		d->nodes[i] = d->pus[i].node;
+	return pcs_arena_init(&d->arena, d->nr_cpus, d->topo, d->nodes,
+			      d->nr_pus);
+}
+
 /* Ids stay below 2^32, as the RSEQ hit's tags need (domain.h). */
 static int live_add(struct pcstock_domain *d)
 {
@@ -339,22 +345,12 @@ static bool live_find(uint64_t id)
 	return found;
 }
 
-/* Free whatever domain_create() got to; also the destroy path. */
-static void hooks_free(struct pcstock_cpu_hook *h)
-{
-	struct pcstock_cpu_hook *next;
-
-	for (; h; h = next) {
-		next = h->next;
-		free(h);
-	}
-}
-
 static void domain_free(struct pcstock_domain *d)
 {
-	hooks_free(d->hooks);
-	hooks_free(d->work_hooks);
-	pcs_arena_fini(d);
+	pcs_cpu_hooks_free(d->hooks);
+	pcs_cpu_hooks_free(d->work_hooks);
+	pcs_arena_fini(&d->arena);
+	free(d->nodes);
 	free(d->owner);
 	free(d->online);
 	free((void *)d->os_map);
@@ -363,7 +359,6 @@ static void domain_free(struct pcstock_domain *d)
 		hwloc_topology_destroy(d->bind_topo);
 	if (d->topo)
 		hwloc_topology_destroy(d->topo);
-	pthread_mutex_destroy(&d->arena_lock);
 	pthread_mutex_destroy(&d->hotplug_lock);
 	free(d);
 }
@@ -392,7 +387,6 @@ int pcstock_domain_create(const struct pcstock_domain_attr *attr,
 		return -ENOMEM;
 	d->mode = attr->mode;
 	pthread_mutex_init(&d->hotplug_lock, NULL);
-	pthread_mutex_init(&d->arena_lock, NULL);
 	err = attr->topology ? synthetic_check(attr->topology) : 0;
 	if (!err)
 		err = topology_load(&d->topo, attr->topology);
@@ -403,9 +397,6 @@ int pcstock_domain_create(const struct pcstock_domain_attr *attr,
 	err = topology_scan(d);
 	if (err)
 		goto fail;
-	/* Memory placement only means something on a real NUMA machine. */
-	d->bind_memory = !attr->topology &&
-		hwloc_get_nbobjs_by_type(d->topo, HWLOC_OBJ_NUMANODE) > 1;
 	d->nr_cpus = attr->nr_cpus ? attr->nr_cpus :
 				     PCS_MIN(d->nr_pus, PCSTOCK_MAX_CPUS);
 	if (d->mode == PCSTOCK_CPU_PINNED)
@@ -415,7 +406,7 @@ int pcstock_domain_create(const struct pcstock_domain_attr *attr,
 	if (!err)
 		err = states_alloc(d);
 	if (!err)
-		err = pcs_arena_init(d);
+		err = arena_init(d, !attr->topology);
 	if (!err)
 		err = live_add(d);
 	if (err)
@@ -512,93 +503,6 @@ fail:
 	return err;
 }
 
-/*
- * Exclusive CPUs: become @cpu's owner, waiting while a requester borrows
- * it.  Acquire pairs with the release in cpu_release() and
- * pcs_cpu_unborrow(): the new owner sees the CPU's data as the last one
- * left it.
- */
-static int cpu_own(struct pcstock_domain *d, unsigned int cpu)
-{
-	int state = PCS_CPU_FREE;
-
-#ifdef PCSTOCK_MUTATE_RELAXED_CPU_OWN		/* planted bug, explorer only */
-	while (!pcs_cas(&d->owner[cpu], &state, PCS_CPU_OWNED, PCS_RELAXED,
-			PCS_RELAXED)) {
-#else
-	while (!pcs_cas(&d->owner[cpu], &state, PCS_CPU_OWNED, PCS_ACQUIRE,
-			PCS_RELAXED)) {
-#endif
-		if (state == PCS_CPU_OWNED)
-			return -EBUSY;
-		state = PCS_CPU_FREE;
-		pcs_spin_yield();
-	}
-	return 0;
-}
-
-/*
- * Release pairs with the acquire in cpu_own() and pcs_cpu_borrow(); the
- * fence orders it before the caller's look for work queued meanwhile,
- * against the requester's fence between queueing and pcs_cpu_borrow().
- */
-static void cpu_release(struct pcstock_domain *d, unsigned int cpu)
-{
-#ifdef PCSTOCK_MUTATE_RELAXED_CPU_RELEASE	/* planted bug, explorer only */
-	pcs_store(&d->owner[cpu], PCS_CPU_FREE, PCS_RELAXED);
-#else
-	pcs_store(&d->owner[cpu], PCS_CPU_FREE, PCS_RELEASE);
-#endif
-#ifndef PCSTOCK_MUTATE_NO_RELEASE_FENCE		/* planted bug, explorer only */
-	pcs_fence(memory_order_seq_cst);
-#endif
-}
-
-bool pcs_cpu_borrow(struct pcstock_domain *d, unsigned int cpu)
-{
-	int state = PCS_CPU_FREE;
-
-	/* Acquire: as cpu_own(). */
-	return pcs_cas(&d->owner[cpu], &state, PCS_CPU_BORROWED, PCS_ACQUIRE,
-		       PCS_RELAXED);
-}
-
-void pcs_cpu_unborrow(struct pcstock_domain *d, unsigned int cpu)
-{
-	cpu_release(d, cpu);
-}
-
-/*
- * hotplug_lock, as work hooks and pcs_work_lock() take it.  While the
- * schedule explorer runs, a thread blocked on it would hang the explorer,
- * so it is tried and backed off from at a scheduling point instead.
- */
-static void work_lock(struct pcstock_domain *d)
-{
-#ifdef PCSTOCK_EXPLORE
-	if (pcstock_explore_hook) {
-		while (pthread_mutex_trylock(&d->hotplug_lock))
-			pcs_spin_yield();
-		return;
-	}
-#endif
-	pthread_mutex_lock(&d->hotplug_lock);
-}
-
-/* The owner runs the work (@kick false), or anyone kicks a freed CPU. */
-static void run_work_hooks(struct pcstock_domain *d, unsigned int cpu,
-			   bool kick)
-{
-	struct pcstock_cpu_hook *h;
-
-	work_lock(d);
-	for (h = d->work_hooks; h; h = h->next)
-		(kick ? h->kick : h->fn)(d, cpu, h->arg);
-	pthread_mutex_unlock(&d->hotplug_lock);
-}
-
-static void cpu_disown(struct pcstock_domain *d, unsigned int cpu);
-
 int pcstock_cpu_enter(struct pcstock_domain *d, unsigned int cpu)
 {
 	int err;
@@ -612,7 +516,7 @@ int pcstock_cpu_enter(struct pcstock_domain *d, unsigned int cpu)
 	if (entered_elsewhere())
 		return -EBUSY;
 	if (pcs_cpu_exclusive(d)) {
-		err = cpu_own(d, cpu);
+		err = pcs_cpu_own(d, cpu);
 		if (err)
 			return err;
 	}
@@ -620,7 +524,7 @@ int pcstock_cpu_enter(struct pcstock_domain *d, unsigned int cpu)
 		err = bind_thread(d, cpu);
 		if (err) {
 			/* Owned a moment: work queued meanwhile is ours. */
-			cpu_disown(d, cpu);
+			pcs_cpu_disown(d, cpu);
 			return err;
 		}
 	}
@@ -630,31 +534,6 @@ int pcstock_cpu_enter(struct pcstock_domain *d, unsigned int cpu)
 	return 0;
 }
 
-int pcstock_cpu_idle(struct pcstock_domain *d)
-{
-	if (!d || pcs_tls_entered.id != d->id)
-		return -EINVAL;
-	if (pcs_cpu_exclusive(d))
-		run_work_hooks(d, (unsigned int)pcs_tls_entered.cpu, false);
-	return 0;
-}
-
-/*
- * Exclusive CPUs: run the queued work, give the CPU up, then kick it: work
- * a requester queued after the first look, seeing the CPU still owned, is
- * run now unless another holder took the CPU (who then kicks it in turn).
- * Also the way out of a PINNED enter whose binding failed: a requester
- * that found the CPU owned meanwhile left its work to us.
- */
-static void cpu_disown(struct pcstock_domain *d, unsigned int cpu)
-{
-	run_work_hooks(d, cpu, false);
-	cpu_release(d, cpu);
-#ifndef PCSTOCK_MUTATE_NO_EXIT_RECHECK	/* planted bug, explorer only */
-	run_work_hooks(d, cpu, true);
-#endif
-}
-
 int pcstock_cpu_exit(struct pcstock_domain *d)
 {
 	hwloc_bitmap_t saved;
@@ -662,7 +541,7 @@ int pcstock_cpu_exit(struct pcstock_domain *d)
 	if (!d || pcs_tls_entered.id != d->id)
 		return -EINVAL;
 	if (pcs_cpu_exclusive(d))
-		cpu_disown(d, (unsigned int)pcs_tls_entered.cpu);
+		pcs_cpu_disown(d, (unsigned int)pcs_tls_entered.cpu);
 	if (d->mode == PCSTOCK_CPU_PINNED) {
 		saved = saved_take();
 		/*
@@ -685,50 +564,6 @@ int pcstock_cpu_exit(struct pcstock_domain *d)
 int pcstock_this_cpu(struct pcstock_domain *d)
 {
 	return d ? pcs_this_cpu(d) : -1;
-}
-
-int pcstock_cpu_set_online(struct pcstock_domain *d, unsigned int cpu,
-			   bool online)
-{
-	struct pcstock_cpu_hook *h;
-	bool was;
-
-	if (!d)
-		return -EINVAL;
-	if (cpu >= d->nr_cpus)
-		return -ERANGE;
-	pthread_mutex_lock(&d->hotplug_lock);
-	/* Relaxed: the flag is a hint to readers; the lock orders writers. */
-	was = pcs_xchg(&d->online[cpu], online, PCS_RELAXED);
-	if (was && !online)
-		for (h = d->hooks; h; h = h->next)
-			h->fn(d, cpu, h->arg);
-	pthread_mutex_unlock(&d->hotplug_lock);
-	return 0;
-}
-
-bool pcstock_cpu_online(const struct pcstock_domain *d, unsigned int cpu)
-{
-	return d && cpu < d->nr_cpus &&
-	       pcs_load(&d->online[cpu], PCS_RELAXED);
-}
-
-int pcstock_cpu_set_isolated(struct pcstock_domain *d, unsigned int cpu,
-			     bool isolated)
-{
-	if (!d)
-		return -EINVAL;
-	if (cpu >= d->nr_cpus)
-		return -ERANGE;
-	/* Relaxed: a policy hint; a racing drain may see either state. */
-	pcs_store(&d->isolated[cpu], isolated, PCS_RELAXED);
-	return 0;
-}
-
-bool pcstock_cpu_isolated(const struct pcstock_domain *d, unsigned int cpu)
-{
-	return d && cpu < d->nr_cpus &&
-	       pcs_load(&d->isolated[cpu], PCS_RELAXED);
 }
 
 /* The PU behind @cpu, or NULL if @cpu is out of range. */
@@ -759,80 +594,34 @@ int pcstock_cpu_os_index(const struct pcstock_domain *d, unsigned int cpu)
 	return pu ? pu->os_index : -ERANGE;
 }
 
-static int hook_add(struct pcstock_domain *d, struct pcstock_cpu_hook **list,
-		    pcstock_cpu_hook_fn fn, pcstock_cpu_hook_fn kick,
-		    void *arg, struct pcstock_cpu_hook **out)
-{
-	struct pcstock_cpu_hook *h;
+/* ---- the per-CPU arena of a domain (pcstock/percpu.h) ------------------- */
 
-	if (!d || !fn || !out)
-		return -EINVAL;
-	h = pcs_malloc(sizeof(*h), "cpu-hook");
-	if (!h)
-		return -ENOMEM;
-	h->fn = fn;
-	h->kick = kick;
-	h->arg = arg;
-	h->prev = NULL;
-	pthread_mutex_lock(&d->hotplug_lock);
-	h->next = *list;
-	if (h->next)
-		h->next->prev = h;
-	*list = h;
-	pthread_mutex_unlock(&d->hotplug_lock);
-	*out = h;
-	return 0;
+int pcstock_percpu_alloc(struct pcstock_domain *d, size_t size, size_t align,
+			 size_t *handle)
+{
+	return d ? pcs_arena_alloc(&d->arena, size, align, handle) : -EINVAL;
 }
 
-static void hook_remove(struct pcstock_domain *d,
-			struct pcstock_cpu_hook **list,
-			struct pcstock_cpu_hook *h)
+void *pcstock_percpu_ptr(struct pcstock_domain *d, size_t handle,
+			 unsigned int cpu)
 {
-	if (!d || !h)
+	return d && cpu < d->nr_cpus ? pcs_percpu_ptr(d, handle, cpu) : NULL;
+}
+
+void pcstock_percpu_free(struct pcstock_domain *d, size_t handle)
+{
+	if (d)
+		pcs_arena_free(&d->arena, handle);
+}
+
+void pcstock_domain_memory(const struct pcstock_domain *d,
+			   struct pcstock_domain_memory *m)
+{
+	if (!m)
 		return;
-	/* Holding the lock means no hook of the list is running now. */
-	pthread_mutex_lock(&d->hotplug_lock);
-	if (h->prev)
-		h->prev->next = h->next;
-	else
-		*list = h->next;
-	if (h->next)
-		h->next->prev = h->prev;
-	pthread_mutex_unlock(&d->hotplug_lock);
-	free(h);
-}
-
-int pcstock_cpu_hook_add(struct pcstock_domain *d, pcstock_cpu_hook_fn fn,
-			 void *arg, struct pcstock_cpu_hook **out)
-{
-	return hook_add(d, d ? &d->hooks : NULL, fn, NULL, arg, out);
-}
-
-void pcstock_cpu_hook_remove(struct pcstock_domain *d,
-			     struct pcstock_cpu_hook *h)
-{
-	hook_remove(d, d ? &d->hooks : NULL, h);
-}
-
-int pcs_work_hook_add(struct pcstock_domain *d, pcstock_cpu_hook_fn fn,
-		      pcstock_cpu_hook_fn kick, void *arg,
-		      struct pcstock_cpu_hook **out)
-{
-	return hook_add(d, &d->work_hooks, fn, kick, arg, out);
-}
-
-void pcs_work_hook_remove(struct pcstock_domain *d,
-			  struct pcstock_cpu_hook *h)
-{
-	hook_remove(d, &d->work_hooks, h);
-}
-
-void pcs_work_lock(struct pcstock_domain *d)
-{
-	work_lock(d);
-}
-
-void pcs_work_unlock(struct pcstock_domain *d)
-{
-	pthread_mutex_unlock(&d->hotplug_lock);
+	if (!d) {
+		m->reserved = m->in_use = 0;
+		return;
+	}
+	pcs_arena_memory(&d->arena, &m->reserved, &m->in_use);
 }

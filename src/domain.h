@@ -4,8 +4,11 @@
  * stock layer inlines: which CPU the caller is, and where an object of the
  * per-CPU arena lives on a CPU.
  *
- * The public functions in cpu.c and percpu.c are thin wrappers over these
- * (plus range checks), so there is one copy of each operation.
+ * The domain embeds its arena (percpu_arena.h), which knows nothing of
+ * domains: the CPU layer hands it the number of CPUs and their NUMA nodes.
+ * The public functions of cpu.c (pcstock_percpu_*() included) are thin
+ * wrappers over these and the arena's (plus range checks), so there is
+ * one copy of each operation.
  *
  * Which thread is which CPU lives in thread-locals tagged with the domain's
  * id, a process-wide serial number never reused: a record left behind by a
@@ -26,9 +29,11 @@
 #include <hwloc.h>
 
 #include <pcstock/cpu.h>
+#include <pcstock/cpu_cache.h>
 #include <pcstock/percpu.h>
 
 #include "atomic.h"
+#include "percpu_arena.h"
 
 /* Which CPU of which domain a thread is: id 0 matches no domain. */
 struct pcs_cpu_tls {
@@ -55,10 +60,11 @@ extern _Thread_local struct pcs_cpu_tls
 	pcs_tls_thread[PCS_THREAD_CACHE] PCS_TLS;
 
 /*
- * The hit paths' per-thread cache, the counterpart of the kernel's per-CPU
- * offset: the region of the arena that belongs to the CPU the thread is of
- * the domain whose id is @key, so a slot's address is one add (region +
- * handle).  One entry per thread, for the domain of its last stocked call.
+ * The hit paths' per-thread cache, pcstock_cpu_cache_ (pcstock/cpu_cache.h),
+ * the counterpart of the kernel's per-CPU offset: the region of the arena
+ * that belongs to the CPU the thread is of the domain whose id is @key, so
+ * a slot's address is one add (region + handle).  One entry per thread,
+ * for the domain whose CPU it looked up last.
  *
  * Set by pcstock_cpu_enter() and by the stock's slow paths (SIM, PINNED,
  * THREAD: a CPU that stays the thread's until it exits the domain, or until
@@ -71,11 +77,8 @@ extern _Thread_local struct pcs_cpu_tls
  * slot operation is an atomic RMW, so a region that is no longer the
  * thread's CPU costs locality, never pages.
  */
-#define PCSTOCK_INLINE_TYPES_ONLY_
-#include <pcstock/stock_inline.h>	/* struct pcstock_cpu_cache_ */
-#undef PCSTOCK_INLINE_TYPES_ONLY_
 
-/* Matches no domain and no counter (unstocked counters have key 0). */
+/* Matches no domain and no counter (counters without a stock have key 0). */
 #define PCS_NO_KEY UINT64_MAX
 
 /* Who may touch an exclusive CPU's data (PINNED, COOP): domain.owner[]. */
@@ -97,14 +100,14 @@ struct pcstock_domain {
 	enum pcstock_cpu_mode mode;
 	unsigned int nr_cpus;
 	uint64_t id;
-	char *base;		/* arena: CPU c's region at base + c * stride */
-	size_t stride;
 	const int32_t *os_map;	/* RSEQ: OS CPU number -> CPU, or -1 */
 	unsigned int os_map_len;
 	bool use_rseq;		/* RSEQ: read the rseq area (tests clear it) */
 	ptrdiff_t rseq_offset;	/* RSEQ: its offset from the thread ptr */
 	_Atomic unsigned int next_thread;	/* THREAD: next CPU to give */
-	_Atomic int users;	/* trees and stocked counters over it */
+	_Atomic int users;	/* trees and counters' stocks over it */
+	/* Its first words, base and stride, end the hot line. */
+	struct pcs_arena arena;
 
 	/* Topology: CPU c runs on pus[c % nr_pus]. */
 	hwloc_topology_t topo;	/* describes the CPUs (maybe synthetic) */
@@ -112,7 +115,7 @@ struct pcstock_domain {
 	struct pcs_pu *pus;
 	unsigned int nr_pus;
 	unsigned int nr_bind_pus;
-	bool bind_memory;	/* real topology with several NUMA nodes */
+	int *nodes;		/* the arena's: each PU's NUMA node, or NULL */
 
 	/* Hotplug: hotplug_lock serialises state changes and hooks. */
 	pthread_mutex_t hotplug_lock;
@@ -122,22 +125,6 @@ struct pcstock_domain {
 	struct pcstock_cpu_hook *hooks;
 	struct pcstock_cpu_hook *work_hooks;	/* run by a CPU's owner */
 	struct pcstock_domain *live_next;	/* registry of live domains */
-
-	/*
-	 * Arena bookkeeping, written under arena_lock (see percpu.c); the
-	 * two sizes are per region and read without the lock.
-	 */
-	pthread_mutex_t arena_lock;
-	size_t chunk;		/* growth step: one page */
-	bool premapped;		/* mapped read-write at once (many CPUs) */
-	size_t nr_granules;	/* granules in a region */
-	size_t first_free;	/* no free granule below this one */
-	size_t fit_hint;	/* where multi-granule/aligned searches start */
-	size_t touched;		/* granules from here on never handed out */
-	unsigned long *used;	/* granule bitmaps */
-	unsigned long *start;
-	_Atomic size_t committed;
-	_Atomic size_t in_use;
 };
 
 /* PINNED and COOP: a CPU has one owner at a time. */
@@ -178,14 +165,18 @@ void pcs_work_hook_remove(struct pcstock_domain *d,
 void pcs_work_lock(struct pcstock_domain *d);
 void pcs_work_unlock(struct pcstock_domain *d);
 
+/*
+ * cpu_hotplug.c, for cpu.c: become an exclusive CPU's owner (-EBUSY if
+ * another thread is), give it up running its work, free a hook list.
+ */
+int pcs_cpu_own(struct pcstock_domain *d, unsigned int cpu);
+void pcs_cpu_disown(struct pcstock_domain *d, unsigned int cpu);
+void pcs_cpu_hooks_free(struct pcstock_cpu_hook *h);
+
 /* sched_getcpu(), out of line: it needs _GNU_SOURCE. */
 int pcs_getcpu(void);
 /* THREAD mode, first call of a thread: give it the next CPU. */
 int pcs_thread_cpu_assign(struct pcstock_domain *d);
-
-/* Reserve and release the arena; called by domain create and destroy. */
-int pcs_arena_init(struct pcstock_domain *d);
-void pcs_arena_fini(struct pcstock_domain *d);
 
 static inline unsigned int pcs_nr_cpus(const struct pcstock_domain *d)
 {
@@ -275,7 +266,7 @@ static inline void pcs_rseq_fast_set(const struct pcstock_domain *d,
 {
 	if (pcs_tls_uncached)
 		return;
-	pcstock_cpu_cache_.rseq_region = d->base + (size_t)cpu * d->stride;
+	pcstock_cpu_cache_.rseq_region = pcs_arena_ptr(&d->arena, 0, cpu);
 	pcstock_cpu_cache_.rseq_area = area;
 	pcstock_cpu_cache_.rseq_tag = d->id ^ w;
 }
@@ -333,7 +324,7 @@ static inline int pcs_this_cpu(struct pcstock_domain *d)
 static inline void *pcs_percpu_ptr(struct pcstock_domain *d, size_t handle,
 				   unsigned int cpu)
 {
-	return d->base + (size_t)cpu * d->stride + handle;
+	return pcs_arena_ptr(&d->arena, handle, cpu);
 }
 
 /* Make @cpu of @d the thread's cached region (never RSEQ: see above). */
@@ -342,11 +333,11 @@ static inline void pcs_fast_set(const struct pcstock_domain *d,
 {
 	if (pcs_tls_uncached)
 		return;
-	pcstock_cpu_cache_.region = d->base + (size_t)cpu * d->stride;
+	pcstock_cpu_cache_.region = pcs_arena_ptr(&d->arena, 0, cpu);
 	pcstock_cpu_cache_.key = d->id;
 }
 
-/* Forget the thread's cached region: its next stocked call looks it up. */
+/* Forget the thread's cached region: its next stock call looks it up. */
 static inline void pcs_fast_drop(void)
 {
 	pcstock_cpu_cache_.key = PCS_NO_KEY;
@@ -375,7 +366,8 @@ static inline void pcs_fast_resume(void)
 static inline unsigned int pcs_region_cpu(const struct pcstock_domain *d,
 					  const char *region)
 {
-	return (unsigned int)((size_t)(region - d->base) / d->stride);
+	return (unsigned int)((size_t)(region - d->arena.base) /
+			      d->arena.stride);
 }
 
 #endif /* PCSTOCK_DOMAIN_H */

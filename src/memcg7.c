@@ -51,106 +51,13 @@
 #include "domain.h"
 #include "internal.h"
 #include "memcg7.h"
-
-enum memcg7_stat {
-	ST_HITS,
-	ST_MISSES,
-	ST_REFILLS,
-	ST_BYPASSES,
-	ST_EVICTIONS,
-	ST_SLOT_DRAINS,
-	ST_DRAINED_PAGES,
-	ST_ISOLATED_SKIPS,
-	ST_FLUSHING_SKIPS,
-	ST_NR
-};
-
-/*
- * One CPU's cache.  The first line is all a hit touches besides the
- * statistics: the 7 keys and their counts (u8 as the kernel's, which is
- * why the batch is at most MEMCG7_MAX_BATCH) and the owner variant's work
- * bit.  Remote writers (drain_all's flag, the locked variant's lock) keep
- * to the last line.
- */
-struct memcg7_pcp {
-	alignas(PCSTOCK_CACHELINE) _Atomic(void *) cached[MEMCG7_NR_SLOTS];
-	_Atomic uint8_t nr_pages[MEMCG7_NR_SLOTS];
-	_Atomic uint8_t work;		/* owner variant: a drain is queued */
-	/* owner-written (locked variant: under the lock or RMW) */
-	alignas(PCSTOCK_CACHELINE) atomic_ulong st[ST_NR];
-	unsigned char drain_idx;
-	atomic_ulong done_epoch;	/* owner variant: see reap() */
-	alignas(PCSTOCK_CACHELINE) atomic_int lock;	/* locked variant */
-	atomic_bool flushing;
-};
-
-struct memcg7 {
-	struct pcstock_domain *d;
-	size_t pcp;			/* arena handle of struct memcg7_pcp */
-	unsigned int nr_cpus;
-	unsigned int batch;
-	bool isolated_fix;
-	bool owned;			/* the owner-exclusive variant */
-	const struct memcg7_ops *ops;
-	pthread_mutex_t drain_lock;	/* the kernel's percpu_charge_mutex */
-	struct pcstock_cpu_hook *hook;
-	struct pcstock_cpu_hook *work_hook;	/* owner variant */
-	/* owner variant: destroyed keys whose reference the cache keeps */
-	pthread_mutex_t dead_lock;
-	struct memcg7_dead *dead;
-	atomic_ulong epoch;		/* of the newest dead key */
-};
-
-static struct memcg7_pcp *pcp_of(const struct memcg7 *m, unsigned int cpu)
-{
-	return pcs_percpu_ptr(m->d, m->pcp, cpu);
-}
-
-/*
- * Statistics: the owner variant's are written by the owner alone (a load
- * and a store, no RMW; remote readers see some recent value); the locked
- * variant's may be bumped by threads sharing the CPU at once.
- */
-static inline __attribute__((always_inline)) void
-stat_add(bool owned, struct memcg7_pcp *p, enum memcg7_stat s,
-	 unsigned long v)
-{
-	if (owned)
-		pcs_store(&p->st[s], pcs_load(&p->st[s], PCS_RELAXED) + v,
-			  PCS_RELAXED);
-	else
-		pcs_fetch_add(&p->st[s], v, PCS_RELAXED);
-}
-
-/* Acquire pairs with the release in pcp_unlock() of the previous holder. */
-static bool pcp_trylock(struct memcg7_pcp *p)
-{
-	int unlocked = 0;
-
-	return pcs_cas(&p->lock, &unlocked, 1, PCS_ACQUIRE, PCS_RELAXED);
-}
-
-static void pcp_lock(struct memcg7_pcp *p)
-{
-	while (!pcp_trylock(p))
-		pcs_spin_yield();
-}
-
-/* Release pairs with the acquire CAS in pcp_trylock(). */
-static void pcp_unlock(struct memcg7_pcp *p)
-{
-#ifdef PCSTOCK_MUTATE_M7_RELAXED_UNLOCK		/* planted bug, explorer only */
-	pcs_store(&p->lock, 0, PCS_RELAXED);
-#else
-	pcs_store(&p->lock, 0, PCS_RELEASE);
-#endif
-}
+#include "memcg7_pcp.h"
 
 /*
  * drain_stock(stock, i): by the owner or a borrower (owner variant), under
  * the lock (locked variant).
  */
-static void drain_slot(const struct memcg7 *m, struct memcg7_pcp *p,
+void pcs_m7_drain_slot(const struct memcg7 *m, struct memcg7_pcp *p,
 		       unsigned int i)
 {
 	void *key = pcs_load(&p->cached[i], PCS_RELAXED);
@@ -170,228 +77,10 @@ static void drain_slot(const struct memcg7 *m, struct memcg7_pcp *p,
 		m->ops->put(key);
 }
 
-static void drain_pcp(const struct memcg7 *m, struct memcg7_pcp *p)
+void pcs_m7_drain_pcp(const struct memcg7 *m, struct memcg7_pcp *p)
 {
 	for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++)
-		drain_slot(m, p, i);
-}
-
-/* ---- owner variant: queued work and deferred references ------------------ */
-
-/*
- * Drop the deferred reference of every dead key that each CPU has drained
- * since it died: a key's epoch is at most every CPU's done_epoch.
- */
-static void reap(struct memcg7 *m)
-{
-	struct memcg7_dead **pos, *x;
-	unsigned long min = ULONG_MAX;
-
-	pthread_mutex_lock(&m->dead_lock);
-	/* Acquire pairs with the release store in run_work(). */
-	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
-		min = PCS_MIN(min, pcs_load(&pcp_of(m, cpu)->done_epoch,
-					    PCS_ACQUIRE));
-	for (pos = &m->dead; (x = *pos);) {
-		if (x->epoch <= min) {
-			*pos = x->next;
-			m->ops->put(x->key);
-		} else {
-			pos = &x->next;
-		}
-	}
-	pthread_mutex_unlock(&m->dead_lock);
-}
-
-/*
- * drain_local_memcg_stock(), by the owner or a borrower of @p's CPU: if a
- * drain is queued, drain every slot.  The xchg's acquire pairs with the
- * release in queue_work(), so the epoch read after it covers every key
- * that died before the request.  The release store of flushing pairs with
- * the relaxed test in memcg7_drain_all() as in the locked variant.
- */
-static __attribute__((noinline)) void run_work(struct memcg7 *m,
-					       struct memcg7_pcp *p)
-{
-	unsigned long epoch;
-
-	if (!pcs_xchg(&p->work, 0, PCS_ACQ_REL))
-		return;
-	epoch = pcs_load(&m->epoch, PCS_RELAXED);
-	drain_pcp(m, p);
-	pcs_store(&p->flushing, false, PCS_RELEASE);
-	if (pcs_load(&p->done_epoch, PCS_RELAXED) == epoch)
-		return;
-	pcs_store(&p->done_epoch, epoch, PCS_RELEASE);
-	reap(m);
-}
-
-static void work_hook(struct pcstock_domain *d, unsigned int cpu, void *arg)
-{
-	struct memcg7 *m = arg;
-
-	run_work(m, pcp_of(m, cpu));
-}
-
-/*
- * Run @cpu's queued drain if nobody holds the CPU, and look again after
- * giving it back: a requester that found it held (by us) left its drain
- * to us.  The loads follow the seq_cst fence of the requester's
- * queue_work() or of the giver's cpu_release() (see pcs_cpu_borrow()).
- */
-static void kick(struct memcg7 *m, unsigned int cpu)
-{
-	struct memcg7_pcp *p = pcp_of(m, cpu);
-
-	while (pcs_load(&p->work, PCS_RELAXED) && pcs_cpu_borrow(m->d, cpu)) {
-		run_work(m, p);
-		pcs_cpu_unborrow(m->d, cpu);
-	}
-}
-
-static void kick_hook(struct pcstock_domain *d, unsigned int cpu, void *arg)
-{
-	kick(arg, cpu);
-}
-
-/*
- * Queue a drain on @cpu without waiting (schedule_work_on()): its holder
- * runs it, or, if nobody holds the CPU, we borrow it and run it now.  The
- * release pairs with the acquire in run_work().
- */
-static void queue_work(struct memcg7 *m, unsigned int cpu)
-{
-	pcs_store(&pcp_of(m, cpu)->work, 1, PCS_RELEASE);
-#ifndef PCSTOCK_MUTATE_M7_NO_QUEUE_FENCE	/* planted bug, explorer only */
-	pcs_fence(memory_order_seq_cst);
-#endif
-	kick(m, cpu);
-}
-
-/* The owner's check at each operation: a relaxed load of the hot line. */
-static void owner_work(struct memcg7 *m, struct memcg7_pcp *p)
-{
-	if (pcs_load(&p->work, PCS_RELAXED))
-		run_work(m, p);
-}
-
-/* The caller's own CPU: run its queued work now. */
-static void run_own_work(struct memcg7 *m)
-{
-	int cpu = pcs_this_cpu(m->d);
-
-	if (cpu >= 0)
-		owner_work(m, pcp_of(m, (unsigned int)cpu));
-}
-
-/* ---- setup -------------------------------------------------------------- */
-
-static void hotplug_dead(struct pcstock_domain *d, unsigned int cpu,
-			 void *arg)
-{
-	struct memcg7 *m = arg;
-	struct memcg7_pcp *p = pcp_of(m, cpu);
-
-	if (m->owned) {
-		queue_work(m, cpu);
-		return;
-	}
-	pcp_lock(p);
-	drain_pcp(m, p);
-	pcp_unlock(p);
-}
-
-int memcg7_create(struct pcstock_domain *d, unsigned int batch,
-		  bool isolated_fix, const struct memcg7_ops *ops,
-		  struct memcg7 **out)
-{
-	struct memcg7 *m;
-	int err;
-
-	if (!batch || batch > MEMCG7_MAX_BATCH)
-		return -EINVAL;
-	m = pcs_calloc(1, sizeof(*m), "memcg7.cache");
-	if (!m)
-		return -ENOMEM;
-	m->d = d;
-	m->nr_cpus = pcstock_domain_nr_cpus(d);
-	m->batch = batch;
-	m->isolated_fix = isolated_fix;
-	m->owned = pcs_cpu_exclusive(d);
-	m->ops = ops;
-	err = pcstock_percpu_alloc(d, sizeof(struct memcg7_pcp),
-				   alignof(struct memcg7_pcp), &m->pcp);
-	if (err)
-		goto free;
-	err = pthread_mutex_init(&m->drain_lock, NULL) ? -ENOMEM : 0;
-	if (err)
-		goto free_pcp;
-	err = pthread_mutex_init(&m->dead_lock, NULL) ? -ENOMEM : 0;
-	if (err)
-		goto destroy_drain;
-	err = pcstock_cpu_hook_add(d, hotplug_dead, m, &m->hook);
-	if (err)
-		goto destroy_dead;
-	if (m->owned) {
-		err = pcs_work_hook_add(d, work_hook, kick_hook, m,
-					&m->work_hook);
-		if (err)
-			goto remove_hook;
-	}
-	*out = m;
-	return 0;
-
-remove_hook:
-	pcstock_cpu_hook_remove(d, m->hook);
-destroy_dead:
-	pthread_mutex_destroy(&m->dead_lock);
-destroy_drain:
-	pthread_mutex_destroy(&m->drain_lock);
-free_pcp:
-	pcstock_percpu_free(d, m->pcp);
-free:
-	free(m);
-	return err;
-}
-
-/*
- * Owner variant: an owner runs its CPU's queued drain when it idles or
- * exits, and an offline queues one, all under the domain's work lock,
- * which the flush holds: no slot is drained by both.  (Its charges are
- * the caller's to stop.)  The lock orders the owner's last writes to
- * its slots before the flush, and the flush before its next drain, which
- * finds no work.
- */
-void memcg7_flush(struct memcg7 *m)
-{
-#ifndef PCSTOCK_MUTATE_M7_FLUSH_UNLOCKED	/* planted bug, explorer only */
-	pcs_work_lock(m->d);
-#endif
-	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++) {
-		struct memcg7_pcp *p = pcp_of(m, cpu);
-
-		drain_pcp(m, p);
-		pcs_store(&p->work, 0, PCS_RELAXED);
-		pcs_store(&p->done_epoch, pcs_load(&m->epoch, PCS_RELAXED),
-			  PCS_RELAXED);
-	}
-#ifndef PCSTOCK_MUTATE_M7_FLUSH_UNLOCKED
-	pcs_work_unlock(m->d);
-#endif
-	reap(m);
-}
-
-void memcg7_destroy(struct memcg7 *m)
-{
-	if (!m)
-		return;
-	pcs_work_hook_remove(m->d, m->work_hook);
-	pcstock_cpu_hook_remove(m->d, m->hook);
-	memcg7_flush(m);
-	pthread_mutex_destroy(&m->dead_lock);
-	pthread_mutex_destroy(&m->drain_lock);
-	pcstock_percpu_free(m->d, m->pcp);
-	free(m);
+		pcs_m7_drain_slot(m, p, i);
 }
 
 /* ---- the charge path ---------------------------------------------------- */
@@ -513,8 +202,8 @@ bool memcg7_consume(struct memcg7 *m, void *key, unsigned long nr_pages)
  * after clearing the flags, so a refill either precedes that drain or
  * sees the flag.  Owner variant: the hook and the destroy queue their
  * drain after clearing the flag (the release in queue_work() pairs with
- * the acquire in run_work()), so a refill either precedes the drain this
- * CPU will run or, having run it, sees the flag.
+ * the acquire in pcs_m7_run_work()), so a refill either precedes the
+ * drain this CPU will run or, having run it, sees the flag.
  */
 static inline __attribute__((always_inline)) bool
 may_cache(const struct memcg7 *m, unsigned int cpu, void *key)
@@ -545,7 +234,7 @@ refill_pcp(struct memcg7 *m, struct memcg7_pcp *p, void *key,
 		pcs_store(&p->nr_pages[i], (uint8_t)nr, PCS_RELAXED);
 		stat_add(owned, p, ST_REFILLS, 1);
 		if (nr > m->batch)
-			drain_slot(m, p, i);
+			pcs_m7_drain_slot(m, p, i);
 		return;
 	}
 	if (empty < 0) {
@@ -553,7 +242,7 @@ refill_pcp(struct memcg7 *m, struct memcg7_pcp *p, void *key,
 		empty = p->drain_idx;
 		p->drain_idx = (unsigned char)((p->drain_idx + 1) %
 					       MEMCG7_NR_SLOTS);
-		drain_slot(m, p, (unsigned int)empty);
+		pcs_m7_drain_slot(m, p, (unsigned int)empty);
 		stat_add(owned, p, ST_EVICTIONS, 1);
 	}
 	if (!owned)
@@ -612,117 +301,6 @@ void memcg7_refill(struct memcg7 *m, void *key, unsigned long nr_pages)
 		refill_owned(m, key, (unsigned int)nr_pages);
 	else
 		refill_locked(m, key, (unsigned int)nr_pages);
-}
-
-/* ---- drains ------------------------------------------------------------- */
-
-/* is_memcg_drain_needed(): lockless snapshot, under the caller's RCU. */
-static bool drain_needed(const struct memcg7 *m, struct memcg7_pcp *p,
-			 void *root)
-{
-	for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++) {
-		/* Acquire pairs with the release install in memcg7_refill(). */
-		void *key = pcs_load(&p->cached[i], PCS_ACQUIRE);
-
-		if (key && pcs_load(&p->nr_pages[i], PCS_RELAXED) &&
-		    m->ops->in_subtree(key, root))
-			return true;
-	}
-	return false;
-}
-
-/*
- * Locked variant: drain_local_memcg_stock(), run by the drainer.  Release
- * pairs with the relaxed test in memcg7_drain_all(): a drainer that sees
- * the flag clear also sees the emptied slots (a stale read only costs a
- * redundant drain).
- */
-static void drain_locked(const struct memcg7 *m, struct memcg7_pcp *p)
-{
-	pcp_lock(p);
-	drain_pcp(m, p);
-	pcs_store(&p->flushing, false, PCS_RELEASE);
-	pcp_unlock(p);
-}
-
-/*
- * schedule_drain_work(): isolated CPUs are skipped, the flag left set;
- * the owner variant queues the work (the caller's own CPU runs it now).
- */
-static void schedule_drain(struct memcg7 *m, unsigned int cpu,
-			   struct memcg7_pcp *p, bool local)
-{
-	if (!local && pcstock_cpu_isolated(m->d, cpu)) {
-		pcs_fetch_add(&p->st[ST_ISOLATED_SKIPS], 1, PCS_RELAXED);
-		if (m->isolated_fix)
-			pcs_store(&p->flushing, false, PCS_RELAXED);
-		return;
-	}
-	if (!m->owned) {
-		drain_locked(m, p);
-		return;
-	}
-	queue_work(m, cpu);
-	if (local)
-		run_work(m, p);
-}
-
-bool memcg7_drain_all(struct memcg7 *m, void *root)
-{
-	int curcpu;
-
-	if (pthread_mutex_trylock(&m->drain_lock))
-		return false;
-	curcpu = pcs_this_cpu(m->d);
-	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++) {
-		struct memcg7_pcp *p = pcp_of(m, cpu);
-
-		if (!pcstock_cpu_online(m->d, cpu))
-			continue;
-		if (pcs_load(&p->flushing, PCS_RELAXED)) {
-			pcs_fetch_add(&p->st[ST_FLUSHING_SKIPS], 1,
-				      PCS_RELAXED);
-			continue;
-		}
-		if (!drain_needed(m, p, root))
-			continue;
-		/* test_and_set_bit(): the xchg orders like the kernel's. */
-		if (pcs_xchg(&p->flushing, true, PCS_ACQ_REL))
-			continue;
-		schedule_drain(m, cpu, p, (int)cpu == curcpu);
-	}
-	pthread_mutex_unlock(&m->drain_lock);
-	return true;
-}
-
-void memcg7_drain_key(struct memcg7 *m, void *key,
-		      struct memcg7_dead *dead)
-{
-	if (m->owned) {
-		/* The epoch's release pairs with the acquire in run_work(). */
-		pthread_mutex_lock(&m->dead_lock);
-		m->ops->get(key);
-		dead->key = key;
-		dead->epoch = pcs_load(&m->epoch, PCS_RELAXED) + 1;
-		dead->next = m->dead;
-		m->dead = dead;
-		pcs_store(&m->epoch, dead->epoch, PCS_RELEASE);
-		pthread_mutex_unlock(&m->dead_lock);
-		for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
-			queue_work(m, cpu);
-		run_own_work(m);
-		reap(m);
-		return;
-	}
-	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++) {
-		struct memcg7_pcp *p = pcp_of(m, cpu);
-
-		pcp_lock(p);
-		for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++)
-			if (pcs_load(&p->cached[i], PCS_RELAXED) == key)
-				drain_slot(m, p, i);
-		pcp_unlock(p);
-	}
 }
 
 /* ---- readers ------------------------------------------------------------ */

@@ -33,8 +33,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "domain.h"
+#include <pcstock/percpu.h>
+
+#include "atomic.h"
 #include "internal.h"
+#include "percpu_arena.h"
 
 #define GRANULE 4U
 #define REGION_MAX ((size_t)16 << 20)
@@ -100,19 +103,19 @@ static size_t next_clear_bit(const unsigned long *map, size_t from, size_t to)
  * nr_granules.  A busy granule sends the search past the whole busy run,
  * a word of the bitmap at a time.
  */
-static size_t find_free(const struct pcstock_domain *d, size_t from, size_t n,
+static size_t find_free(const struct pcs_arena *a, size_t from, size_t n,
 			size_t align)
 {
 	size_t i = round_up(from, align), busy;
 
-	while (i + n <= d->nr_granules) {
-		busy = next_set_bit(d->used, i, i + n);
+	while (i + n <= a->nr_granules) {
+		busy = next_set_bit(a->used, i, i + n);
 		if (busy == i + n)
 			return i;
-		i = round_up(next_clear_bit(d->used, busy, d->nr_granules),
+		i = round_up(next_clear_bit(a->used, busy, a->nr_granules),
 			     align);
 	}
-	return d->nr_granules;
+	return a->nr_granules;
 }
 
 /*
@@ -124,18 +127,18 @@ static size_t find_free(const struct pcstock_domain *d, size_t from, size_t n,
  * back down on a free, and a search from it that fails is retried from
  * first_free, so no request fails while room exists.
  */
-static size_t find_first_fit(struct pcstock_domain *d, size_t n,
+static size_t find_first_fit(struct pcs_arena *a, size_t n,
 			     size_t align)
 {
 	size_t first;
 
 	if (n == 1 && align == 1)
-		return find_free(d, d->first_free, n, align);
-	first = find_free(d, PCS_MAX(d->first_free, d->fit_hint), n, align);
-	if (first == d->nr_granules && d->fit_hint > d->first_free)
-		first = find_free(d, d->first_free, n, align);
-	if (first != d->nr_granules)
-		d->fit_hint = first;
+		return find_free(a, a->first_free, n, align);
+	first = find_free(a, PCS_MAX(a->first_free, a->fit_hint), n, align);
+	if (first == a->nr_granules && a->fit_hint > a->first_free)
+		first = find_free(a, a->first_free, n, align);
+	if (first != a->nr_granules)
+		a->fit_hint = first;
 	return first;
 }
 
@@ -157,74 +160,84 @@ static void zero(void *p, size_t len)
 	}
 }
 
-int pcs_arena_init(struct pcstock_domain *d)
+int pcs_arena_init(struct pcs_arena *a, unsigned int nr_cpus,
+		   hwloc_topology_t topo, const int *nodes,
+		   unsigned int nr_nodes)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), words;
 	void *base;
 
-	d->stride = REGION_MAX;
-	if (d->stride > ARENA_BUDGET / d->nr_cpus)
-		d->stride = ARENA_BUDGET / d->nr_cpus / page * page;
-	d->chunk = page;
-	d->nr_granules = d->stride / GRANULE;
-	words = d->nr_granules / LONG_BITS;
-	d->used = pcs_calloc(2 * words, sizeof(*d->used), "percpu-bitmap");
-	if (!d->used)
+	a->nr_cpus = nr_cpus;
+	a->topo = topo;
+	a->nodes = nodes;
+	a->nr_nodes = nr_nodes;
+	pthread_mutex_init(&a->lock, NULL);
+	a->stride = REGION_MAX;
+	if (a->stride > ARENA_BUDGET / nr_cpus)
+		a->stride = ARENA_BUDGET / nr_cpus / page * page;
+	a->chunk = page;
+	a->nr_granules = a->stride / GRANULE;
+	words = a->nr_granules / LONG_BITS;
+	a->used = pcs_calloc(2 * words, sizeof(*a->used), "percpu-bitmap");
+	if (!a->used)
 		return -ENOMEM;
-	d->start = d->used + words;
-	d->premapped = d->nr_cpus > PREMAP_CPUS;
+	a->start = a->used + words;
+	a->premapped = nr_cpus > PREMAP_CPUS;
 	if (PCS_FAULT("percpu-reserve"))
 		return -ENOMEM;
-	base = mmap(NULL, d->nr_cpus * d->stride,
-		    d->premapped ? PROT_READ | PROT_WRITE : PROT_NONE,
+	base = mmap(NULL, nr_cpus * a->stride,
+		    a->premapped ? PROT_READ | PROT_WRITE : PROT_NONE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (base == MAP_FAILED)
 		return -ENOMEM;
-	d->base = base;
+	a->base = base;
 	return 0;
 }
 
-void pcs_arena_fini(struct pcstock_domain *d)
+void pcs_arena_fini(struct pcs_arena *a)
 {
-	if (d->base)
-		munmap(d->base, d->nr_cpus * d->stride);
-	free(d->used);
+	if (!a->nr_cpus)
+		return;
+	if (a->base)
+		munmap(a->base, a->nr_cpus * a->stride);
+	free(a->used);
+	pthread_mutex_destroy(&a->lock);
 }
 
 /* Place [p, p + len) of @cpu's region on its NUMA node, if that helps. */
-static void region_bind(struct pcstock_domain *d, unsigned int cpu, void *p,
+static void region_bind(struct pcs_arena *a, unsigned int cpu, void *p,
 			size_t len)
 {
-	unsigned int n = (unsigned int)d->pus[cpu % d->nr_pus].node;
 	hwloc_obj_t node;
 
-	if (!d->bind_memory)
+	if (!a->topo)
 		return;
-	node = hwloc_get_obj_by_type(d->topo, HWLOC_OBJ_NUMANODE, n);
+	node = hwloc_get_obj_by_type(a->topo, HWLOC_OBJ_NUMANODE,
+				     (unsigned int)a->nodes[cpu % a->nr_nodes]);
 	/* A failure only costs locality: the page stays where it lands. */
 	if (node)
-		hwloc_set_area_membind(d->topo, p, len, node->nodeset,
+		hwloc_set_area_membind(a->topo, p, len, node->nodeset,
 				       HWLOC_MEMBIND_BIND,
 				       HWLOC_MEMBIND_BYNODESET);
 }
 
 /* Commit every region up to @need bytes; all or nothing. */
-static int arena_grow(struct pcstock_domain *d, size_t need)
+static int arena_grow(struct pcs_arena *a, size_t need)
 {
-	size_t old = pcs_load(&d->committed, PCS_RELAXED);
-	size_t len = round_up(need, d->chunk) - old;
+	size_t old = pcs_load(&a->committed, PCS_RELAXED);
+	size_t len = round_up(need, a->chunk) - old;
 	unsigned int cpu;
 
-	for (cpu = 0; cpu < d->nr_cpus && !d->premapped; cpu++) {
-		char *p = d->base + (size_t)cpu * d->stride + old;
+	for (cpu = 0; cpu < a->nr_cpus && !a->premapped; cpu++) {
+		char *p = a->base + (size_t)cpu * a->stride + old;
 
 		if (PCS_FAULT("percpu-grow") ||
 		    mprotect(p, len, PROT_READ | PROT_WRITE))
 			goto undo;
-		region_bind(d, cpu, p, len);
+		region_bind(a, cpu, p, len);
 	}
 	/* Relaxed: a statistic; the memory itself is published by the lock. */
-	pcs_store(&d->committed, old + len, PCS_RELAXED);
+	pcs_store(&a->committed, old + len, PCS_RELAXED);
 	return 0;
 undo:
 	/*
@@ -232,99 +245,87 @@ undo:
 	 * mapping, so it needs no memory and cannot fail for want of it.
 	 */
 	while (cpu--)
-		mprotect(d->base + (size_t)cpu * d->stride + old, len,
+		mprotect(a->base + (size_t)cpu * a->stride + old, len,
 			 PROT_NONE);
 	return -ENOMEM;
 }
 
-int pcstock_percpu_alloc(struct pcstock_domain *d, size_t size, size_t align,
-			 size_t *handle)
+int pcs_arena_alloc(struct pcs_arena *a, size_t size, size_t align,
+		    size_t *handle)
 {
 	size_t n, first, i, clear;
 	unsigned int cpu;
 	int err = 0;
 
-	if (!d || !handle || !size || size > PCSTOCK_PERCPU_MAX_SIZE ||
+	if (!handle || !size || size > PCSTOCK_PERCPU_MAX_SIZE ||
 	    align > PCSTOCK_PERCPU_MAX_SIZE || (align & (align - 1)))
 		return -EINVAL;
 	if (!align)
 		for (align = 1; align < size && align < 16; align *= 2)
 			;
 	n = round_up(size, GRANULE) / GRANULE;
-	pthread_mutex_lock(&d->arena_lock);
-	first = find_first_fit(d, n, PCS_MAX(align / GRANULE, 1));
-	if (first == d->nr_granules)
+	pthread_mutex_lock(&a->lock);
+	first = find_first_fit(a, n, PCS_MAX(align / GRANULE, 1));
+	if (first == a->nr_granules)
 		err = -ENOMEM;
-	else if ((first + n) * GRANULE > pcs_load(&d->committed, PCS_RELAXED))
-		err = arena_grow(d, (first + n) * GRANULE);
+	else if ((first + n) * GRANULE > pcs_load(&a->committed, PCS_RELAXED))
+		err = arena_grow(a, (first + n) * GRANULE);
 	if (err)
 		goto out;
-	set_bit(d->start, first);
+	set_bit(a->start, first);
 	for (i = first; i < first + n; i++)
-		set_bit(d->used, i);
+		set_bit(a->used, i);
 	/*
 	 * Past the used run too: left on a granule that an aligned request
 	 * took, first_free would make every later single-granule search
 	 * rescan that run (one group's stock is one of each kind).
 	 */
-	if (first == d->first_free)
-		d->first_free = next_clear_bit(d->used, first + n,
-					       d->nr_granules);
-	clear = (PCS_MIN(first + n, d->touched) - PCS_MIN(first, d->touched)) *
+	if (first == a->first_free)
+		a->first_free = next_clear_bit(a->used, first + n,
+					       a->nr_granules);
+	clear = (PCS_MIN(first + n, a->touched) - PCS_MIN(first, a->touched)) *
 		GRANULE;
-	for (cpu = 0; cpu < d->nr_cpus && clear; cpu++)
-		zero(pcs_percpu_ptr(d, first * GRANULE, cpu), clear);
-	d->touched = PCS_MAX(d->touched, first + n);
+	for (cpu = 0; cpu < a->nr_cpus && clear; cpu++)
+		zero(pcs_arena_ptr(a, first * GRANULE, cpu), clear);
+	a->touched = PCS_MAX(a->touched, first + n);
 	/* Relaxed: a statistic (pairs with nothing). */
-	pcs_store(&d->in_use, pcs_load(&d->in_use, PCS_RELAXED) + n * GRANULE,
+	pcs_store(&a->in_use, pcs_load(&a->in_use, PCS_RELAXED) + n * GRANULE,
 		  PCS_RELAXED);
 	*handle = first * GRANULE;
 out:
-	pthread_mutex_unlock(&d->arena_lock);
+	pthread_mutex_unlock(&a->lock);
 	return err;
 }
 
-void *pcstock_percpu_ptr(struct pcstock_domain *d, size_t handle,
-			 unsigned int cpu)
-{
-	return d && cpu < d->nr_cpus ? pcs_percpu_ptr(d, handle, cpu) : NULL;
-}
-
-void pcstock_percpu_free(struct pcstock_domain *d, size_t handle)
+void pcs_arena_free(struct pcs_arena *a, size_t handle)
 {
 	size_t first = handle / GRANULE, i;
 
-	if (!d || handle % GRANULE || first >= d->nr_granules)
+	if (handle % GRANULE || first >= a->nr_granules)
 		return;
-	pthread_mutex_lock(&d->arena_lock);
-	if (!test_bit(d->start, first))
+	pthread_mutex_lock(&a->lock);
+	if (!test_bit(a->start, first))
 		goto out;
-	clear_bit(d->start, first);
+	clear_bit(a->start, first);
 	i = first;
 	do
-		clear_bit(d->used, i++);
-	while (i < d->nr_granules && test_bit(d->used, i) &&
-	       !test_bit(d->start, i));
-	d->first_free = PCS_MIN(d->first_free, first);
-	d->fit_hint = PCS_MIN(d->fit_hint, first);
+		clear_bit(a->used, i++);
+	while (i < a->nr_granules && test_bit(a->used, i) &&
+	       !test_bit(a->start, i));
+	a->first_free = PCS_MIN(a->first_free, first);
+	a->fit_hint = PCS_MIN(a->fit_hint, first);
 	/* Relaxed: a statistic (pairs with nothing). */
-	pcs_store(&d->in_use,
-		  pcs_load(&d->in_use, PCS_RELAXED) - (i - first) * GRANULE,
+	pcs_store(&a->in_use,
+		  pcs_load(&a->in_use, PCS_RELAXED) - (i - first) * GRANULE,
 		  PCS_RELAXED);
 out:
-	pthread_mutex_unlock(&d->arena_lock);
+	pthread_mutex_unlock(&a->lock);
 }
 
-void pcstock_domain_memory(const struct pcstock_domain *d,
-			   struct pcstock_domain_memory *m)
+void pcs_arena_memory(const struct pcs_arena *a, size_t *reserved,
+		      size_t *in_use)
 {
-	if (!m)
-		return;
-	if (!d) {
-		m->reserved = m->in_use = 0;
-		return;
-	}
 	/* Relaxed: figures of the moment, each exact at some instant. */
-	m->reserved = pcs_load(&d->committed, PCS_RELAXED) * d->nr_cpus;
-	m->in_use = pcs_load(&d->in_use, PCS_RELAXED) * d->nr_cpus;
+	*reserved = pcs_load(&a->committed, PCS_RELAXED) * a->nr_cpus;
+	*in_use = pcs_load(&a->in_use, PCS_RELAXED) * a->nr_cpus;
 }

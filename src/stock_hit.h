@@ -24,6 +24,11 @@
 #include "atomic.h"
 #include "domain.h"
 
+/* The stock's types; its inline code follows, with our access hooks. */
+#define PCSTOCK_INLINE_TYPES_ONLY_
+#include <pcstock/stock_inline.h>
+#undef PCSTOCK_INLINE_TYPES_ONLY_
+
 enum stock_state {
 	STOCK_NONE = 0,
 	STOCK_ENABLED = PCSTOCK_STOCK_ENABLED_,

@@ -2,8 +2,8 @@
 #
 # Counter layer tests (issue 2): the spec's conformance catalogue, the
 # memparse table, a concurrency stress test and libFuzzer differential
-# fuzzers (src/counter.c against tests/fuzz/counter_model.c and a grammar
-# model of memparse).
+# fuzzers (src/counter.c and src/counter_parse.c against
+# tests/fuzz/counter_model.c and a grammar model of memparse).
 
 pcstock_add_test(test_counter SOURCES test_counter.c
 	LABELS unit conformance TIMEOUT 60)
@@ -15,7 +15,7 @@ pcstock_add_test(test_counter_concurrency SOURCES test_counter_concurrency.c
 
 # --- fuzzers ---------------------------------------------------------------
 # libFuzzer needs clang while the project builds with gcc, so the fuzzers
-# are compiled by clang directly from src/counter.c plus their own sources
+# are compiled by clang directly from src/counter*.c plus their own sources
 # (no library: the counter has no dependencies).  They carry their own
 # ASan+UBSan, so sanitizer build directories skip them.
 find_program(PCSTOCK_CLANG NAMES clang clang-14)
@@ -62,9 +62,11 @@ function(pcstock_add_fuzzer name)
 			-I${PROJECT_SOURCE_DIR}/include
 			-I${PROJECT_BINARY_DIR}/include
 			-I${PROJECT_SOURCE_DIR}/src
-			${PROJECT_SOURCE_DIR}/src/counter.c ${ARG_SOURCES}
+			${PROJECT_SOURCE_DIR}/src/counter.c
+			${PROJECT_SOURCE_DIR}/src/counter_parse.c ${ARG_SOURCES}
 			-o ${out}
-		DEPENDS ${PROJECT_SOURCE_DIR}/src/counter.c ${ARG_SOURCES}
+		DEPENDS ${PROJECT_SOURCE_DIR}/src/counter.c
+			${PROJECT_SOURCE_DIR}/src/counter_parse.c ${ARG_SOURCES}
 			${_fuzz_headers}
 		COMMENT "Building libFuzzer target ${name} with clang"
 		VERBATIM)

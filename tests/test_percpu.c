@@ -250,7 +250,7 @@ static void test_free_ignores_foreign_handles(void **state)
 static void test_capacity_limit(void **state)
 {
 	struct pcstock_domain *d = domain_new(2);
-	size_t n = d->stride / PCSTOCK_PERCPU_MAX_SIZE, i, h, last = 0;
+	size_t n = d->arena.stride / PCSTOCK_PERCPU_MAX_SIZE, i, h, last = 0;
 	struct pcstock_domain_memory m;
 
 	for (i = 0; i < n; i++) {
@@ -259,7 +259,7 @@ static void test_capacity_limit(void **state)
 		*(char *)pcstock_percpu_ptr(d, last, 1) = 1;
 	}
 	m = memory(d);
-	assert_int_equal(m.reserved, 2 * d->stride);
+	assert_int_equal(m.reserved, 2 * d->arena.stride);
 	assert_int_equal(pcstock_percpu_alloc(d, 4, 0, &h), -ENOMEM);
 	assert_int_equal(memory(d).reserved, m.reserved);
 	assert_int_equal(memory(d).in_use, m.in_use);
@@ -310,7 +310,7 @@ static void test_max_cpus_domain_allocates(void **state)
 	unsigned int last = PCSTOCK_MAX_CPUS - 1;
 	size_t h = alloc_ok(d, 4, 0);
 
-	assert_true(d->stride >= 64 * KIB);
+	assert_true(d->arena.stride >= 64 * KIB);
 	assert_int_equal(memory(d).in_use, 4 * (size_t)PCSTOCK_MAX_CPUS);
 	assert_int_equal(*(uint32_t *)pcstock_percpu_ptr(d, h, last), 0);
 	*(uint32_t *)pcstock_percpu_ptr(d, h, 0) = 1;

@@ -17,8 +17,8 @@
  *
  * The price of opting in: the program is compiled against this version's
  * layout of struct pcstock_counter, of the per-CPU statistics below and of
- * the thread's CPU cache, so it must run with the library version it was
- * built with (check pcstock_version_number() against
+ * the thread's CPU cache (pcstock/cpu_cache.h), so it must run with the
+ * library version it was built with (check pcstock_version_number() against
  * PCSTOCK_VERSION_NUMBER at start-up if it may not).  The names ending in
  * an underscore are exported for these functions only: they are no API.
  */
@@ -34,30 +34,7 @@
 
 #include <pcstock/common.h>
 #include <pcstock/counter.h>
-
-/*
- * The calling thread's CPU cache: the region of the per-CPU arena of the
- * CPU the thread is, in the domain whose id is @key (the kernel's per-CPU
- * offset).  A slot's address is region + the counter's slot handle.  Set
- * and reset by the library only.
- *
- * RSEQ domains, whose CPU is the OS CPU the thread runs on, have their own
- * entry, used by the library's hit paths only: @rseq_region is the region
- * of a domain's CPU for one OS CPU, valid while the key compared XOR the
- * first 8 bytes of the thread's rseq area (@rseq_area: cpu_id_start and
- * cpu_id) equals @rseq_tag (see the library's domain.h).
- */
-struct pcstock_cpu_cache_ {
-	unsigned long long key;
-	char *region;
-	unsigned long long rseq_tag;
-	char *rseq_region;
-	const void *rseq_area;
-};
-
-/* Initial-exec, as the library's own: one %fs-relative load. */
-extern PCSTOCK_API _Thread_local struct pcstock_cpu_cache_ pcstock_cpu_cache_
-	__attribute__((tls_model("initial-exec")));
+#include <pcstock/cpu_cache.h>	/* struct pcstock_cpu_cache_ */
 
 /*
  * One CPU's statistics of one stocked counter (struct pcstock_stock_stats
@@ -104,8 +81,8 @@ struct pcstock_stock_rec_ {
 #endif /* PCSTOCK_STOCK_INLINE_TYPES_H */
 
 /*
- * The library's domain.h needs the types above before its access hooks
- * exist; it asks for them alone.
+ * The library's tests that override the access hooks take the types
+ * above alone first.
  */
 #if !defined(PCSTOCK_STOCK_INLINE_H) && !defined(PCSTOCK_INLINE_TYPES_ONLY_)
 #define PCSTOCK_STOCK_INLINE_H
