@@ -1129,6 +1129,8 @@ struct lm_calib {
 	double hold_s;			/* how long it keeps the line */
 	double latency_s;		/* one transfer's own time */
 	double alternate_s;		/* strict alternation, per move */
+	double alt_latency_s;		/* its latency: half a move */
+	double alt_run;			/* the run that latency implies */
 	double model_per_add;		/* the hold replay of the same loop */
 	double model_shared_s;
 	char cpu[128];			/* the CPU it was taken on */
@@ -1157,6 +1159,14 @@ static void calib_derive(struct lm_calib *c)
 	c->run = 1 / c->per_add;
 	c->hold_s = (c->run - 1) * c->private_s;
 	c->latency_s = fmax(0, c->move_s - c->run * c->private_s);
+	/*
+	 * The other reading: strict alternation moves the line in two
+	 * latencies (a read and an upgrade, no run), so it gives the
+	 * latency directly, and the free-running move then gives the run:
+	 * the two readings agree when alt_run is run.
+	 */
+	c->alt_latency_s = c->alternate_s / 2;
+	c->alt_run = (c->move_s - c->alt_latency_s) / c->private_s;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -1545,6 +1555,9 @@ static void emit_calib(FILE *f, const struct lm_run *x)
 	json_d(f, "alternation_ns", c->alternate_s * 1e9);
 	json_d(f, "alternation_over_two_latencies",
 	       c->alternate_s / (2 * c->latency_s));
+	json_d(f, "alternation_latency_ns", c->alt_latency_s * 1e9);
+	json_d(f, "hold_run_from_alternation", c->alt_run);
+	json_d(f, "hold_runs_agree", c->alt_run / c->run);
 	json_d(f, "model_transfers_per_shared_add", c->model_per_add);
 	json_d(f, "model_shared_add_ns", c->model_shared_s * 1e9);
 	json_d(f, "model_over_measured_transfers",
@@ -2148,7 +2161,8 @@ int lines_main(const struct opts *o)
 	       "%.3f transfers per shared add (medians): a core keeps the "
 	       "line %.1f adds, %.1f ns; transfer latency %.1f ns, line "
 	       "move %.1f ns, requester's loss %.1f ns; strict "
-	       "alternation %.1f ns per move; the hold replay of "
+	       "alternation %.1f ns per move, so a run of %.1f adds; "
+	       "the hold replay of "
 	       "the same loop: %.3f transfers per add, %.1f ns per add\n"
 	       "pricing %s (%.1f ns per transfer%s), remote factor %g; "
 	       "local cost and measured at %u CPUs (best of %u "
@@ -2157,7 +2171,8 @@ int lines_main(const struct opts *o)
 	       x.cal.private_s * 1e9, x.cal.per_add, x.cal.run,
 	       x.cal.hold_s * 1e9, x.cal.latency_s * 1e9,
 	       x.cal.move_s * 1e9, x.cal.loss_s * 1e9,
-	       x.cal.alternate_s * 1e9, x.cal.model_per_add,
+	       x.cal.alternate_s * 1e9, x.cal.alt_run,
+	       x.cal.model_per_add,
 	       x.cal.model_shared_s * 1e9, x.hold ? "hold" : "move",
 	       x.transfer_s * 1e9,
 	       x.hold ? ", lines held" : ", capped at the line move",
