@@ -60,6 +60,7 @@ struct lm_line {
 	int first;			/* first CPU that touched it */
 	unsigned long xfer;		/* transfers of this line */
 	unsigned long xfer_remote;	/* of which cross-package */
+	unsigned long acc;		/* accesses to it */
 	double arrive;			/* --pricing hold: came to its owner then */
 	double free_at;			/* and may leave from then on */
 	uint64_t sharers[LM_WORDS];	/* CPUs holding a copy */
@@ -154,6 +155,7 @@ static unsigned int dir_access(struct lm_dir *d, unsigned int cpu,
 
 	*lp = l;
 	d->accesses++;
+	l->acc++;
 	if (l->first < 0)
 		l->first = (int)cpu;
 	if (!write) {
@@ -195,6 +197,7 @@ static void dir_zero(struct lm_dir *d)
 	for (i = 0; i < d->cap; i++) {
 		d->tab[i].xfer = 0;
 		d->tab[i].xfer_remote = 0;
+		d->tab[i].acc = 0;
 	}
 	d->xfer = d->xfer_remote = d->inval = d->accesses = 0;
 }
@@ -446,6 +449,7 @@ struct sim {
 	struct sim_ring *ring;		/* sock: one per CPU (its sends) */
 	long *held;			/* per leaf */
 	unsigned long ops;
+	unsigned long rx_passes, rx_msgs;	/* sock: passes that received */
 	bool folio;			/* the burst goes back in one batch */
 	/* The time replay (sim_timed()). */
 	struct lm_queue *q;		/* each CPU's pending accesses */
@@ -516,6 +520,8 @@ static void sock_step(struct sim *m, unsigned int cpu)
 		trace_access(PCS_OP_LOAD, &rx->head);
 		if (rx->tail == rx->head)
 			break;
+		m->rx_passes += !i;
+		m->rx_msgs++;
 		trace_access(PCS_OP_LOAD, &rx->pages[rx->tail % SOCK_RING]);
 		got = rx->pages[rx->tail++ % SOCK_RING];
 		trace_access(PCS_OP_STORE, &rx->tail);
@@ -1205,10 +1211,12 @@ struct lm_result {
 	double hot_per_op, hot_share;
 	char hot[LM_HOT][72];
 	double hot_shares[LM_HOT];
+	double hot_acc[LM_HOT];		/* accesses per op */
 	unsigned int nr_hot;
 	double local_s, pred, cap, measured;
 	/* Time replay: simulated seconds per op, local, transfers, waits. */
 	double t_local, t_xfer, t_wait;
+	double rx_batch;		/* sock: messages per receiving pass */
 	bool done;
 };
 
@@ -1276,6 +1284,7 @@ static int model_run(const struct opts *o, const struct series *se,
 	m.remote_factor = o->remote_factor;
 	dir_zero(&dir);
 	m.ops = 0;
+	m.rx_passes = m.rx_msgs = 0;
 	if (!ret && o->interleave_op)
 		ret = sim_rounds(&m, se->sock, rounds, 1, true);
 	else if (!ret)
@@ -1293,6 +1302,7 @@ static int model_run(const struct opts *o, const struct series *se,
 				  sizeof(r->hot[i]));
 			r->hot_shares[i] = (double)hot[i].xfer /
 					   (double)dir.xfer;
+			r->hot_acc[i] = (double)hot[i].acc / (double)m.ops;
 		}
 		r->hot_per_op = r->nr_hot ? (double)hot[0].xfer /
 					    (double)m.ops : 0;
@@ -1300,6 +1310,8 @@ static int model_run(const struct opts *o, const struct series *se,
 		r->t_local = m.spent_local / (double)m.ops;
 		r->t_xfer = m.spent_xfer / (double)m.ops;
 		r->t_wait = m.spent_wait / (double)m.ops;
+		r->rx_batch = m.rx_passes ? (double)m.rx_msgs /
+					    (double)m.rx_passes : (double)NAN;
 		r->done = true;
 	}
 	i = sim_fini(&m) ? 1 : 0;
@@ -1587,8 +1599,9 @@ static void emit_result(const struct lm_run *x, const struct series *se,
 	json_d(f, "hot_transfers_per_op", r->hot_per_op);
 	fprintf(f, ",\"hot_lines\":[");
 	for (i = 0; i < r->nr_hot; i++)
-		fprintf(f, "%s{\"line\":\"%s\",\"share\":%.4f}", i ? "," : "",
-			r->hot[i], r->hot_shares[i]);
+		fprintf(f, "%s{\"line\":\"%s\",\"share\":%.4f,"
+			"\"accesses_per_op\":%.4f}", i ? "," : "",
+			r->hot[i], r->hot_shares[i], r->hot_acc[i]);
 	fprintf(f, "]");
 	json_d(f, "local_ns", r->local_s * 1e9);
 	json_d(f, "transfer_ns", x->transfer_s * 1e9);
@@ -1596,6 +1609,7 @@ static void emit_result(const struct lm_run *x, const struct series *se,
 	json_d(f, "replay_local_ns_per_op", r->t_local * 1e9);
 	json_d(f, "replay_transfer_ns_per_op", r->t_xfer * 1e9);
 	json_d(f, "replay_wait_ns_per_op", r->t_wait * 1e9);
+	json_d(f, "messages_per_receiving_pass", r->rx_batch);
 	json_d(f, "predicted_ops_per_s", r->pred);
 	json_d(f, "predicted_cap_ops_per_s", r->cap);
 	json_d(f, "measured_ops_per_s", r->measured);
