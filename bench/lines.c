@@ -61,7 +61,7 @@ struct lm_line {
 	unsigned long xfer;		/* transfers of this line */
 	unsigned long xfer_remote;	/* of which cross-package */
 	unsigned long acc;		/* accesses to it */
-	double arrive;			/* --pricing hold: came to its owner then */
+	double arrive;			/* hold: when it reached its owner */
 	double free_at;			/* and may leave from then on */
 	uint64_t sharers[LM_WORDS];	/* CPUs holding a copy */
 };
@@ -449,7 +449,7 @@ struct sim {
 	struct sim_ring *ring;		/* sock: one per CPU (its sends) */
 	long *held;			/* per leaf */
 	unsigned long ops;
-	unsigned long rx_passes, rx_msgs;	/* sock: passes that received */
+	unsigned long rx_passes, rx_msgs; /* sock: receiving passes */
 	bool folio;			/* the burst goes back in one batch */
 	/* The time replay (sim_timed()). */
 	struct lm_queue *q;		/* each CPU's pending accesses */
@@ -742,7 +742,7 @@ static double line_start(const struct sim *m, const struct lm_line *l,
 	if (l->free_at <= t)
 		return t;
 	if (h < 0)
-		return l->free_at;	/* in flight to a reader: never held */
+		return l->free_at;	/* in flight to a reader: not held */
 	if (t >= l->arrive && !hold_working(m, h, l, t))
 		return t;
 	return fmin(l->free_at, fmax(l->arrive, m->clock[h] + LM_TICK));
@@ -1136,7 +1136,7 @@ struct lm_calib {
 	double latency_s;		/* one transfer's own time */
 	double alternate_s;		/* strict alternation, per move */
 	double alt_latency_s;		/* its latency: half a move */
-	double alt_run;			/* the run that latency implies */
+	double alt_run;			/* the run it implies */
 	double model_per_add;		/* the hold replay of the same loop */
 	double model_shared_s;
 	char cpu[128];			/* the CPU it was taken on */
