@@ -60,7 +60,9 @@ struct lm_line {
 	int first;			/* first CPU that touched it */
 	unsigned long xfer;		/* transfers of this line */
 	unsigned long xfer_remote;	/* of which cross-package */
-	double held_from;		/* --pricing hold: the owner's work then */
+	unsigned long acc;		/* accesses to it */
+	double arrive;			/* hold: when it reached its owner */
+	double free_at;			/* and may leave from then on */
 	uint64_t sharers[LM_WORDS];	/* CPUs holding a copy */
 };
 
@@ -153,6 +155,7 @@ static unsigned int dir_access(struct lm_dir *d, unsigned int cpu,
 
 	*lp = l;
 	d->accesses++;
+	l->acc++;
 	if (l->first < 0)
 		l->first = (int)cpu;
 	if (!write) {
@@ -194,6 +197,7 @@ static void dir_zero(struct lm_dir *d)
 	for (i = 0; i < d->cap; i++) {
 		d->tab[i].xfer = 0;
 		d->tab[i].xfer_remote = 0;
+		d->tab[i].acc = 0;
 	}
 	d->xfer = d->xfer_remote = d->inval = d->accesses = 0;
 }
@@ -445,13 +449,13 @@ struct sim {
 	struct sim_ring *ring;		/* sock: one per CPU (its sends) */
 	long *held;			/* per leaf */
 	unsigned long ops;
+	unsigned long rx_passes, rx_msgs; /* sock: receiving passes */
 	bool folio;			/* the burst goes back in one batch */
 	/* The time replay (sim_timed()). */
 	struct lm_queue *q;		/* each CPU's pending accesses */
 	double *clock;			/* each CPU's simulated seconds */
 	unsigned int *heap;		/* the CPUs, earliest clock first */
 	double *asked;			/* hold: waiting since, -1: not, -2: done */
-	double *work;			/* hold: each CPU's local seconds */
 	double *miss;			/* hold: its last transfer ends then */
 	double *sb;			/* its buffered stores are done then */
 	uintptr_t *miss_tag;		/* hold: of which line */
@@ -516,6 +520,8 @@ static void sock_step(struct sim *m, unsigned int cpu)
 		trace_access(PCS_OP_LOAD, &rx->head);
 		if (rx->tail == rx->head)
 			break;
+		m->rx_passes += !i;
+		m->rx_msgs++;
 		trace_access(PCS_OP_LOAD, &rx->pages[rx->tail % SOCK_RING]);
 		got = rx->pages[rx->tail++ % SOCK_RING];
 		trace_access(PCS_OP_STORE, &rx->tail);
@@ -565,13 +571,12 @@ static int sim_init(struct sim *m, const struct strategy *s, void *inst,
 	m->clock = calloc(n, sizeof(*m->clock));
 	m->heap = calloc(n, sizeof(*m->heap));
 	m->asked = calloc(n, sizeof(*m->asked));
-	m->work = calloc(n, sizeof(*m->work));
 	m->miss = calloc(n, sizeof(*m->miss));
 	m->sb = calloc(n, sizeof(*m->sb));
 	m->miss_tag = calloc(n, sizeof(*m->miss_tag));
 	if (!m->pos || !m->phase || !m->got || !m->order || !m->rng ||
 	    !m->ring || !m->held || !m->q || !m->clock || !m->heap ||
-	    !m->asked || !m->work || !m->miss || !m->sb ||
+	    !m->asked || !m->miss || !m->sb ||
 	    !m->miss_tag)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -608,7 +613,6 @@ static int sim_fini(struct sim *m)
 	free(m->clock);
 	free(m->heap);
 	free(m->asked);
-	free(m->work);
 	free(m->miss);
 	free(m->sb);
 	free(m->miss_tag);
@@ -686,35 +690,74 @@ static void heap_down(struct sim *m, unsigned int i, unsigned int nr)
 }
 
 /*
- * Does the line @l, held modified by @prev, stay there when @cpu asks for
- * it now (--pricing hold)?  A core keeps a line it took while it works
- * on: until it has done m->t_hold of its own work since (local time per
- * access; a hold ends when the access at that point would be half done,
- * so the accesses that fit round to the nearest).  It lets go at once
- * when it stops working: while it waits for another line, held or in
- * flight, or when it has nothing left to do.  The line in flight to it
- * is not free either.
+ * Would @cpu's access (@write: store or RMW) to @l wait for another core:
+ * a transfer, or an upgrade's invalidations?  dir_access()'s rule, without
+ * applying it.
  */
-static bool hold_on(const struct sim *m, const struct lm_line *l, int prev,
-		    unsigned int cpu)
+static bool dir_waits(const struct lm_line *l, unsigned int cpu, bool write)
 {
-	if (prev < 0 || prev == (int)cpu || m->asked[prev] != -1)
+	unsigned int w = cpu / 64, i;
+	uint64_t bit = 1ULL << (cpu % 64);
+
+	if (!write)
+		return !(l->sharers[w] & bit) && l->owner >= 0;
+	if (l->owner == (int)cpu)
 		return false;
-	if (m->miss[prev] > m->clock[cpu])
-		return m->miss_tag[prev] == l->tag;
-	return l->held_from + m->t_hold - m->t_access / 2 > m->work[prev];
+	for (i = 0; i < LM_WORDS; i++)
+		if (l->sharers[i] & ~(i == w ? bit : 0))
+			return true;
+	return false;
+}
+
+/*
+ * Is @h, which holds @l, still working on at @t (--pricing hold)?  Not
+ * while it waits for a line (or has nothing left to do), nor while
+ * another line is in flight to it: a core lets go of a line it holds
+ * as soon as it stalls.
+ */
+static bool hold_working(const struct sim *m, int h, const struct lm_line *l,
+			 double t)
+{
+	return m->asked[h] == -1 &&
+	       !(m->miss[h] > t && m->miss_tag[h] != l->tag);
+}
+
+/*
+ * When can @cpu's transaction on @l start (--pricing hold)?  Its clock,
+ * unless the line is busy: in flight to the CPU that asked for it before
+ * (it leaves only once it has arrived), or held by a core that took it
+ * with a locked op, which keeps it for m->t_hold after it arrived while it
+ * works on (it lets go at once when it stalls).  Then the line's
+ * free_at, or, while the holder may stall first, just after the
+ * holder's next access, when the CPU asks again.  Requests are served in
+ * the order they were made (heap_before()), and the line changes hands
+ * when its transfer starts: what the holder does after that misses.
+ */
+static double line_start(const struct sim *m, const struct lm_line *l,
+			 unsigned int cpu)
+{
+	double t = m->clock[cpu];
+	int h = l->owner;
+
+	if (l->free_at <= t)
+		return t;
+	if (h < 0)
+		return l->free_at;	/* in flight to a reader: not held */
+	if (t >= l->arrive && !hold_working(m, h, l, t))
+		return t;
+	return fmin(l->free_at, fmax(l->arrive, m->clock[h] + LM_TICK));
 }
 
 /*
  * Apply @cpu's access @a (address, | 1 if a write, | 2 if a plain store)
- * at its clock.  With --pricing hold, while hold_on() the access stays
- * pending (return false) and the CPU asks again just after the holder's
- * next access; a locked op first waits for the CPU's buffered stores, and
- * a plain store does not stop the CPU (x86's store buffer: the line's
- * latency is paid by the next locked op, if any is still waiting for
- * it).  Otherwise the clock advances by the local cost per access, plus
- * the transfer cost if it waited for another core (a cross-package one
- * times the remote factor).  Return: true once applied.
+ * at its clock.  With --pricing hold the access first waits until the
+ * line can move (line_start(): the access stays pending, return false);
+ * a locked op waits for the CPU's buffered stores, and a plain store
+ * does not stop the CPU (x86's store buffer: the line's latency is paid
+ * by the next locked op, if any is still waiting for it).  Otherwise the
+ * clock advances by the local cost per access, plus the transfer cost if
+ * it waited for another core (a cross-package one times the remote
+ * factor).  Return: true once applied.
  */
 static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 {
@@ -723,16 +766,17 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 	bool store = a & 2, locked = (a & 1) && !store;
 	int prev = l->owner;
 	unsigned int moved;
-	double cost, left;
+	double cost, go;
 
-	if (m->hold && hold_on(m, l, prev, cpu)) {
-		if (m->asked[cpu] < 0)
-			m->asked[cpu] = m->clock[cpu];
-		/* Ask again just after the holder's next access. */
-		left = fmax(0, m->clock[prev] - m->clock[cpu]) + LM_TICK;
-		m->spent_wait += left;
-		m->clock[cpu] += left;
-		return false;
+	if (m->hold && dir_waits(l, cpu, a & 1)) {
+		go = line_start(m, l, cpu);
+		if (go > m->clock[cpu]) {
+			if (m->asked[cpu] < 0)
+				m->asked[cpu] = m->clock[cpu];
+			m->spent_wait += go - m->clock[cpu];
+			m->clock[cpu] = go;
+			return false;
+		}
 	}
 	m->asked[cpu] = -1;
 	/* A locked op waits for the stores before it (x86). */
@@ -742,6 +786,19 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 	}
 	moved = dir_access(&dir, cpu, addr, a & 1, &l);
 	cost = moved ? m->t_xfer * (moved == 2 ? m->remote_factor : 1) : 0;
+	if (m->hold && moved) {
+		/*
+		 * A locked op keeps the line while it runs; taken from a
+		 * modified copy, for the hold after that.  A hold ends when
+		 * the access at that point would be half done, so the
+		 * accesses that fit in it round to the nearest.
+		 */
+		l->arrive = m->clock[cpu] + cost;
+		l->free_at = l->arrive +
+			     (locked ? m->t_access / 2 : 0) +
+			     (locked && prev >= 0 && prev != (int)cpu ?
+			      m->t_hold : 0);
+	}
 	if (m->hold && store) {
 		/* Buffered: the core goes on while the line comes. */
 		m->sb[cpu] = fmax(m->sb[cpu], m->clock[cpu] + cost);
@@ -751,11 +808,8 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 		m->miss_tag[cpu] = l->tag;
 	}
 	m->clock[cpu] += m->t_access + cost;
-	m->work[cpu] += m->t_access;
 	m->spent_local += m->t_access;
 	m->spent_xfer += cost;
-	if ((a & 1) && prev != (int)cpu)
-		l->held_from = m->work[cpu];
 	return true;
 }
 
@@ -815,7 +869,6 @@ static int sim_timed(struct sim *m, bool sock, unsigned long steps)
 		} else if (steps) {
 			/* A step with no shared access still takes time. */
 			m->clock[cpu] += m->t_access;
-			m->work[cpu] += m->t_access;
 			m->spent_local += m->t_access;
 		} else {
 			/* Done: out of the heap, its clock final. */
@@ -1082,6 +1135,8 @@ struct lm_calib {
 	double hold_s;			/* how long it keeps the line */
 	double latency_s;		/* one transfer's own time */
 	double alternate_s;		/* strict alternation, per move */
+	double alt_latency_s;		/* its latency: half a move */
+	double alt_run;			/* the run it implies */
 	double model_per_add;		/* the hold replay of the same loop */
 	double model_shared_s;
 	char cpu[128];			/* the CPU it was taken on */
@@ -1110,6 +1165,14 @@ static void calib_derive(struct lm_calib *c)
 	c->run = 1 / c->per_add;
 	c->hold_s = (c->run - 1) * c->private_s;
 	c->latency_s = fmax(0, c->move_s - c->run * c->private_s);
+	/*
+	 * The other reading: strict alternation moves the line in two
+	 * latencies (a read and an upgrade, no run), so it gives the
+	 * latency directly, and the free-running move then gives the run:
+	 * the two readings agree when alt_run is run.
+	 */
+	c->alt_latency_s = c->alternate_s / 2;
+	c->alt_run = (c->move_s - c->alt_latency_s) / c->private_s;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -1148,10 +1211,12 @@ struct lm_result {
 	double hot_per_op, hot_share;
 	char hot[LM_HOT][72];
 	double hot_shares[LM_HOT];
+	double hot_acc[LM_HOT];		/* accesses per op */
 	unsigned int nr_hot;
 	double local_s, pred, cap, measured;
 	/* Time replay: simulated seconds per op, local, transfers, waits. */
 	double t_local, t_xfer, t_wait;
+	double rx_batch;		/* sock: messages per receiving pass */
 	bool done;
 };
 
@@ -1219,6 +1284,7 @@ static int model_run(const struct opts *o, const struct series *se,
 	m.remote_factor = o->remote_factor;
 	dir_zero(&dir);
 	m.ops = 0;
+	m.rx_passes = m.rx_msgs = 0;
 	if (!ret && o->interleave_op)
 		ret = sim_rounds(&m, se->sock, rounds, 1, true);
 	else if (!ret)
@@ -1236,6 +1302,7 @@ static int model_run(const struct opts *o, const struct series *se,
 				  sizeof(r->hot[i]));
 			r->hot_shares[i] = (double)hot[i].xfer /
 					   (double)dir.xfer;
+			r->hot_acc[i] = (double)hot[i].acc / (double)m.ops;
 		}
 		r->hot_per_op = r->nr_hot ? (double)hot[0].xfer /
 					    (double)m.ops : 0;
@@ -1243,6 +1310,8 @@ static int model_run(const struct opts *o, const struct series *se,
 		r->t_local = m.spent_local / (double)m.ops;
 		r->t_xfer = m.spent_xfer / (double)m.ops;
 		r->t_wait = m.spent_wait / (double)m.ops;
+		r->rx_batch = m.rx_passes ? (double)m.rx_msgs /
+					    (double)m.rx_passes : (double)NAN;
 		r->done = true;
 	}
 	i = sim_fini(&m) ? 1 : 0;
@@ -1498,6 +1567,9 @@ static void emit_calib(FILE *f, const struct lm_run *x)
 	json_d(f, "alternation_ns", c->alternate_s * 1e9);
 	json_d(f, "alternation_over_two_latencies",
 	       c->alternate_s / (2 * c->latency_s));
+	json_d(f, "alternation_latency_ns", c->alt_latency_s * 1e9);
+	json_d(f, "hold_run_from_alternation", c->alt_run);
+	json_d(f, "hold_runs_agree", c->alt_run / c->run);
 	json_d(f, "model_transfers_per_shared_add", c->model_per_add);
 	json_d(f, "model_shared_add_ns", c->model_shared_s * 1e9);
 	json_d(f, "model_over_measured_transfers",
@@ -1527,8 +1599,9 @@ static void emit_result(const struct lm_run *x, const struct series *se,
 	json_d(f, "hot_transfers_per_op", r->hot_per_op);
 	fprintf(f, ",\"hot_lines\":[");
 	for (i = 0; i < r->nr_hot; i++)
-		fprintf(f, "%s{\"line\":\"%s\",\"share\":%.4f}", i ? "," : "",
-			r->hot[i], r->hot_shares[i]);
+		fprintf(f, "%s{\"line\":\"%s\",\"share\":%.4f,"
+			"\"accesses_per_op\":%.4f}", i ? "," : "",
+			r->hot[i], r->hot_shares[i], r->hot_acc[i]);
 	fprintf(f, "]");
 	json_d(f, "local_ns", r->local_s * 1e9);
 	json_d(f, "transfer_ns", x->transfer_s * 1e9);
@@ -1536,6 +1609,7 @@ static void emit_result(const struct lm_run *x, const struct series *se,
 	json_d(f, "replay_local_ns_per_op", r->t_local * 1e9);
 	json_d(f, "replay_transfer_ns_per_op", r->t_xfer * 1e9);
 	json_d(f, "replay_wait_ns_per_op", r->t_wait * 1e9);
+	json_d(f, "messages_per_receiving_pass", r->rx_batch);
 	json_d(f, "predicted_ops_per_s", r->pred);
 	json_d(f, "predicted_cap_ops_per_s", r->cap);
 	json_d(f, "measured_ops_per_s", r->measured);
@@ -1997,7 +2071,7 @@ static int calib_read(struct lm_run *x, const char *path)
 static void pp_model(struct lm_calib *c, uint64_t seed)
 {
 	struct sim m = { .n = 2 };
-	double clock[2], asked[2], work[2] = { 0 }, miss[2] = { 0 };
+	double clock[2], asked[2], miss[2] = { 0 };
 	double sb[2] = { 0 };
 	uintptr_t miss_tag[2] = { 0 };
 	unsigned int heap[2], adds = 0;
@@ -2007,7 +2081,6 @@ static void pp_model(struct lm_calib *c, uint64_t seed)
 	dir.pkg[0] = dir.pkg[1] = 0;
 	m.clock = clock;
 	m.asked = asked;
-	m.work = work;
 	m.miss = miss;
 	m.miss_tag = miss_tag;
 	m.sb = sb;
@@ -2102,7 +2175,8 @@ int lines_main(const struct opts *o)
 	       "%.3f transfers per shared add (medians): a core keeps the "
 	       "line %.1f adds, %.1f ns; transfer latency %.1f ns, line "
 	       "move %.1f ns, requester's loss %.1f ns; strict "
-	       "alternation %.1f ns per move; the hold replay of "
+	       "alternation %.1f ns per move, so a run of %.1f adds; "
+	       "the hold replay of "
 	       "the same loop: %.3f transfers per add, %.1f ns per add\n"
 	       "pricing %s (%.1f ns per transfer%s), remote factor %g; "
 	       "local cost and measured at %u CPUs (best of %u "
@@ -2111,7 +2185,8 @@ int lines_main(const struct opts *o)
 	       x.cal.private_s * 1e9, x.cal.per_add, x.cal.run,
 	       x.cal.hold_s * 1e9, x.cal.latency_s * 1e9,
 	       x.cal.move_s * 1e9, x.cal.loss_s * 1e9,
-	       x.cal.alternate_s * 1e9, x.cal.model_per_add,
+	       x.cal.alternate_s * 1e9, x.cal.alt_run,
+	       x.cal.model_per_add,
 	       x.cal.model_shared_s * 1e9, x.hold ? "hold" : "move",
 	       x.transfer_s * 1e9,
 	       x.hold ? ", lines held" : ", capped at the line move",

@@ -21,7 +21,12 @@
 #    calibration's own loop gives back its transfers per shared add
 #    within 15 %, every record names the calibration's CPU and hold, and
 #    on the AMD EPYC's (a core keeps the line for 19 adds) scale's
-#    own-leaf rows move fewer lines than a CPU that lets go at once.
+#    own-leaf rows move fewer lines than a CPU that lets go at once;
+#  - the same over a synthetic calibration with no hold at all
+#    (bench/lines_calib_nohold.jsonl: every shared add moves the line):
+#    the replay must hand the line over when its transfer starts, so that
+#    the holder's next add misses (a replay that lets the holder add once
+#    more while the line is in flight moves it only every other add).
 
 cmake_minimum_required(VERSION 3.20)
 
@@ -115,7 +120,8 @@ message(STATUS "lines: none ${clean_scale-shared_none_16_xfer}, default "
 
 # --pricing hold over a calibration of each CPU kind (no timing: the model
 # takes the file's costs, the measured column is not looked at).
-foreach(kind XEON AMD)
+set(NOHOLD "${CMAKE_CURRENT_LIST_DIR}/lines_calib_nohold.jsonl")
+foreach(kind XEON AMD NOHOLD)
 	set(dir "${OUT}/hold-${kind}")
 	run_lines("${BENCH}" "${dir}" --pricing hold --lines-calib "${${kind}}")
 	file(STRINGS "${dir}/lines.jsonl" recs)
