@@ -212,6 +212,22 @@ foreach(strategy random pct)
 		ARGS ${args} --weak)
 endforeach()
 pcstock_add_weak_detection_test(relaxed_drain stock-protect-default)
+
+# Two more removals that must acquire the refill, seen through the peak
+# the refiller stores between its charge and its slot addition: the flush
+# of an overflowing slot (pcs_refill_capped()'s CAS) and a V4 drain's
+# re-marking exchange.  Weakened, the charge that follows the removal may
+# overwrite the peak with a lower value (docs/mutation.md O1, O2; checked
+# with one-off edits).
+foreach(strategy random pct)
+	foreach(scenario stock-flush-watermark stock-remark-watermark)
+		explore_budget(args ${scenario} ${strategy})
+		pcstock_add_explore_test(explore_${scenario}_${strategy}
+			ARGS ${args})
+		pcstock_add_explore_test(explore_${scenario}_weak_${strategy}
+			ARGS ${args} --weak)
+	endforeach()
+endforeach()
 foreach(strategy random pct)
 	explore_budget(args stock-protect-default ${strategy})
 	pcstock_add_explore_test(
