@@ -67,7 +67,7 @@ endforeach()
 # on a loaded one: a small budget.  stock-disable's random walk takes a
 # few thousand schedules to find a weakened drain read.
 function(explore_budget var scenario strategy)
-	if(scenario MATCHES "^group-publish")
+	if(scenario MATCHES "^group-(publish|unlink)")
 		set(n 200)
 	elseif(scenario MATCHES "^group-")
 		set(n 60)
@@ -85,7 +85,7 @@ function(explore_budget var scenario strategy)
 endfunction()
 
 # Clean scenarios, sequentially consistent and in weak memory (--weak).
-# group-publish runs only weak: in SC every walker sees every group it
+# group-publish and group-unlink run only weak: in SC every walker sees every group it
 # reaches initialised, whatever the orders.
 set(EXPLORE_CLEAN counter-tree counter-tight stock-charge-default
 	stock-charge-v4 stock-drain-default stock-drain-v4
@@ -99,7 +99,7 @@ foreach(strategy random pct)
 			ARGS ${args})
 	endforeach()
 	foreach(scenario ${EXPLORE_CLEAN} group-publish-default
-			group-publish-v4)
+			group-publish-v4 group-unlink-default group-unlink-v4)
 		explore_budget(args ${scenario} ${strategy})
 		pcstock_add_explore_test(explore_${scenario}_weak_${strategy}
 			ARGS ${args} --weak)
