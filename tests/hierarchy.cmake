@@ -25,6 +25,10 @@ pcstock_add_test(test_hierarchy_callbacks SOURCES test_hierarchy_callbacks.c
 # readers, names, busy domain, leaked pages, pinned tree).
 pcstock_add_test(test_hierarchy_misuse SOURCES test_hierarchy_misuse.c
 	LABELS unit TIMEOUT 60)
+# A daemon author's bad inputs, as a table (issue 19: at least 190 cases,
+# each with its errno and the books unchanged; ASan+UBSan in .ci/run).
+pcstock_add_test(test_bad_inputs SOURCES test_bad_inputs.c
+	LABELS unit TIMEOUT 60)
 pcstock_add_test(test_hierarchy_stress SOURCES test_hierarchy_stress.c
 	LABELS stress TIMEOUT 300)
 # Reclaim is exact whichever uncharge a callback frees with (issue 19

@@ -143,6 +143,33 @@ static void test_forced_charge_charges_memsw(void **state)
 	rmgroup(g);
 }
 
+/*
+ * mem_cgroup_handle_over_high() throttles only above HZ / 100 jiffies:
+ * "if (penalty_jiffies <= HZ / 100) goto out".  80 pages against a high
+ * of 79, 64 pages recorded: overage (1 << 20) / 79 = 13273, penalty
+ * 13273^2 * 1000 >> 20 >> 14 = 10 jiffies (ms) exactly, so no delay.
+ * Mutant: the test as "< HZ / 100" (a 10 ms delay returned).
+ */
+static void test_over_high_delay_of_exactly_10ms(void **state)
+{
+	struct pcstock_group *g = mkgroup(root, "g");
+
+	(void)state;
+	assert_int_equal(pcstock_group_charge(g, 16, 0), 0);
+	assert_int_equal(pcstock_group_set_high(g, 79), 0);
+	assert_int_equal(pcstock_group_charge(g, 64, 0), 0);
+	assert_int_equal(pcstock_over_high_pages(), 64);
+	assert_int_equal(pcstock_handle_over_high(), 0);
+	assert_int_equal(pcstock_over_high_pages(), 0);
+	/* One page more: 81 against 79 is 40 ms, throttled. */
+	assert_int_equal(pcstock_group_charge(g, 1, 0), 0);
+	assert_int_equal(pcstock_handle_over_high(), 0);
+	assert_int_equal(pcstock_group_charge(g, 64, 0), 0);
+	assert_true(pcstock_handle_over_high() > 10);
+	assert_int_equal(pcstock_group_uncharge(g, 145), 0);
+	rmgroup(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -152,6 +179,8 @@ int main(void)
 						setup_v1, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_forced_charge_charges_memsw, setup_v1, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_over_high_delay_of_exactly_10ms, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,6 +21,8 @@
 #include <pcstock/cpu.h>
 #include <pcstock/percpu.h>
 #include <pcstock/stock.h>
+
+#include "atomic.h"
 /* The slot's encoding (the disable mark): the library's, not API. */
 #define PCSTOCK_INLINE_TYPES_ONLY_
 #include <pcstock/stock_inline.h>
@@ -192,6 +194,58 @@ static void test_mark_of_full_max_batch_slot(void **state)
 	assert_int_equal(pcstock_counter_read(&fx.parent), 0);
 }
 
+/* Leave CPU 0 for CPU 1 when the charge adds to usage (as test_stock.c). */
+static bool migrated;
+
+static void migrate_hook(enum pcs_atomic_op op, const void *obj)
+{
+	if (migrated || obj != &fx.c.usage || op != PCS_OP_ADD)
+		return;
+	migrated = true;
+	pcstock_cpu_exit(fx.d);
+	pcstock_cpu_enter(fx.d, 1);
+}
+
+/*
+ * V4's ceiling is inclusive: a surplus that takes a slot exactly to
+ * PCSTOCK_STOCK_V4_CEILING stays, one page past it drains the slot.
+ * CPU 1's slot holds the ceiling minus BATCH - 1 (charged, then planted),
+ * and a miss on CPU 0 whose surplus lands on CPU 1 fills it exactly.
+ * Mutant: refill_v4() draining at ">= CEILING".
+ */
+static void test_v4_slot_may_reach_its_ceiling(void **state)
+{
+	const unsigned long below = PCSTOCK_STOCK_V4_CEILING - (BATCH - 1);
+	struct pcstock_stock_stats st;
+
+	(void)state;
+	pcstock_counter_charge(&fx.c, below);
+	atomic_store((atomic_int *)pcstock_percpu_ptr(fx.d, fx.c.stock_slots,
+						      1), (int)below);
+	migrated = false;
+	pcstock_explore_hook = migrate_hook;
+	charge_ok(1, BATCH);
+	pcstock_explore_hook = NULL;
+	assert_true(migrated);
+	assert_int_equal(slot(1), PCSTOCK_STOCK_V4_CEILING);
+	pcstock_counter_stock_stats(&fx.c, &st);
+	assert_int_equal(st.drains, 0);
+	/* One page more (CPU 0 misses again, CPU 1 gets BATCH - 1). */
+	pcstock_cpu_exit(fx.d);
+	assert_int_equal(pcstock_cpu_enter(fx.d, 0), 0);
+	migrated = false;
+	pcstock_explore_hook = migrate_hook;
+	charge_ok(1, BATCH);
+	pcstock_explore_hook = NULL;
+	assert_int_equal(slot(1), 0);
+	pcstock_counter_stock_stats(&fx.c, &st);
+	assert_int_equal(st.drains, 1);
+	assert_int_equal(pcstock_counter_read(&fx.parent), 2);
+	pcstock_counter_uncharge(&fx.c, 2);
+	pcstock_cpu_exit(fx.d);
+	assert_int_equal(pcstock_cpu_enter(fx.d, 0), 0);
+}
+
 #define BOTH(f, s)                                                           \
 	{ #f "/default", f, s, teardown, &policy_default },                  \
 	{ #f "/v4", f, s, teardown, &policy_v4 }
@@ -202,6 +256,9 @@ int main(void)
 		BOTH(test_disabled_slot_serves_its_last_pages, setup),
 		cmocka_unit_test(test_slow_refill_fills_slot_to_batch),
 		BOTH(test_mark_of_full_max_batch_slot, setup_max_batch),
+		{ "test_v4_slot_may_reach_its_ceiling",
+		  test_v4_slot_may_reach_its_ceiling, setup, teardown,
+		  &policy_v4 },
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,6 +35,16 @@
  * a stale value would see them unset unless the publication's release
  * pairs with the walk's and the lookup's acquires.
  *
+ * group-unlink-*: the same tree; thread 0 creates "x" then "n" under a
+ * (children n, x, a1: the list takes new children at its head) and
+ * destroys n, whose unlink stores a's children link to x, while threads 1
+ * and 2 walk the tree.  Every group a walker reaches but n must be seen
+ * initialised, as in group-publish.  A walker that reads the unlink's
+ * store has not necessarily seen n, so it synchronises with x's creation
+ * only through that store's release (a later plain store by the same
+ * thread is not part of a release sequence in the model, as in RC11 and
+ * C++20).
+ *
  * group-offline-*: the same tree; threads 0 and 1 (CPU 0) charge b, hits
  * once its stock is filled, while thread 2 destroys it.  A charge made
  * after its caller saw b offline (pcstock_group_online()) must fail, and
@@ -102,6 +112,7 @@ static struct {
 	unsigned long held[NR_THREADS][NR_GROUPS];
 	unsigned long inflight[NR_THREADS];
 	struct pcstock_group *created;	/* group-publish: "n", or NULL */
+	struct pcstock_group *doomed;	/* group-unlink: "n", or NULL */
 	const char *observed;		/* what a walker saw wrong */
 	char msg[160];
 } S;
@@ -171,6 +182,7 @@ static void group_setup(const struct explore_scenario *s)
 	memset(S.held, 0, sizeof(S.held));
 	memset(S.inflight, 0, sizeof(S.inflight));
 	S.created = NULL;
+	S.doomed = NULL;
 	S.observed = NULL;
 	pcstock_warn_reset();
 }
@@ -335,6 +347,8 @@ static void group_teardown(const struct explore_scenario *s)
 		pcstock_group_destroy(S.created);
 		pcstock_group_put(S.created);
 	}
+	if (S.doomed)
+		pcstock_group_put(S.doomed);
 	for (t = 0; t < NR_THREADS; t++)
 		for (g = 0; g < NR_GROUPS; g++)
 			pcstock_group_uncharge(S.g[g], S.held[t][g]);
@@ -397,6 +411,39 @@ static void publish_run(const struct explore_scenario *s, unsigned int t)
 			pcstock_group_put(g);
 		}
 	}
+}
+
+/* ---- group-unlink ------------------------------------------------------- */
+
+/* n, destroyed while walkers run, may be seen offline. */
+static int unlink_visit(struct pcstock_group *g, void *arg)
+{
+	(void)arg;
+	if (g != S.doomed)
+		seen(g, false);
+	return 0;
+}
+
+static void unlink_run(const struct explore_scenario *s, unsigned int t)
+{
+	struct pcstock_group *root = pcstock_tree_root(S.t);
+	int i;
+
+	(void)s;
+	if (t == 0) {
+		if (pcstock_group_create(S.g[G_A], "x", &S.created)) {
+			S.created = NULL;
+			return;
+		}
+		if (pcstock_group_create(S.g[G_A], "n", &S.doomed)) {
+			S.doomed = NULL;
+			return;
+		}
+		pcstock_group_destroy(S.doomed);
+		return;
+	}
+	for (i = 0; i < 2; i++)
+		pcstock_group_walk(root, unlink_visit, NULL);
 }
 
 /* ---- group-offline ------------------------------------------------------ */
@@ -473,6 +520,13 @@ GROUP_SCENARIO(publish_v4, "group-publish-v4",
 	       "as group-publish-default, V4 stock", publish_run,
 	       group_check_step, policy_v4);
 
+GROUP_SCENARIO(unlink_default, "group-unlink-default",
+	       "a child unlinked from the head of its siblings while walkers "
+	       "run", unlink_run, group_check_step, policy_default);
+GROUP_SCENARIO(unlink_v4, "group-unlink-v4",
+	       "as group-unlink-default, V4 stock", unlink_run,
+	       group_check_step, policy_v4);
+
 GROUP_SCENARIO(offline_default, "group-offline-default",
 	       "charges, hits and misses, racing the group's destroy",
 	       offline_run, group_check_end, policy_default);
@@ -485,6 +539,8 @@ const struct explore_scenario *const explore_group_scenarios[] = {
 	&group_v4,
 	&publish_default,
 	&publish_v4,
+	&unlink_default,
+	&unlink_v4,
 	&offline_default,
 	&offline_v4,
 	NULL,

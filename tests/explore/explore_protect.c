@@ -47,6 +47,7 @@ static struct {
 	struct pcstock_domain *d;
 	struct pcstock_counter p, c;
 	volatile bool done;		/* thread 0 returned */
+	bool taken;			/* thread 0's batch left the slot */
 	char msg[200];
 } S;
 
@@ -167,7 +168,124 @@ static const struct explore_scenario protect_default = {
 	.teardown = protect_teardown,
 };
 
+/*
+ * The watermark scenarios: two more removals from a slot that must
+ * acquire the refill, seen through the peak the refiller stores after its
+ * charge and before its slot addition (update_watermarks(), a lossy
+ * relaxed read-compare-store).  Setup charges SETUP pages (plain).  When
+ * thread 1 finds that thread 0's miss charged its batch and that those
+ * pages have left the slot (the flag S.taken), its last charge happens
+ * after thread 0's store of the peak SETUP + BATCH and must see it, so at
+ * rest the watermarks are at least that peak.  With the removal weakened,
+ * that charge may read the setup's watermark and overwrite the peak with
+ * a lower value.  (Without the flag, two racing charges may legitimately
+ * lose the higher peak: the lossy update.)
+ *
+ * stock-flush-watermark: DEFAULT, both threads on SIM CPU 0.  Thread 0
+ * charges one page (a miss: BATCH charged, BATCH - 1 in the slot);
+ * thread 1 gives back the SETUP pages (into the slot, which overflows if
+ * thread 0's pages are there: the flush of pcs_refill_capped() takes them
+ * all up), and sets the flag if usage is then 1 (thread 0's batch and
+ * the flush, by either thread, both happened), then charges 2 pages plain.
+ *
+ * stock-remark-watermark: V4 on SIM CPU 0 for thread 0, as above;
+ * thread 1 (no CPU) disables the stock, drains CPU 0 (V4 exchanges
+ * without reading first, so a marked value it takes is put back by the
+ * drain's second exchange, which also takes what thread 0's addition put
+ * in between), sets the flag if it drained BATCH - 1 pages, then charges
+ * 2 pages plain.
+ */
+#define SETUP 2
+#define PEAK (SETUP + BATCH)
+
+static bool watermark_remark(const struct explore_scenario *s)
+{
+	return s->arg != NULL;
+}
+
+static void watermark_thread_init(const struct explore_scenario *s,
+				  unsigned int t)
+{
+	if ((t == 0 || !watermark_remark(s)) && pcstock_cpu_enter(S.d, 0))
+		fprintf(stderr, "%s: thread %u cannot enter\n", s->name, t);
+}
+
+static void watermark_setup(const struct explore_scenario *s)
+{
+	pcstock_counter_init(&S.c, NULL, false);
+	pcstock_counter_charge(&S.c, SETUP);
+	pcstock_counter_alloc_stock(&S.c, S.d, BATCH,
+				    watermark_remark(s) ? PCSTOCK_STOCK_V4 :
+				    PCSTOCK_STOCK_DEFAULT);
+	explore_label(&S.c, sizeof(S.c), "c", explore_counter_fields);
+	S.taken = false;
+	pcstock_warn_reset();
+}
+
+static void watermark_run(const struct explore_scenario *s, unsigned int t)
+{
+	if (t == 0) {
+		/* Cannot fail: no limit. */
+		(void)pcstock_counter_try_charge_stock(&S.c, 1, NULL, NULL);
+		return;
+	}
+	if (watermark_remark(s)) {
+		pcstock_counter_disable_stock(&S.c);
+		S.taken = pcstock_counter_drain_stock(&S.c, 0) == BATCH - 1;
+	} else {
+		pcstock_counter_uncharge_stock(&S.c, SETUP);
+		S.taken = pcstock_counter_read(&S.c) == 1;
+	}
+	pcstock_counter_charge(&S.c, 2);
+}
+
+static const char *watermark_check_end(const struct explore_scenario *s)
+{
+	unsigned long local = pcstock_counter_local_watermark(&S.c);
+	unsigned long global = pcstock_counter_watermark(&S.c);
+
+	if (pcstock_warn_count())
+		return "usage underflow (warn_count != 0)";
+	if (pcstock_counter_read(&S.c) != pcstock_counter_stock_pages(&S.c) +
+	    (watermark_remark(s) ? SETUP : 0) + 1 + 2)
+		return "at rest: usage != the pages held";
+	if (!S.taken || (local >= PEAK && global >= PEAK))
+		return NULL;
+	snprintf(S.msg, sizeof(S.msg),
+		 "at rest: watermark %lu, local %lu, below the peak %d: a "
+		 "charge after taking thread 0's pages did not see its store",
+		 global, local, PEAK);
+	return S.msg;
+}
+
+static const struct explore_scenario flush_watermark = {
+	.name = "stock-flush-watermark",
+	.help = "a flushing refill acquires the pages it sends up",
+	.nr_threads = 2,
+	.init = protect_init,
+	.thread_init = watermark_thread_init,
+	.setup = watermark_setup,
+	.run = watermark_run,
+	.check_end = watermark_check_end,
+	.teardown = protect_teardown,
+};
+
+static const struct explore_scenario remark_watermark = {
+	.name = "stock-remark-watermark",
+	.help = "a V4 drain's re-marking exchange acquires what it takes",
+	.nr_threads = 2,
+	.init = protect_init,
+	.thread_init = watermark_thread_init,
+	.setup = watermark_setup,
+	.run = watermark_run,
+	.check_end = watermark_check_end,
+	.teardown = protect_teardown,
+	.arg = "remark",
+};
+
 const struct explore_scenario *const explore_protect_scenarios[] = {
 	&protect_default,
+	&flush_watermark,
+	&remark_watermark,
 	NULL,
 };

@@ -26,17 +26,22 @@
  *    joins.  An RMW passes on the view of the value it replaced, so a
  *    release sequence made of RMWs keeps synchronising.
  *  - RMWs (and a CAS, failing or not) read the newest value.
- *  - seq_cst accesses read the newest value (loads) and are acquire and
- *    release; each joins the thread's view into a global SC view, which a
- *    seq_cst fence joins into its thread's view and back: one total order,
- *    the order they ran in.
+ *  - seq_cst accesses are acquire and release, and run in one total order
+ *    S, the order they ran in.  A global SC view records, per location,
+ *    the newest seq_cst store or RMW to it, and everything a seq_cst fence
+ *    has seen.  A seq_cst load reads any value not older than its view and
+ *    that SC view: never a value older than a seq_cst store before it in
+ *    S (RC11's psc would have a cycle), but, as C11 allows, possibly an
+ *    older value than a relaxed or release store its own or another
+ *    thread made before some seq_cst access.  A seq_cst access is not a
+ *    fence: it adds only its own store to the SC view.  A seq_cst fence
+ *    joins the SC view into its thread's view and back.
  *
  * What the model leaves out (each makes it report fewer weak outcomes,
  * never more):
  *  - load buffering and out-of-thin-air values: a load never reads a store
  *    that has not run yet (no promises);
- *  - a seq_cst load, and any failing CAS, always read the newest value,
- *    where C11 lets them read older ones in some mixed-order programs;
+ *  - a failing CAS always reads the newest value;
  *  - plain (non-atomic) accesses are not modelled at all: they see memory
  *    as it is, the newest value.  A plain or untracked write to a tracked
  *    location (an initialising memset, atomic_init, a write by a thread
@@ -354,8 +359,6 @@ static const struct msg *read_msg(unsigned int t, unsigned int x, uint32_t k,
 
 	W.cur[t][x] = max_u32(W.cur[t][x], k);
 	join_msg(is_acquire(mo) ? W.cur[t] : W.acq[t], m);
-	if (mo == memory_order_seq_cst)
-		join(W.sc, W.cur[t], W.nr_locs);
 	explore_note(m->val, W.loc[x].nr - 1 - k);
 	return m;
 }
@@ -365,7 +368,9 @@ static uint64_t load(unsigned int t, unsigned int x, memory_order mo)
 	struct loc *l = &W.loc[x];
 	uint32_t lo = max_u32(W.cur[t][x], l->first), k = l->nr - 1;
 
-	if (mo != memory_order_seq_cst && k > lo)
+	if (mo == memory_order_seq_cst)
+		lo = max_u32(lo, W.sc[x]);
+	if (k > lo)
 		k = lo + (uint32_t)explore_pick(k - lo + 1);
 	return read_msg(t, x, k, mo)->val;
 }
@@ -387,8 +392,9 @@ static void add_msg(unsigned int t, unsigned int x, uint64_t val,
 		attach_view(&m, W.rel_set[t] ? W.rel[t] : NULL, read);
 	*append(l, val) = m;
 	W.cur[t][x] = l->nr - 1;
+	/* Only this store: a later seq_cst load of @x reads it or newer. */
 	if (mo == memory_order_seq_cst)
-		join(W.sc, W.cur[t], W.nr_locs);
+		W.sc[x] = l->nr - 1;
 }
 
 static void store(unsigned int t, unsigned int x, uint64_t val,
