@@ -31,14 +31,24 @@ if(PCSTOCK_SANITIZE)
 	endif()
 endif()
 
-# Calls between the library's own exported functions bind locally (and can
-# be inlined) instead of going through the PLT: nothing may interpose on
-# pcstock's symbols, which is what -fno-semantic-interposition promises.
+# Nothing may interpose on pcstock's symbols.  -fno-semantic-interposition
+# lets the compiler bind (and inline) calls to an exported function within
+# its own .c file; a call from another file still goes through the PLT
+# unless the shared library is linked with -Bsymbolic-functions, which
+# binds every call to the library's own functions at link time (data
+# symbols keep their default binding).  check_symbols.sh still sees the
+# same exports.
 check_c_compiler_flag(-fno-semantic-interposition
 	PCSTOCK_HAVE_NO_SEMANTIC_INTERPOSITION)
 set(PCSTOCK_LIBRARY_FLAGS "")
 if(PCSTOCK_HAVE_NO_SEMANTIC_INTERPOSITION)
 	list(APPEND PCSTOCK_LIBRARY_FLAGS -fno-semantic-interposition)
+endif()
+include(CheckLinkerFlag)
+check_linker_flag(C -Wl,-Bsymbolic-functions PCSTOCK_HAVE_BSYMBOLIC_FUNCTIONS)
+set(PCSTOCK_SHARED_LINK_FLAGS "")
+if(PCSTOCK_HAVE_BSYMBOLIC_FUNCTIONS)
+	list(APPEND PCSTOCK_SHARED_LINK_FLAGS -Wl,-Bsymbolic-functions)
 endif()
 
 # pcstock_target_flags(<target>): warnings, sanitizers, hidden visibility.

@@ -13,7 +13,7 @@
 #include "atomic.h"
 #include "group.h"
 #include "internal.h"
-#include "memcg7.h"
+#include "policy.h"
 #include "stock_hit.h"
 
 /* ---- charge ------------------------------------------------------------ */
@@ -28,15 +28,22 @@ static struct pcstock_group *memsw_owner(struct pcstock_counter *c)
 	return (void *)((char *)c - offsetof(struct pcstock_group, memsw));
 }
 
-static bool counter_try(struct pcstock_counter *c, unsigned long nr_pages,
-			bool stocked, struct pcstock_counter **fail,
-			unsigned long *charged)
+/* A design's counter_try when it has none: the plain counter. */
+static bool counter_try_plain(struct pcstock_counter *c,
+			      unsigned long nr_pages,
+			      struct pcstock_counter **fail,
+			      unsigned long *charged)
 {
-	if (stocked)
-		return pcstock_counter_try_charge_stock(c, nr_pages, fail,
-							charged);
 	*charged = nr_pages;
 	return pcstock_counter_try_charge(c, nr_pages, fail);
+}
+
+void pcs_group_uncharge_counters(struct pcstock_group *g,
+				 unsigned long nr_pages)
+{
+	pcstock_counter_uncharge(&g->memory, nr_pages);
+	if (g->tree->attr.memsw)
+		pcstock_counter_uncharge(&g->memsw, nr_pages);
 }
 
 /*
@@ -55,12 +62,12 @@ static bool charge_counters(struct pcstock_group *g, unsigned long nr_pages,
 	struct pcstock_counter *fail = NULL;
 	unsigned long memsw_charged;
 
-	if (t->attr.memsw && !counter_try(&g->memsw, nr_pages, t->stocked,
-					  &fail, &memsw_charged)) {
+	if (t->attr.memsw && !t->counter_try(&g->memsw, nr_pages, &fail,
+					     &memsw_charged)) {
 		*over = memsw_owner(fail);
 		return false;
 	}
-	if (counter_try(&g->memory, nr_pages, t->stocked, &fail, charged))
+	if (t->counter_try(&g->memory, nr_pages, &fail, charged))
 		return true;
 	if (t->attr.memsw)
 		pcstock_counter_uncharge(&g->memsw, nr_pages);
@@ -88,10 +95,10 @@ static bool oom_allowed(unsigned long nr_pages)
 
 /*
  * @first_over: NULL, or the over-limit group of a first attempt (steps 1-4)
- * the caller already made without memsw (through the per-counter stock,
- * which then failed with its exact fallback, or exactly for the none
- * policy): the flow goes on at step 5, as the kernel's does after its own
- * first attempt.  With memcg7 the caller has made the first cache lookup.
+ * the caller already made without memsw (through the design's counter_try:
+ * the per-counter stock, which then failed with its exact fallback, or the
+ * plain counter): the flow goes on at step 5, as the kernel's does after
+ * its own first attempt.  The caller has made the first consume.
  */
 static __attribute__((noinline)) int
 try_charge_group(struct pcstock_group *g, unsigned long nr_pages,
@@ -109,14 +116,14 @@ try_charge_group(struct pcstock_group *g, unsigned long nr_pages,
 		over = first_over;
 		goto failed;
 	}
-	if (t->m7)
+	if (t->ops->group_batch)
 		batch = PCS_MAX((unsigned long)t->attr.batch, nr_pages);
 retry:
 	/*
 	 * Step 1: a hit returns at once, no counter, no high check.  (The
-	 * caller made the first memcg7 lookup.)
+	 * caller made the first consume.)
 	 */
-	if (t->m7 && looked_up && memcg7_consume(t->m7, g, nr_pages))
+	if (t->consume && looked_up && t->consume(t, g, nr_pages))
 		return 0;
 	looked_up = true;
 	if (charge_counters(g, batch, &over, &charged))
@@ -169,9 +176,9 @@ force:
 	return 0;
 
 done:
-	/* Step 17, done_restock; the per-counter stocks restocked already. */
-	if (t->m7 && batch > nr_pages)
-		memcg7_refill(t->m7, g, batch - nr_pages);
+	/* Step 17, done_restock (a per-counter stock refilled its own slot). */
+	if (batch > nr_pages)
+		t->ops->refill(g, batch - nr_pages);
 	if (!charged)
 		return 0;	/* the series: a stock hit skips the high check */
 	check_high(g, charged);
@@ -186,7 +193,7 @@ static int check_pages(const struct pcstock_group *g, unsigned long nr_pages)
 #define CHARGE_FLAGS (PCSTOCK_CHARGE_NOWAIT | PCSTOCK_CHARGE_NOFAIL | \
 		      PCSTOCK_CHARGE_NORETRY)
 
-/* Everything but a hit on an online, stocked, memsw-less group. */
+/* Everything but a hit (charge.c's inline one, or the design's consume). */
 static __attribute__((noinline)) int
 group_charge_slow(struct pcstock_group *g, unsigned long nr_pages,
 		  unsigned int flags)
@@ -202,22 +209,16 @@ group_charge_slow(struct pcstock_group *g, unsigned long nr_pages,
 		return 0;
 	t = g->tree;
 	/*
-	 * The first attempt (steps 1-4) for the configurations without memsw
-	 * is kept out of the slow path's frame.  Per-counter stock: one
-	 * stocked attempt (hit, else batch, else exact); none: one exact
-	 * attempt.  memcg7: pcstock_group_charge() made the cache lookup.
+	 * The first attempt (steps 1-4) without memsw or a group batch is
+	 * kept out of the slow path's frame: one counter_try (per-counter
+	 * stock: hit, else batch, else exact; plain: one exact attempt).
+	 * group_charge_miss() made the first consume.
 	 */
-	if (t->m7)
-		return try_charge_group(g, nr_pages, flags, NULL);
-	if (!t->attr.memsw) {
+	if (!t->attr.memsw && !t->ops->group_batch) {
 		struct pcstock_counter *fail = NULL;
 		unsigned long charged = nr_pages;
-		bool ok = t->stocked ?
-			pcstock_counter_try_charge_stock(&g->memory, nr_pages,
-							 &fail, &charged) :
-			pcstock_counter_try_charge(&g->memory, nr_pages, &fail);
 
-		if (!ok)
+		if (!t->counter_try(&g->memory, nr_pages, &fail, &charged))
 			return try_charge_group(g, nr_pages, flags,
 						memory_owner(fail));
 		if (charged)	/* the series: a stock hit skips the high check */
@@ -228,60 +229,52 @@ group_charge_slow(struct pcstock_group *g, unsigned long nr_pages,
 }
 
 /*
- * A hit needs no other check: a key is only set on a non-root group, and a
- * hit takes at most a slot's pages, so nr_pages is in range.  memcg7's
- * consume_stock() comes first too: only non-root groups are cached, at
- * most a batch is taken, and an offline group's slots are drained before
- * (locked) or at (owner) the next lookup after its destroy queued that.
+ * The tree's charge_miss, where the inline hit's miss goes (with @t, @g's
+ * tree, loaded once): a design's consume first, before any check
+ * (policy.h), or straight to the slow path.
  */
-static __attribute__((noinline)) int
-group_charge_miss(struct pcstock_group *g, unsigned long nr_pages,
-		  unsigned int flags)
+static int group_charge_consume(struct pcstock_group *g,
+				unsigned long nr_pages, unsigned int flags,
+				struct pcstock_tree *t)
 {
-	struct memcg7 *m7;
-
-	if (!g || (flags & ~CHARGE_FLAGS))
-		return group_charge_slow(g, nr_pages, flags);
-	m7 = g->tree->m7;
-	if (m7 && memcg7_consume(m7, g, nr_pages))
+	if (t->consume(t, g, nr_pages))
 		return 0;
+	return group_charge_slow(g, nr_pages, flags);
+}
+
+static int group_charge_miss(struct pcstock_group *g, unsigned long nr_pages,
+			     unsigned int flags, struct pcstock_tree *t)
+{
 	return group_charge_slow(g, nr_pages, flags);
 }
 
 int pcstock_group_charge(struct pcstock_group *g, unsigned long nr_pages,
 			 unsigned int flags)
 {
-	if (g && !(flags & ~CHARGE_FLAGS) &&
-	    pcs_stock_take(&g->memory, pcs_load(&g->hit_key, PCS_RELAXED),
+	if (!g || (flags & ~CHARGE_FLAGS))
+		return group_charge_slow(g, nr_pages, flags);
+	if (pcs_stock_take(&g->memory, pcs_load(&g->hit_key, PCS_RELAXED),
 			   nr_pages))
 		return 0;	/* the series: a stock hit skips the high check */
-	return group_charge_miss(g, nr_pages, flags);
+	/*
+	 * A hit needs no other check: a key is only set on a non-root group,
+	 * and a hit takes at most a slot's pages, so nr_pages is in range.
+	 */
+	return g->tree->charge_miss(g, nr_pages, flags, g->tree);
 }
 
 static __attribute__((noinline)) int
 group_uncharge_slow(struct pcstock_group *g, unsigned long nr_pages)
 {
-	struct pcstock_tree *t;
-
-	if (check_pages(g, nr_pages))
+	if (nr_pages > PCSTOCK_COUNTER_MAX)	/* @g: not NULL */
 		return -EINVAL;
 	if (!nr_pages || group_is_root(g))
 		return 0;
-	t = g->tree;
 	/*
-	 * Inside a callback the pages go straight up (callback_enter()):
-	 * memcg7's cache is tested here, the per-counter stocks test it in
-	 * their uncached path, the one a callback's uncharge takes.
+	 * Inside a callback the pages go straight up (callback_enter()): each
+	 * design's uncharge sees to it (policy.h).
 	 */
-	if (t->stocked) {
-		pcstock_counter_uncharge_stock(&g->memory, nr_pages);
-		if (t->attr.memsw)
-			pcstock_counter_uncharge_stock(&g->memsw, nr_pages);
-	} else if (t->m7 && !pcs_in_callback) {
-		memcg7_refill(t->m7, g, nr_pages);
-	} else {
-		pcs_group_uncharge_counters(g, nr_pages);
-	}
+	g->tree->uncharge(g, nr_pages);
 	return 0;
 }
 
@@ -307,4 +300,19 @@ int pcstock_group_uncharge_batch(struct pcstock_group *g,
 	if (nr_pages && !group_is_root(g))
 		pcs_group_uncharge_counters(g, nr_pages);
 	return 0;
+}
+
+/* ---- the design's copies --------------------------------------------- */
+
+void pcs_tree_set_design(struct pcstock_tree *t,
+			 const struct pcs_policy_ops *ops)
+{
+	t->ops = ops;
+	t->consume = ops->consume;
+	t->charge_miss = ops->consume ? group_charge_consume :
+					group_charge_miss;
+	t->counter_try = ops->counter_try ? ops->counter_try :
+					    counter_try_plain;
+	t->uncharge = ops->uncharge ? ops->uncharge :
+				      pcs_group_uncharge_counters;
 }

@@ -28,14 +28,29 @@
 #define COSTLY_ORDER 3U
 #define COSTLY_PAGES (1UL << COSTLY_ORDER)
 
+struct pcs_policy_ops;
+
+/*
+ * A design's state per group and per tree: one member per design that
+ * needs any (policy.h).
+ */
+union pcs_group_design {
+	struct memcg7_dead memcg7_dead;	/* memcg7's reference after destroy */
+};
+
+union pcs_tree_design {
+	struct memcg7 *memcg7;		/* the engine (memcg7.c) */
+};
+
 struct pcstock_group {
 	struct pcstock_counter memory;
 	struct pcstock_counter memsw;
 	struct pcstock_tree *tree;
 	struct pcstock_group *parent;
 	/*
-	 * memory's stock key while a hit on it is the whole charge (stocked,
-	 * no memsw, online), else 0: the group hit paths' one check.
+	 * memory's stock key while a hit on it is the whole charge (a design
+	 * that stocks at the counter, no memsw, online), else 0: the group
+	 * hit paths' one check.  Published by the design (policy.h).
 	 */
 	_Atomic unsigned long long hit_key;
 	_Atomic(struct pcstock_group *) children;
@@ -44,7 +59,7 @@ struct pcstock_group {
 	void *data;			/* the creator's */
 	atomic_ulong events[PCSTOCK_NR_EVENTS];
 	atomic_ulong events_local[PCSTOCK_NR_EVENTS];
-	struct memcg7_dead m7_dead;	/* memcg7's reference after destroy */
+	union pcs_group_design design;	/* the design's per-group state */
 	atomic_ulong refused;		/* charges that returned -ENOMEM */
 	struct rcu_head rcu;
 	struct pcstock_group *reap_next;	/* see pcstock_tree_destroy() */
@@ -62,11 +77,20 @@ struct pcstock_tree {
 	struct pcstock_domain *domain;
 	struct pcstock_tree_attr attr;
 	struct pcstock_group *root;
-	bool stocked;			/* DEFAULT or V4: counters have stock */
-	struct memcg7 *m7;		/* MEMCG7 only */
+	const struct pcs_policy_ops *ops;	/* the design (policy.h) */
+	/* The flows' copies of ops' hot members, resolved (policy.h). */
+	int (*charge_miss)(struct pcstock_group *g, unsigned long nr_pages,
+			   unsigned int flags, struct pcstock_tree *t);
+	bool (*consume)(struct pcstock_tree *t, struct pcstock_group *g,
+			unsigned long nr_pages);
+	bool (*counter_try)(struct pcstock_counter *c, unsigned long nr_pages,
+			    struct pcstock_counter **fail,
+			    unsigned long *charged);
+	void (*uncharge)(struct pcstock_group *g, unsigned long nr_pages);
+	union pcs_tree_design design;	/* the design's per-tree state */
 	pthread_mutex_t lock;		/* topology writers */
 	pthread_mutex_t limit_lock;	/* the kernel's memcg_max_mutex */
-	pthread_mutex_t drain_lock;	/* percpu_charge_mutex (per-counter) */
+	pthread_mutex_t drain_lock;	/* a design's drain_all serialisation */
 	pthread_mutex_t oom_lock;	/* the kernel's oom_lock, per tree */
 	struct name_index names;	/* children by name, under lock */
 	atomic_long nr_groups;
@@ -153,16 +177,20 @@ void pcs_group_init(struct pcstock_group *g, struct pcstock_tree *t,
 		    struct pcstock_group *parent);
 struct pcstock_group *pcs_group_alloc(const char *name);
 void pcs_group_free(struct pcstock_group *g);
+
+/* charge.c */
 /* memcg_uncharge(): memory and (v1) memsw, straight to the counters. */
 void pcs_group_uncharge_counters(struct pcstock_group *g,
 				 unsigned long nr_pages);
+/* Give @t the design @ops, and the flows their copies of it. */
+void pcs_tree_set_design(struct pcstock_tree *t,
+			 const struct pcs_policy_ops *ops);
 
 /* reclaim.c */
 extern _Thread_local unsigned int pcs_in_callback PCS_TLS;
 void pcs_group_event(struct pcstock_group *g, enum pcstock_event ev);
 unsigned long pcs_call_reclaim(struct pcstock_group *g,
 			       unsigned long nr_pages);
-void pcs_drain_group_cpus(struct pcstock_group *g, unsigned int nr_cpus);
 unsigned long pcs_group_margin(struct pcstock_group *g);
 bool pcs_group_oom(struct pcstock_group *g, unsigned long need,
 		   unsigned int *calls);

@@ -26,7 +26,7 @@
 #include "atomic.h"
 #include "group.h"
 #include "internal.h"
-#include "memcg7.h"
+#include "policy.h"
 #include "names.h"
 #include "rcu.h"
 
@@ -91,22 +91,6 @@ static void unlink_child(struct pcstock_group *parent, struct pcstock_group *g)
 		  PCS_RELEASE);
 }
 
-static void group_alloc_stock(struct pcstock_group *g)
-{
-	struct pcstock_tree *t = g->tree;
-	enum pcstock_stock_policy p = t->attr.policy == PCSTOCK_TREE_V4 ?
-					      PCSTOCK_STOCK_V4 :
-					      PCSTOCK_STOCK_DEFAULT;
-
-	/* Failure is not fatal (as in the series): the counter works plain. */
-	pcstock_counter_alloc_stock(&g->memory, t->domain, t->attr.batch, p);
-	if (t->attr.memsw)
-		pcstock_counter_alloc_stock(&g->memsw, t->domain,
-					    t->attr.batch, p);
-	else
-		pcs_store(&g->hit_key, g->memory.stock_key, PCS_RELAXED);
-}
-
 int pcstock_group_create(struct pcstock_group *parent, const char *name,
 			 struct pcstock_group **out)
 {
@@ -129,8 +113,8 @@ int pcstock_group_create_data(struct pcstock_group *parent, const char *name,
 	pcs_group_init(g, t, parent);
 	g->data = data;
 	g->key = (struct name_key){ .parent = parent, .name = g->name };
-	if (t->stocked)
-		group_alloc_stock(g);
+	if (t->ops->group_init)
+		t->ops->group_init(g);
 
 	pthread_mutex_lock(&t->lock);
 	if (!pcs_load(&parent->online, PCS_RELAXED))
@@ -180,9 +164,10 @@ int pcstock_group_destroy(struct pcstock_group *g)
 	pcs_store(&g->hit_key, 0, PCS_RELAXED);
 	/*
 	 * Release pairs with the acquire loads in group_charge_slow() and
-	 * m7_online(); memcg7 refills test it under the CPU lock that the
-	 * drain below takes after this store (owner variant: before their
-	 * CPU runs the drain the one below queues after it).
+	 * m7_online() (policy_memcg7.c); memcg7 refills test it under the
+	 * CPU lock that the drain below takes after this store (owner
+	 * variant: before their CPU runs the drain the one below queues after
+	 * it).
 	 */
 #ifdef PCSTOCK_MUTATE_RELAXED_OFFLINE	/* planted bug, explorer only */
 	pcs_store(&g->online, false, PCS_RELAXED);
@@ -200,13 +185,8 @@ int pcstock_group_destroy(struct pcstock_group *g)
 	unlink_child(g->parent, g);
 	pthread_mutex_unlock(&t->lock);
 
-	if (t->stocked) {
-		pcstock_counter_disable_stock(&g->memory);
-		pcstock_counter_disable_stock(&g->memsw);
-		pcs_drain_group_cpus(g, pcstock_domain_nr_cpus(t->domain));
-	}
-	if (t->m7)
-		memcg7_drain_key(t->m7, g, &g->m7_dead);
+	if (t->ops->group_offline)
+		t->ops->group_offline(g);
 	pcstock_group_put(g);
 	return 0;
 }

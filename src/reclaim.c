@@ -11,7 +11,7 @@
 #include "atomic.h"
 #include "group.h"
 #include "internal.h"
-#include "memcg7.h"
+#include "policy.h"
 #include "rcu.h"
 
 /* ---- events and callbacks ------------------------------------------------ */
@@ -71,37 +71,18 @@ unsigned long pcs_call_reclaim(struct pcstock_group *g,
 
 /* ---- drain --------------------------------------------------------------- */
 
-void pcs_drain_group_cpus(struct pcstock_group *g, unsigned int nr_cpus)
-{
-	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
-		pcstock_counter_drain_stock(&g->memory, cpu);
-		pcstock_counter_drain_stock(&g->memsw, cpu);
-	}
-}
-
 void pcstock_group_drain_all(struct pcstock_group *g)
 {
 	struct pcstock_tree *t;
-	struct pcstock_group *pos;
-	bool done = true;
+	bool done;
 
 	if (!g)
 		return;
 	t = g->tree;
-	if (t->attr.policy == PCSTOCK_TREE_NONE)
+	if (!t->ops->drain_all)
 		return;
 	rcu_lock();
-	if (t->m7) {
-		done = memcg7_drain_all(t->m7, g);
-	} else if (pthread_mutex_trylock(&t->drain_lock)) {
-		done = false;
-	} else {
-		unsigned int nr_cpus = pcstock_domain_nr_cpus(t->domain);
-
-		for_each_in_subtree(pos, g)
-			pcs_drain_group_cpus(pos, nr_cpus);
-		pthread_mutex_unlock(&t->drain_lock);
-	}
+	done = t->ops->drain_all(g);
 	rcu_unlock();
 	pcs_fetch_add(done ? &t->drain_all : &t->drain_all_busy, 1,
 		      PCS_RELAXED);

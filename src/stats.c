@@ -6,7 +6,7 @@
 
 #include "atomic.h"
 #include "group.h"
-#include "memcg7.h"
+#include "policy.h"
 #include "rcu.h"
 
 /* ---- reads ------------------------------------------------------------- */
@@ -23,18 +23,12 @@ unsigned long pcstock_group_memsw_usage(const struct pcstock_group *g)
 
 unsigned long pcstock_group_stock_pages(const struct pcstock_group *g)
 {
-	struct pcstock_group *root = (struct pcstock_group *)g, *pos;
-	unsigned long sum = 0;
+	unsigned long sum;
 
-	if (!g || g->tree->attr.policy == PCSTOCK_TREE_NONE)
+	if (!g || !g->tree->ops->stock_pages)
 		return 0;
 	rcu_lock();
-	if (g->tree->m7) {
-		sum = memcg7_pages(g->tree->m7, root);
-	} else {
-		for_each_in_subtree(pos, root)
-			sum += pcstock_counter_stock_pages(&pos->memory);
-	}
+	sum = g->tree->ops->stock_pages((struct pcstock_group *)g);
 	rcu_unlock();
 	return sum;
 }

@@ -17,7 +17,7 @@
 #include "atomic.h"
 #include "group.h"
 #include "internal.h"
-#include "memcg7.h"
+#include "policy.h"
 #include "names.h"
 #include "rcu.h"
 
@@ -74,8 +74,8 @@ void pcstock_group_put(struct pcstock_group *g)
 
 void pcs_group_free(struct pcstock_group *g)
 {
-	pcstock_counter_free_stock(&g->memory);
-	pcstock_counter_free_stock(&g->memsw);
+	if (g->tree->ops->group_free)
+		g->tree->ops->group_free(g);
 	free(g);
 }
 
@@ -119,83 +119,7 @@ static void group_reap(struct pcstock_group *g)
 	} while (!pcs_cas(&t->reaped, &head, g, PCS_RELEASE, PCS_RELAXED));
 }
 
-/* ---- memcg7 glue ----------------------------------------------------------- */
-
-static struct pcstock_group *key_group(void *key)
-{
-	return key;
-}
-
-/* memcg_uncharge(): memory and (v1) memsw, straight to the counters. */
-void pcs_group_uncharge_counters(struct pcstock_group *g,
-				 unsigned long nr_pages)
-{
-	pcstock_counter_uncharge(&g->memory, nr_pages);
-	if (g->tree->attr.memsw)
-		pcstock_counter_uncharge(&g->memsw, nr_pages);
-}
-
-static void m7_uncharge(void *key, unsigned long nr_pages)
-{
-	pcs_group_uncharge_counters(key_group(key), nr_pages);
-}
-
-static void m7_get(void *key)
-{
-	pcstock_group_get(key_group(key));
-}
-
-static void m7_put(void *key)
-{
-	pcstock_group_put(key_group(key));
-}
-
-static bool m7_online(void *key)
-{
-	return pcs_load(&key_group(key)->online, PCS_ACQUIRE);
-}
-
-static bool m7_in_subtree(void *key, void *root)
-{
-	return in_subtree(key_group(key), root);
-}
-
-static const struct memcg7_ops m7_ops = {
-	.uncharge = m7_uncharge,
-	.get = m7_get,
-	.put = m7_put,
-	.online = m7_online,
-	.in_subtree = m7_in_subtree,
-};
-
 /* ---- tree -------------------------------------------------------------- */
-
-static const char *const policy_names[PCSTOCK_TREE_NR_POLICIES] = {
-	[PCSTOCK_TREE_DEFAULT] = "default",
-	[PCSTOCK_TREE_V4] = "v4",
-	[PCSTOCK_TREE_MEMCG7] = "memcg7",
-	[PCSTOCK_TREE_NONE] = "none",
-};
-
-int pcstock_tree_policy_parse(const char *name, enum pcstock_tree_policy *out)
-{
-	if (!name || !out)
-		return -EINVAL;
-	for (int p = 0; p < PCSTOCK_TREE_NR_POLICIES; p++) {
-		if (!strcmp(name, policy_names[p])) {
-			*out = (enum pcstock_tree_policy)p;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-const char *pcstock_tree_policy_name(enum pcstock_tree_policy p)
-{
-	if ((unsigned int)p >= PCSTOCK_TREE_NR_POLICIES)
-		return NULL;
-	return policy_names[p];
-}
 
 /* Counters of a new group; high starts at "max" as css_alloc sets it. */
 void pcs_group_init(struct pcstock_group *g, struct pcstock_tree *t,
@@ -256,24 +180,27 @@ int pcstock_tree_create(struct pcstock_domain *d,
 			const struct pcstock_tree_attr *attr,
 			struct pcstock_tree **out)
 {
+	/* All zero: the first policy, the default batch. */
+	static const struct pcstock_tree_attr defaults;
+	const struct pcs_policy_ops *ops;
 	struct pcstock_tree *t;
 	int err;
 
 	if (!d || !out)
 		return -EINVAL;
-	if (attr && ((unsigned int)attr->policy >= PCSTOCK_TREE_NR_POLICIES ||
-		     attr->batch > PCSTOCK_STOCK_MAX_BATCH))
+	if (!attr)
+		attr = &defaults;
+	ops = pcs_policy_ops(attr->policy);
+	if (!ops || attr->batch > ops->max_batch)
 		return -EINVAL;
 	t = pcs_calloc(1, sizeof(*t), "hierarchy.tree");
 	if (!t)
 		return -ENOMEM;
 	t->domain = d;
-	if (attr)
-		t->attr = *attr;
+	t->attr = *attr;
 	if (!t->attr.batch)
 		t->attr.batch = PCSTOCK_DEFAULT_BATCH;
-	t->stocked = t->attr.policy == PCSTOCK_TREE_DEFAULT ||
-		     t->attr.policy == PCSTOCK_TREE_V4;
+	pcs_tree_set_design(t, ops);
 	err = mutexes_init(t);
 	if (err)
 		goto free_tree;
@@ -285,10 +212,8 @@ int pcstock_tree_create(struct pcstock_domain *d,
 	if (!t->root)
 		goto free_names;
 	pcs_group_init(t->root, t, NULL);
-	if (t->attr.policy == PCSTOCK_TREE_MEMCG7) {
-		err = memcg7_create(d, t->attr.batch,
-				    t->attr.memcg7_isolated_fix, &m7_ops,
-				    &t->m7);
+	if (ops->tree_init) {
+		err = ops->tree_init(t);
 		if (err)
 			goto free_root;
 	}
@@ -360,9 +285,9 @@ int pcstock_tree_destroy(struct pcstock_tree *t)
 	 */
 	pcs_store(&t->dying, true, PCS_RELEASE);
 	pcs_high_recs_drop(t);
-	/* memcg7 holds references on (offline) groups: drop them. */
-	if (t->m7)
-		memcg7_flush(t->m7);
+	/* The design's references on (offline) groups go. */
+	if (t->ops->tree_release)
+		t->ops->tree_release(t);
 	wait_rcu_frees(t);
 	if (pcs_load(&t->reaped, PCS_RELAXED)) {
 		pcs_rcu_synchronize();
@@ -374,7 +299,8 @@ int pcstock_tree_destroy(struct pcstock_tree *t)
 		return -EBUSY;
 	/* Every group is gone: what the root still counts, nobody holds. */
 	leaked = pcstock_counter_read(&t->root->memory);
-	memcg7_destroy(t->m7);
+	if (t->ops->tree_fini)
+		t->ops->tree_fini(t);
 	pcs_group_free(t->root);
 	name_index_fini(&t->names);
 	mutexes_destroy(t, NR_MUTEXES);
@@ -415,6 +341,6 @@ void pcstock_tree_stats(const struct pcstock_tree *t,
 		.callback_clamped = pcs_load(&t->callback_clamped,
 					     PCS_RELAXED),
 	};
-	if (t->m7)
-		memcg7_stats(t->m7, &st->memcg7);
+	if (t->ops->tree_stats)
+		t->ops->tree_stats(t, st);
 }

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * policy.c - the registry of stock designs: one line per design gives its
+ * table (policy.h) an enum pcstock_tree_policy value; names are parsed and
+ * printed from the tables.  "none", no stock at all, is the empty table:
+ * every member NULL, so every flow takes its plain path.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <pcstock/hierarchy.h>
+#include <pcstock/stock.h>
+
+#include "policy.h"
+
+const struct pcs_policy_ops pcs_policy_none = {
+	.name = "none",
+	.max_batch = PCSTOCK_STOCK_MAX_BATCH,
+};
+
+static const struct pcs_policy_ops *const registry[] = {
+	[PCSTOCK_TREE_DEFAULT] = &pcs_policy_default,
+	[PCSTOCK_TREE_V4] = &pcs_policy_v4,
+	[PCSTOCK_TREE_MEMCG7] = &pcs_policy_memcg7,
+	[PCSTOCK_TREE_NONE] = &pcs_policy_none,
+};
+
+_Static_assert(sizeof(registry) / sizeof(registry[0]) ==
+		       PCSTOCK_TREE_NR_POLICIES,
+	       "every enum pcstock_tree_policy value has a design");
+
+const struct pcs_policy_ops *pcs_policy_ops(enum pcstock_tree_policy p)
+{
+	if ((unsigned int)p >= PCSTOCK_TREE_NR_POLICIES)
+		return NULL;
+	return registry[p];
+}
+
+int pcstock_tree_policy_parse(const char *name, enum pcstock_tree_policy *out)
+{
+	if (!name || !out)
+		return -EINVAL;
+	for (int p = 0; p < PCSTOCK_TREE_NR_POLICIES; p++) {
+		if (!strcmp(name, registry[p]->name)) {
+			*out = (enum pcstock_tree_policy)p;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *pcstock_tree_policy_name(enum pcstock_tree_policy p)
+{
+	const struct pcs_policy_ops *ops = pcs_policy_ops(p);
+
+	return ops ? ops->name : NULL;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * policy.h - a stock design as one table (private).
+ *
+ * The group layer's flows (charge.c, reclaim.c, hierarchy.c, tree.c,
+ * stats.c) ask a tree's design for everything that differs between
+ * designs through its struct pcs_policy_ops, and test no design by name.
+ * A design is one file that defines its table, and one line in the
+ * registry (policy.c) that gives it its enum pcstock_tree_policy value.
+ *
+ * The hit is not in the table: the group hit paths (charge.c) run the
+ * per-counter stock's inline hit on the key a design publishes in
+ * struct pcstock_group's hit_key, and a design that publishes none pays a
+ * failed key compare before its miss.  A design that wants its own hit on
+ * the fast path adds it to charge.c as reviewed hot-path code, or is a
+ * kind of the per-counter stock (policy_counter.c).
+ */
+#ifndef PCSTOCK_POLICY_H
+#define PCSTOCK_POLICY_H
+
+#include <stdbool.h>
+
+#include <pcstock/hierarchy.h>
+#include <pcstock/stock.h>
+
+struct pcstock_counter;
+
+/**
+ * struct pcs_policy_ops - what the group flows need of a stock design
+ * @name: the policy's name (pcstock_tree_policy_parse(), _name())
+ * @max_batch: the largest batch a tree of this design accepts
+ * @group_batch: the flow charges max(batch, nr_pages) at the counters and
+ *	hands the surplus to @refill (memcg7's try_charge_memcg() with
+ *	MEMCG_CHARGE_BATCH); needs @refill.  False: the counters are charged
+ *	the pages asked for (through @counter_try, which may batch itself).
+ * @uncharges_refill: an uncharge of up to a batch stays in the design's
+ *	stock (a property the tests and the bench ask for; the flows do not)
+ * @counter_stock: the per-counter stock's kind, for the designs of
+ *	policy_counter.c; unused by the others
+ * @tree_init: set up the design's per-tree state (struct pcstock_tree's
+ *	@design), after the tree's attributes and root are set.  Return: 0 or
+ *	a negative errno, which fails pcstock_tree_create().  NULL: none.
+ * @tree_release: the tree is being destroyed, every group unlinked: drop
+ *	the references the design holds on groups, before the RCU waits.
+ *	NULL: it holds none.
+ * @tree_fini: free the per-tree state; every group but the root is
+ *	freed.  NULL: none.
+ * @group_init: give a new non-root group its stock, before it is linked.
+ *	Failure must leave a group that works without stock.  A design whose
+ *	hit is the per-counter stock's publishes the group's key here.  NULL:
+ *	no per-group stock.
+ * @group_offline: pcstock_group_destroy(), after the group went offline
+ *	and was unlinked: leave no stock of the group behind.  NULL: none.
+ * @group_free: free what @group_init allocated, a grace period after the
+ *	last put (also for a group that was never linked, and for the root,
+ *	which @group_init never saw).  NULL: nothing.
+ * @consume: step 1 of the charge flow, a charge the inline hit did not
+ *	serve: take @nr_pages of @g, a group of @t, from the design's
+ *	per-group cache (memcg7's consume_stock()).  True if it did.  Called for any group, online or
+ *	not, root or not, with any @nr_pages (the cache holds only non-root
+ *	groups' pages, at most a batch).  NULL: no such cache.
+ * @counter_try: steps 3 and 4 on one counter (memsw, then memory): charge
+ *	@nr_pages to @c and its ancestors; on failure *@fail is the counter
+ *	over its limit and nothing stays charged by the attempt.  *@charged
+ *	receives the pages the counters took from the hierarchy (0 for a hit
+ *	of a per-counter stock, which skips the memory.high check).  NULL:
+ *	pcstock_counter_try_charge(), *@charged = @nr_pages.
+ * @refill: step 17's done_restock for @group_batch designs: keep the
+ *	@nr_pages the flow charged above the request.
+ * @uncharge: @nr_pages (1..PCSTOCK_COUNTER_MAX) of a non-root group that
+ *	the inline uncharge did not take.  Inside a reclaim or OOM callback
+ *	(pcs_in_callback) the pages must reach the counters at once.  NULL:
+ *	straight to the counters, memory and (v1) memsw.
+ * @drain_all: pcstock_group_drain_all() under RCU: return every page the
+ *	subtree of @g has in stock to the counters.  False if another drain
+ *	was running and this one did nothing (counted as drain_all_busy).
+ *	NULL: no stock, nothing to do, nothing counted.
+ * @stock_pages: under RCU, the pages the subtree of @g has in stock.
+ *	NULL: 0.
+ * @tree_stats: the design's part of pcstock_tree_stats().  NULL: none.
+ *
+ * Only @name is required.  The flows copy @consume, @counter_try and
+ * @uncharge, resolved, into the tree, so a miss pays one load for them.
+ */
+struct pcs_policy_ops {
+	const char *name;
+	unsigned int max_batch;
+	bool group_batch;
+	bool uncharges_refill;
+	enum pcstock_stock_policy counter_stock;
+
+	int (*tree_init)(struct pcstock_tree *t);
+	void (*tree_release)(struct pcstock_tree *t);
+	void (*tree_fini)(struct pcstock_tree *t);
+
+	void (*group_init)(struct pcstock_group *g);
+	void (*group_offline)(struct pcstock_group *g);
+	void (*group_free)(struct pcstock_group *g);
+
+	bool (*consume)(struct pcstock_tree *t, struct pcstock_group *g,
+			unsigned long nr_pages);
+	bool (*counter_try)(struct pcstock_counter *c, unsigned long nr_pages,
+			    struct pcstock_counter **fail,
+			    unsigned long *charged);
+	void (*refill)(struct pcstock_group *g, unsigned long nr_pages);
+	void (*uncharge)(struct pcstock_group *g, unsigned long nr_pages);
+
+	bool (*drain_all)(struct pcstock_group *g);
+	unsigned long (*stock_pages)(struct pcstock_group *g);
+	void (*tree_stats)(const struct pcstock_tree *t,
+			   struct pcstock_tree_stats *st);
+};
+
+/* The designs (policy_*.c). */
+extern const struct pcs_policy_ops pcs_policy_none;
+extern const struct pcs_policy_ops pcs_policy_default;
+extern const struct pcs_policy_ops pcs_policy_v4;
+extern const struct pcs_policy_ops pcs_policy_memcg7;
+
+/* The registry (policy.c): @p's table, NULL if @p names no design. */
+const struct pcs_policy_ops *pcs_policy_ops(enum pcstock_tree_policy p);
+
+#endif /* PCSTOCK_POLICY_H */

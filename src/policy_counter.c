@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * policy_counter.c - the designs that stock at the counters: the 2026
+ * series' per-counter per-CPU stock (stock.c), one table per kind of it
+ * (enum pcstock_stock_policy): "default" (with the review fixes) and "v4"
+ * (as posted).
+ *
+ * Each group's counters get a stock of the table's kind, the flow charges
+ * them through pcstock_counter_try_charge_stock(), which batches by itself,
+ * and uncharges go through pcstock_counter_uncharge_stock().  The hit is
+ * the stock's inline one (charge.c): a group without memsw publishes its
+ * memory counter's key as its hit key.  Another kind of the per-counter
+ * stock is one more table below, built by COUNTER_POLICY(), and one line
+ * in the registry (policy.c).
+ */
+#include <pthread.h>
+
+#include <pcstock/hierarchy.h>
+#include <pcstock/stock.h>
+
+#include "atomic.h"
+#include "group.h"
+#include "policy.h"
+#include "rcu.h"
+
+static void counter_group_init(struct pcstock_group *g)
+{
+	struct pcstock_tree *t = g->tree;
+	enum pcstock_stock_policy p = t->ops->counter_stock;
+
+	/* Failure is not fatal (as in the series): the counter works plain. */
+	pcstock_counter_alloc_stock(&g->memory, t->domain, t->attr.batch, p);
+	if (t->attr.memsw)
+		pcstock_counter_alloc_stock(&g->memsw, t->domain,
+					    t->attr.batch, p);
+	else
+		pcs_store(&g->hit_key, g->memory.stock_key, PCS_RELAXED);
+}
+
+static void drain_group_cpus(struct pcstock_group *g, unsigned int nr_cpus)
+{
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
+		pcstock_counter_drain_stock(&g->memory, cpu);
+		pcstock_counter_drain_stock(&g->memsw, cpu);
+	}
+}
+
+static void counter_group_offline(struct pcstock_group *g)
+{
+	pcstock_counter_disable_stock(&g->memory);
+	pcstock_counter_disable_stock(&g->memsw);
+	drain_group_cpus(g, pcstock_domain_nr_cpus(g->tree->domain));
+}
+
+static void counter_group_free(struct pcstock_group *g)
+{
+	pcstock_counter_free_stock(&g->memory);
+	pcstock_counter_free_stock(&g->memsw);
+}
+
+static void counter_uncharge(struct pcstock_group *g, unsigned long nr_pages)
+{
+	/*
+	 * Inside a callback the stock's uncached path sends the pages up:
+	 * callback_enter() emptied the thread's CPU cache (reclaim.c).
+	 */
+	pcstock_counter_uncharge_stock(&g->memory, nr_pages);
+	if (g->tree->attr.memsw)
+		pcstock_counter_uncharge_stock(&g->memsw, nr_pages);
+}
+
+/* percpu_charge_mutex: one drain_all of the tree at a time, else skip. */
+static bool counter_drain_all(struct pcstock_group *g)
+{
+	struct pcstock_tree *t = g->tree;
+	unsigned int nr_cpus = pcstock_domain_nr_cpus(t->domain);
+	struct pcstock_group *pos;
+
+	if (pthread_mutex_trylock(&t->drain_lock))
+		return false;
+	for_each_in_subtree(pos, g)
+		drain_group_cpus(pos, nr_cpus);
+	pthread_mutex_unlock(&t->drain_lock);
+	return true;
+}
+
+static unsigned long counter_stock_pages(struct pcstock_group *g)
+{
+	struct pcstock_group *pos;
+	unsigned long sum = 0;
+
+	for_each_in_subtree(pos, g)
+		sum += pcstock_counter_stock_pages(&pos->memory);
+	return sum;
+}
+
+#define COUNTER_POLICY(policy_name, kind, refills)                           \
+	{                                                                    \
+		.name = (policy_name),                                       \
+		.max_batch = PCSTOCK_STOCK_MAX_BATCH,                        \
+		.uncharges_refill = (refills),                               \
+		.counter_stock = (kind),                                     \
+		.group_init = counter_group_init,                            \
+		.group_offline = counter_group_offline,                      \
+		.group_free = counter_group_free,                            \
+		.counter_try = pcstock_counter_try_charge_stock,             \
+		.uncharge = counter_uncharge,                                \
+		.drain_all = counter_drain_all,                              \
+		.stock_pages = counter_stock_pages,                          \
+	}
+
+const struct pcs_policy_ops pcs_policy_default =
+	COUNTER_POLICY("default", PCSTOCK_STOCK_DEFAULT, true);
+const struct pcs_policy_ops pcs_policy_v4 =
+	COUNTER_POLICY("v4", PCSTOCK_STOCK_V4, false);
