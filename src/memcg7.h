@@ -17,7 +17,7 @@
 #include <stdbool.h>
 
 #include <pcstock/cpu.h>
-#include <pcstock/hierarchy.h>
+#include <pcstock/memcg7_stats.h>
 
 /* The kernel's NR_MEMCG_STOCK. */
 #define MEMCG7_NR_SLOTS 7

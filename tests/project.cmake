@@ -4,8 +4,8 @@
 # own, the shared library exports only pcstock_ symbols, and a program builds
 # against the *installed* package with find_package() and with pkg-config.
 
-set(PCSTOCK_PUBLIC_HEADERS common counter cpu cpu_cache percpu stock hierarchy
-	kernel_compat pcstock version)
+set(PCSTOCK_PUBLIC_HEADERS common counter cpu cpu_cache percpu stock
+	memcg7_stats hierarchy kernel_compat pcstock version)
 foreach(h IN LISTS PCSTOCK_PUBLIC_HEADERS)
 	add_test(NAME header_alone_${h}
 		COMMAND ${CMAKE_COMMAND} -DCC=${CMAKE_C_COMPILER} -DHEADER=${h}

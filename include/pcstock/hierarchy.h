@@ -112,6 +112,7 @@
 #include <pcstock/common.h>
 #include <pcstock/counter.h>
 #include <pcstock/cpu.h>
+#include <pcstock/memcg7_stats.h>
 #include <pcstock/stock.h>
 
 PCSTOCK_EXTERN_C_BEGIN
@@ -324,31 +325,6 @@ enum pcstock_limit {
 	PCSTOCK_LIMIT_MIN,
 	PCSTOCK_LIMIT_LOW,
 	PCSTOCK_LIMIT_MEMSW_MAX,
-};
-
-/**
- * struct pcstock_memcg7_stats - the 7-slot cache of a memcg7 tree
- * @hits: charges served from a slot
- * @misses: charges the cache could not serve
- * @refills: pages put in a slot (batch surplus or uncharge)
- * @bypasses: refills sent straight to the counters (oversize, lock busy,
- *	no CPU, offline group)
- * @evictions: round-robin victims drained to make room
- * @slot_drains: slots drained with pages in them (any reason)
- * @drained_pages: pages those drains returned
- * @isolated_skips: drain_all skipped an isolated CPU
- * @flushing_skips: drain_all skipped a CPU whose flushing flag was set
- */
-struct pcstock_memcg7_stats {
-	unsigned long hits;
-	unsigned long misses;
-	unsigned long refills;
-	unsigned long bypasses;
-	unsigned long evictions;
-	unsigned long slot_drains;
-	unsigned long drained_pages;
-	unsigned long isolated_skips;
-	unsigned long flushing_skips;
 };
 
 /**
