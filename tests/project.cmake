@@ -16,6 +16,8 @@ foreach(h IN LISTS PCSTOCK_PUBLIC_HEADERS)
 	set_tests_properties(header_alone_${h} PROPERTIES LABELS project)
 endforeach()
 
+add_test(NAME src_layout COMMAND sh ${PROJECT_SOURCE_DIR}/scripts/check-src-layout ${PROJECT_SOURCE_DIR})
+
 add_test(NAME exported_symbols
 	COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_symbols.sh
 		$<TARGET_FILE:pcstock>)
