@@ -4,7 +4,9 @@
  *
  * Each stocked counter owns one atomic_int slot per CPU of a domain, in the
  * domain's per-CPU arena, holding pages already charged to the hierarchy
- * but not yet handed out.  Two policies share the code:
+ * but not yet handed out.  The kinds share the code, told apart by one
+ * flag per review finding of the series (enum stock_flags): V4 has none,
+ * DEFAULT all three.
  *
  *  V4       the series as posted (v4 3/5): consume with a CAS loop on this
  *           CPU's slot; on a miss charge max(batch, n) and add the surplus
@@ -74,6 +76,34 @@ static_assert(PCSTOCK_STOCK_V4_CEILING + 16000ULL * PCSTOCK_STOCK_MAX_BATCH <
 		      -(long long)PCSTOCK_STOCK_MARK_,
 	      "a V4 slot past its ceiling needs 16,000 racing refills to "
 	      "reach the mark");
+
+/*
+ * What a kind of stock does, in c->stock_policy: one flag per review
+ * finding of the series, so that V4 is "no flags", DEFAULT "all three", and
+ * each fix can be measured on its own.
+ */
+enum stock_flags {
+	/* A refill never takes a slot above batch (else refill_v4()). */
+	STOCK_CAPPED = 1U << 0,
+	/* A drain reads the slot before it exchanges (skips an empty one). */
+	STOCK_READ_DRAIN = 1U << 1,
+	/* Uncharges of up to batch pages refill the local slot. */
+	STOCK_UNCHARGE_REFILL = 1U << 2,
+};
+
+#define STOCK_DEFAULT_FLAGS                                                  \
+	(STOCK_CAPPED | STOCK_READ_DRAIN | STOCK_UNCHARGE_REFILL)
+
+static const unsigned char kind_flags[] = {
+	[PCSTOCK_STOCK_DEFAULT] = STOCK_DEFAULT_FLAGS,
+	[PCSTOCK_STOCK_V4] = 0,
+};
+
+static inline bool has_flag(const struct pcstock_counter *c,
+			    enum stock_flags f)
+{
+	return c->stock_policy & f;
+}
 
 /* ---- per-CPU access ------------------------------------------------------- */
 
@@ -204,7 +234,7 @@ int pcstock_counter_alloc_stock(struct pcstock_counter *c,
 
 	if (!c || !d || !batch || batch > PCSTOCK_STOCK_MAX_BATCH)
 		return -EINVAL;
-	if (policy != PCSTOCK_STOCK_DEFAULT && policy != PCSTOCK_STOCK_V4)
+	if ((unsigned int)policy >= sizeof(kind_flags))
 		return -EINVAL;
 	if (pcs_load(&c->stock_state, PCS_RELAXED) != STOCK_NONE)
 		return -EBUSY;
@@ -218,14 +248,14 @@ int pcstock_counter_alloc_stock(struct pcstock_counter *c,
 			 offsetof(struct pcstock_stock_rec_, stats);
 	c->stock_domain = d;
 	pcs_store(&c->stock_batch, batch, PCS_RELAXED);
-	c->stock_policy = (unsigned char)policy;
+	c->stock_policy = kind_flags[policy];
 	/*
 	 * Enabled before the hook exists: an offline racing with us may
 	 * call it as soon as pcstock_cpu_hook_add() publishes it.
 	 */
 	pcs_store(&c->stock_state, STOCK_ENABLED, PCS_RELAXED);
 	pcs_store(&c->stock_refill_batch,
-		  policy == PCSTOCK_STOCK_DEFAULT ? batch : 0, PCS_RELAXED);
+		  has_flag(c, STOCK_UNCHARGE_REFILL) ? batch : 0, PCS_RELAXED);
 	c->stock_key = d->id;
 	ret = pcstock_cpu_hook_add(d, stock_cpu_offline, c, &hook);
 	if (ret) {
@@ -367,7 +397,7 @@ unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 	 * as the series does.  The disable's own drain cannot miss pages:
 	 * its read comes after its mark, an RMW of the same slot.
 	 */
-	if (c->stock_policy == PCSTOCK_STOCK_DEFAULT) {
+	if (has_flag(c, STOCK_READ_DRAIN)) {
 		seen = pcs_load(slot_of(c, cpu), PCS_RELAXED);
 		if (!slot_pages(seen))
 			return 0;
@@ -440,7 +470,7 @@ charge_miss(struct pcstock_counter *c, char *region, unsigned long nr_pages,
 	now = this_region(c, false);
 	if (!now)
 		pcstock_counter_uncharge(c, batch - nr_pages);
-	else if (c->stock_policy == PCSTOCK_STOCK_V4)
+	else if (!has_flag(c, STOCK_CAPPED))
 		refill_v4(c, now, batch - nr_pages);
 	else
 		pcs_refill_capped(c, now, (int)batch, (int)(batch - nr_pages));
