@@ -395,18 +395,32 @@ static unsigned long slot_take_all(atomic_int *slot, int seen)
  * pcstock_stock_give_() or refill_v4(), so the charge that created these
  * pages happens before the uncharge below.
  */
+/* Uncharge the @nr pages a drain took from @cpu's slot, and count them. */
+static unsigned long drained(struct pcstock_counter *c, unsigned int cpu,
+			     unsigned long nr)
+{
+	struct stock_cpu_stats *st;
+
+	if (!nr)
+		return 0;
+	pcstock_counter_uncharge(c, nr);
+	/*
+	 * Remote drains of one CPU may run concurrently and are not the
+	 * hot path: real RMWs keep these two figures exact.
+	 */
+	st = stats_of(c, cpu);
+	pcs_fetch_add(&st->drains, 1, PCS_RELAXED);
+	pcs_fetch_add(&st->drained_pages, nr, PCS_RELAXED);
+	return nr;
+}
+
 static unsigned long slot_drain(struct pcstock_counter *c, unsigned int cpu,
 				int seen)
 {
 	atomic_int *slot = slot_of(c, cpu);
-	struct stock_cpu_stats *st;
 	unsigned long nr;
 	int old;
 
-	if (has_flag(c, STOCK_AT_LIMIT)) {
-		nr = slot_take_all(slot, seen);
-		goto uncharge;
-	}
 #ifdef PCSTOCK_MUTATE_READ_ZERO_DRAIN
 	/*
 	 * Planted bug, test builds only (tests/explore.cmake): read, then
@@ -439,18 +453,7 @@ static unsigned long slot_drain(struct pcstock_counter *c, unsigned int cpu,
 		nr += slot_pages(pcs_xchg(slot, PCSTOCK_STOCK_MARK_,
 					  PCS_ACQUIRE));
 #endif
-uncharge:
-	if (!nr)
-		return 0;
-	pcstock_counter_uncharge(c, nr);
-	/*
-	 * Remote drains of one CPU may run concurrently and are not the
-	 * hot path: real RMWs keep these two figures exact.
-	 */
-	st = stats_of(c, cpu);
-	pcs_fetch_add(&st->drains, 1, PCS_RELAXED);
-	pcs_fetch_add(&st->drained_pages, nr, PCS_RELAXED);
-	return nr;
+	return drained(c, cpu, nr);
 }
 
 unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
@@ -471,8 +474,13 @@ unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 	 */
 	if (has_flag(c, STOCK_READ_DRAIN)) {
 		seen = pcs_load(slot_of(c, cpu), PCS_RELAXED);
-		if (!pages_of(c, seen))
+		/* An empty slot first: drain_all's common case, one test. */
+		if (!seen || !pages_of(c, seen))
 			return 0;
+		/* EXACT keeps the slot's marks (slot_take_all()). */
+		if (has_flag(c, STOCK_AT_LIMIT))
+			return drained(c, cpu,
+				       slot_take_all(slot_of(c, cpu), seen));
 	}
 	return slot_drain(c, cpu, seen);
 }
