@@ -4,7 +4,9 @@
  *
  * Each stocked counter owns one atomic_int slot per CPU of a domain, in the
  * domain's per-CPU arena, holding pages already charged to the hierarchy
- * but not yet handed out.  Two policies share the code:
+ * but not yet handed out.  The kinds share the code, told apart by one
+ * flag per review finding of the series (enum stock_flags): V4 has none,
+ * DEFAULT all three, EXACT those and its own.
  *
  *  V4       the series as posted (v4 3/5): consume with a CAS loop on this
  *           CPU's slot; on a miss charge max(batch, n) and add the surplus
@@ -22,6 +24,10 @@
  *           of up to batch pages refill the local slot (the netperf
  *           -73.9 % report); larger charges and uncharges bypass the
  *           stock.
+ *  EXACT    DEFAULT while every level of the ancestry is far from its max,
+ *           no stock near it (see "exact at the limit" below).  Its checks
+ *           and switches are on the miss path only: its hit and its
+ *           uncharge into the slot are DEFAULT's, with no code added.
  *
  * Memory ordering.  A page in a slot was charged to usage by whoever put it
  * there; whoever takes it out may uncharge it.  If that uncharge could land
@@ -74,6 +80,37 @@ static_assert(PCSTOCK_STOCK_V4_CEILING + 16000ULL * PCSTOCK_STOCK_MAX_BATCH <
 		      -(long long)PCSTOCK_STOCK_MARK_,
 	      "a V4 slot past its ceiling needs 16,000 racing refills to "
 	      "reach the mark");
+
+/*
+ * What a kind of stock does, in c->stock_policy: one flag per review
+ * finding of the series, so that V4 is "no flags", DEFAULT "all three", and
+ * each fix can be measured on its own.
+ */
+enum stock_flags {
+	/* A refill never takes a slot above batch (else refill_v4()). */
+	STOCK_CAPPED = 1U << 0,
+	/* A drain reads the slot before it exchanges (skips an empty one). */
+	STOCK_READ_DRAIN = 1U << 1,
+	/* Uncharges of up to batch pages refill the local slot. */
+	STOCK_UNCHARGE_REFILL = 1U << 2,
+	/* Stops stocking near max (EXACT: see "exact at the limit"). */
+	STOCK_AT_LIMIT = 1U << 3,
+};
+
+#define STOCK_DEFAULT_FLAGS                                                  \
+	(STOCK_CAPPED | STOCK_READ_DRAIN | STOCK_UNCHARGE_REFILL)
+
+static const unsigned char kind_flags[] = {
+	[PCSTOCK_STOCK_DEFAULT] = STOCK_DEFAULT_FLAGS,
+	[PCSTOCK_STOCK_V4] = 0,
+	[PCSTOCK_STOCK_EXACT] = STOCK_DEFAULT_FLAGS | STOCK_AT_LIMIT,
+};
+
+static inline bool has_flag(const struct pcstock_counter *c,
+			    enum stock_flags f)
+{
+	return c->stock_policy & f;
+}
 
 /* ---- per-CPU access ------------------------------------------------------- */
 
@@ -204,7 +241,7 @@ int pcstock_counter_alloc_stock(struct pcstock_counter *c,
 
 	if (!c || !d || !batch || batch > PCSTOCK_STOCK_MAX_BATCH)
 		return -EINVAL;
-	if (policy != PCSTOCK_STOCK_DEFAULT && policy != PCSTOCK_STOCK_V4)
+	if ((unsigned int)policy >= sizeof(kind_flags))
 		return -EINVAL;
 	if (pcs_load(&c->stock_state, PCS_RELAXED) != STOCK_NONE)
 		return -EBUSY;
@@ -218,14 +255,14 @@ int pcstock_counter_alloc_stock(struct pcstock_counter *c,
 			 offsetof(struct pcstock_stock_rec_, stats);
 	c->stock_domain = d;
 	pcs_store(&c->stock_batch, batch, PCS_RELAXED);
-	c->stock_policy = (unsigned char)policy;
+	c->stock_policy = kind_flags[policy];
 	/*
 	 * Enabled before the hook exists: an offline racing with us may
 	 * call it as soon as pcstock_cpu_hook_add() publishes it.
 	 */
 	pcs_store(&c->stock_state, STOCK_ENABLED, PCS_RELAXED);
 	pcs_store(&c->stock_refill_batch,
-		  policy == PCSTOCK_STOCK_DEFAULT ? batch : 0, PCS_RELAXED);
+		  has_flag(c, STOCK_UNCHARGE_REFILL) ? batch : 0, PCS_RELAXED);
 	c->stock_key = d->id;
 	ret = pcstock_cpu_hook_add(d, stock_cpu_offline, c, &hook);
 	if (ret) {
@@ -237,48 +274,69 @@ int pcstock_counter_alloc_stock(struct pcstock_counter *c,
 	return 0;
 }
 
+/*
+ * Add @mark (the mark, or its opposite to lift one) to every slot of @c.
+ * Each is an RMW, so no concurrent addition or consumption is lost;
+ * relaxed: a mark carries no pages, and the RMW continues any release
+ * sequence.
+ */
+static void mark_all(struct pcstock_counter *c, int mark)
+{
+	unsigned int cpu, n = nr_cpus(c);
+
+	for (cpu = 0; cpu < n; cpu++)
+		pcs_fetch_add(slot_of(c, cpu), mark, PCS_RELAXED);
+}
+
 void pcstock_counter_disable_stock(struct pcstock_counter *c)
 {
-	unsigned char expected = STOCK_ENABLED;
-	unsigned int cpu, n;
+	unsigned char state = STOCK_ENABLED;
 
-	if (!c || !pcs_cas(&c->stock_state, &expected, STOCK_DISABLED,
-			   PCS_RELAXED, PCS_RELAXED))
+	if (!c)
 		return;
+	/*
+	 * From any live state: an EXACT stock may be switching (see "exact
+	 * at the limit"), and its switch's last CAS then fails.  A failed
+	 * CAS reloads the state.
+	 */
+	while (!pcs_cas(&c->stock_state, &state, STOCK_DISABLED, PCS_RELAXED,
+			PCS_RELAXED)) {
+		if (state == STOCK_NONE || state == STOCK_DISABLED)
+			return;
+	}
 	/* Uncharges that read the old refill batch find the mark. */
 	pcs_store(&c->stock_refill_batch, 0, PCS_RELAXED);
 #ifndef PCSTOCK_MUTATE_NO_DISABLE_MARK
-	/*
-	 * Once per slot (only the CAS's winner gets here).  An RMW, so no
-	 * concurrent addition or consumption is lost; relaxed: the mark
-	 * carries no pages, and the RMW continues any release sequence.
-	 */
-	n = nr_cpus(c);
-	for (cpu = 0; cpu < n; cpu++)
-		pcs_fetch_add(slot_of(c, cpu), PCSTOCK_STOCK_MARK_,
-			      PCS_RELAXED);
+	/* Once per slot: only the CAS's winner gets here. */
+	mark_all(c, PCSTOCK_STOCK_MARK_);
 #else
 	/*
 	 * Planted bug, test builds only (tests/explore.cmake): no mark, so
 	 * a refill racing a group's destroy strands its pages in the
 	 * offline group's slot.  The schedule explorer must catch it.
 	 */
-	(void)cpu;
-	(void)n;
+	(void)mark_all;
 #endif
+}
+
+/* Drain every CPU's slot of @c; the pages uncharged. */
+static unsigned long drain_every_cpu(struct pcstock_counter *c)
+{
+	unsigned int cpu, n = nr_cpus(c);
+	unsigned long nr = 0;
+
+	for (cpu = 0; cpu < n; cpu++)
+		nr += pcstock_counter_drain_stock(c, cpu);
+	return nr;
 }
 
 void pcstock_counter_free_stock(struct pcstock_counter *c)
 {
-	unsigned int cpu, n;
-
 	if (!c || pcs_load(&c->stock_state, PCS_RELAXED) == STOCK_NONE)
 		return;
 	/* After this returns the offline hook cannot touch @c any more. */
 	pcstock_cpu_hook_remove(c->stock_domain, c->stock_link);
-	n = nr_cpus(c);
-	for (cpu = 0; cpu < n; cpu++)
-		pcstock_counter_drain_stock(c, cpu);
+	drain_every_cpu(c);
 	pcs_domain_users_add(c->stock_domain, -1);
 	stock_release(c);
 }
@@ -292,17 +350,74 @@ static inline unsigned long slot_pages(int v)
 }
 
 /*
+ * The same for an EXACT stock, whose slot may carry its own mark, the
+ * disable's or both over at most a batch of pages: three ranges apart.
+ */
+static inline unsigned long exact_slot_pages(int v)
+{
+	if (v >= 0)
+		return (unsigned long)v;
+	if (v >= PCS_EXACT_MARK)
+		return (unsigned long)(v - PCS_EXACT_MARK);
+	if (v >= PCSTOCK_STOCK_MARK_)
+		return (unsigned long)(v - PCSTOCK_STOCK_MARK_);
+	return (unsigned long)(v - PCSTOCK_STOCK_MARK_ - PCS_EXACT_MARK);
+}
+
+static inline unsigned long pages_of(const struct pcstock_counter *c, int v)
+{
+	return has_flag(c, STOCK_AT_LIMIT) ? exact_slot_pages(v) :
+					     slot_pages(v);
+}
+
+/*
+ * Take every page out of @slot, last seen as @seen, and leave its marks as
+ * they are: an EXACT stock lifts its own mark (exact_leave()), which an
+ * exchange writing a mark back could undo or double.  acquire: as the
+ * exchanges of slot_drain().
+ */
+static unsigned long slot_take_all(atomic_int *slot, int seen)
+{
+	int v = seen;
+
+	while (exact_slot_pages(v)) {
+		if (pcs_cas(slot, &v, v - (int)exact_slot_pages(v),
+			    PCS_ACQUIRE, PCS_RELAXED))
+			return exact_slot_pages(v);
+	}
+	return 0;
+}
+
+/*
  * Empty @cpu's slot of @c, whose value was last seen as @seen (0 if not
  * read), keeping its mark, and uncharge the pages.  The exchanges are
  * acquires: they pair with the release addition in pcs_refill_capped(),
  * pcstock_stock_give_() or refill_v4(), so the charge that created these
  * pages happens before the uncharge below.
  */
+/* Uncharge the @nr pages a drain took from @cpu's slot, and count them. */
+static unsigned long drained(struct pcstock_counter *c, unsigned int cpu,
+			     unsigned long nr)
+{
+	struct stock_cpu_stats *st;
+
+	if (!nr)
+		return 0;
+	pcstock_counter_uncharge(c, nr);
+	/*
+	 * Remote drains of one CPU may run concurrently and are not the
+	 * hot path: real RMWs keep these two figures exact.
+	 */
+	st = stats_of(c, cpu);
+	pcs_fetch_add(&st->drains, 1, PCS_RELAXED);
+	pcs_fetch_add(&st->drained_pages, nr, PCS_RELAXED);
+	return nr;
+}
+
 static unsigned long slot_drain(struct pcstock_counter *c, unsigned int cpu,
 				int seen)
 {
 	atomic_int *slot = slot_of(c, cpu);
-	struct stock_cpu_stats *st;
 	unsigned long nr;
 	int old;
 
@@ -338,17 +453,7 @@ static unsigned long slot_drain(struct pcstock_counter *c, unsigned int cpu,
 		nr += slot_pages(pcs_xchg(slot, PCSTOCK_STOCK_MARK_,
 					  PCS_ACQUIRE));
 #endif
-	if (!nr)
-		return 0;
-	pcstock_counter_uncharge(c, nr);
-	/*
-	 * Remote drains of one CPU may run concurrently and are not the
-	 * hot path: real RMWs keep these two figures exact.
-	 */
-	st = stats_of(c, cpu);
-	pcs_fetch_add(&st->drains, 1, PCS_RELAXED);
-	pcs_fetch_add(&st->drained_pages, nr, PCS_RELAXED);
-	return nr;
+	return drained(c, cpu, nr);
 }
 
 unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
@@ -367,10 +472,15 @@ unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 	 * as the series does.  The disable's own drain cannot miss pages:
 	 * its read comes after its mark, an RMW of the same slot.
 	 */
-	if (c->stock_policy == PCSTOCK_STOCK_DEFAULT) {
+	if (has_flag(c, STOCK_READ_DRAIN)) {
 		seen = pcs_load(slot_of(c, cpu), PCS_RELAXED);
-		if (!slot_pages(seen))
+		/* An empty slot first: drain_all's common case, one test. */
+		if (!seen || !pages_of(c, seen))
 			return 0;
+		/* EXACT keeps the slot's marks (slot_take_all()). */
+		if (has_flag(c, STOCK_AT_LIMIT))
+			return drained(c, cpu,
+				       slot_take_all(slot_of(c, cpu), seen));
 	}
 	return slot_drain(c, cpu, seen);
 }
@@ -385,6 +495,149 @@ static bool charge_exact(struct pcstock_counter *c, unsigned long nr_pages,
 	if (nr_charged)
 		*nr_charged = nr_pages;
 	return true;
+}
+
+/* ---- exact at the limit (EXACT) ------------------------------------------ */
+
+/*
+ * An EXACT stock is a DEFAULT stock while every level of its counter's
+ * ancestry is far from its max, and no stock near it, in the spirit of
+ * percpu_counter_limited_add(): what the slots can hide, nr_cpus × batch
+ * (DEFAULT caps a slot at batch), is the distance at which they matter.
+ * Its mark is its own, PCS_EXACT_MARK (stock_hit.h), so that a disable
+ * landing while it is exact adds the disable's on top of it.
+ *
+ *  - A miss that finds some level's margin (max - usage) below that bound
+ *    (after its batch charge, or before an exact one), or whose greedy
+ *    charge fails, switches the counter to exact: ENABLED -> ENTERING,
+ *    the refill batch to 0, one mark on every slot (the disable's, so hits
+ *    and refills fail there), every slot drained, ENTERING -> EXACT.
+ *  - While ENTERING, EXACT or LEAVING, charges are exact (after taking
+ *    what a marked slot still holds, as a disabled stock does) and
+ *    uncharges go up: the refill batch is 0 and the slots are marked.
+ *  - A miss of an EXACT stock that finds every margin at least twice the
+ *    bound switches back: EXACT -> LEAVING, the mark lifted from every
+ *    slot, the refill batch restored, LEAVING -> ENABLED.  The factor two
+ *    is the hysteresis: a round trip costs O(nr_cpus) RMWs, and between
+ *    two, usage moves by at least nr_cpus × batch pages.
+ *  - An exact charge that fails drains every slot and, if that found
+ *    pages, tries once more: no charge fails for pages in this counter's
+ *    own stock.
+ *
+ * Only the winner of a state CAS switches, so switches never overlap, and
+ * each is acq_rel so that a switch's marks (or lifts) happen before the
+ * next switch's lifts (or marks) in every slot's modification order.  A
+ * disable may land in the middle of a switch (it CASes any live state to
+ * DISABLED) and adds its own mark: a slot then carries both marks
+ * (exact_slot_pages() reads each combination) until a LEAVING switch
+ * lifts its own.  As a switch adds or lifts the exact mark once per slot,
+ * and the disable's mark is never lifted, a slot the disable has marked
+ * stays negative for good: the disable's guarantee holds.  The switch's last CAS fails on DISABLED and leaves the marks.
+ * Drains of an EXACT stock keep a slot's marks as they are
+ * (slot_take_all()): an exchange that writes one mark back could undo a
+ * lift or a second mark.
+ */
+
+/* What the counter's slots can hide: nr_cpus × batch. */
+static unsigned long hide_bound(const struct pcstock_counter *c)
+{
+	return (unsigned long)nr_cpus(c) *
+	       pcs_load(&c->stock_batch, PCS_RELAXED);
+}
+
+/* Whether every level from @c up has at least @room pages below its max. */
+static bool margins_at_least(const struct pcstock_counter *c,
+			     unsigned long room)
+{
+	for (; c; c = c->parent) {
+		long usage = pcs_load(&c->usage, PCS_RELAXED);
+		unsigned long max = pcs_load(&c->max, PCS_RELAXED);
+		unsigned long u = usage < 0 ? 0 : (unsigned long)usage;
+
+		if (u > max || max - u < room)
+			return false;
+	}
+	return true;
+}
+
+/* ENABLED -> EXACT; the pages drained (0 if another thread switches). */
+static unsigned long exact_enter(struct pcstock_counter *c)
+{
+	unsigned char state = STOCK_ENABLED;
+	unsigned long nr = 0;
+
+	if (!pcs_cas(&c->stock_state, &state, STOCK_ENTERING, PCS_ACQ_REL,
+		     PCS_RELAXED))
+		return 0;
+	pcs_store(&c->stock_refill_batch, 0, PCS_RELAXED);
+	mark_all(c, PCS_EXACT_MARK);
+#ifndef PCSTOCK_MUTATE_EXACT_NO_DRAIN
+	/* Each drain reads its slot after the mark: nothing is missed. */
+	nr = drain_every_cpu(c);
+#else
+	/*
+	 * Planted bug, test builds only (tests/stock.cmake): the slots are
+	 * marked but not drained, so an exact counter near its max keeps
+	 * up to nr_cpus × batch pages in stock.  test_stock must catch it.
+	 */
+#endif
+	state = STOCK_ENTERING;
+	pcs_cas(&c->stock_state, &state, STOCK_EXACT, PCS_ACQ_REL,
+		PCS_RELAXED);
+	return nr;
+}
+
+/* EXACT -> ENABLED, unless a disable lands meanwhile. */
+static void exact_leave(struct pcstock_counter *c)
+{
+	unsigned char state = STOCK_EXACT;
+
+	if (!pcs_cas(&c->stock_state, &state, STOCK_LEAVING, PCS_ACQ_REL,
+		     PCS_RELAXED))
+		return;
+	mark_all(c, -PCS_EXACT_MARK);
+	pcs_store(&c->stock_refill_batch,
+		  pcs_load(&c->stock_batch, PCS_RELAXED), PCS_RELAXED);
+	state = STOCK_LEAVING;
+	/* Disabled meanwhile: its marks stand, and so must its batch 0. */
+	if (!pcs_cas(&c->stock_state, &state, STOCK_ENABLED, PCS_ACQ_REL,
+		     PCS_RELAXED))
+		pcs_store(&c->stock_refill_batch, 0, PCS_RELAXED);
+}
+
+/*
+ * The exact charge of an EXACT stock (a miss of @state that does not
+ * stock), with the switches and the drain before a failure.
+ */
+static __attribute__((noinline)) bool
+exact_charge(struct pcstock_counter *c, unsigned char state,
+	     unsigned long nr_pages, struct pcstock_counter **fail,
+	     unsigned long *nr_charged)
+{
+	unsigned long hide = hide_bound(c);
+
+	if (state == STOCK_ENABLED) {
+		if (!margins_at_least(c, hide))
+			exact_enter(c);
+	} else if (state == STOCK_EXACT && margins_at_least(c, 2 * hide)) {
+		exact_leave(c);
+	}
+	if (charge_exact(c, nr_pages, fail, nr_charged))
+		return true;
+	if (!drain_every_cpu(c))
+		return false;
+	return charge_exact(c, nr_pages, fail, nr_charged);
+}
+
+unsigned long pcstock_counter_stock_go_exact(struct pcstock_counter *c)
+{
+	unsigned long nr = 0;
+
+	if (!c || pcs_load(&c->stock_state, PCS_RELAXED) == STOCK_NONE)
+		return 0;
+	if (has_flag(c, STOCK_AT_LIMIT))
+		nr = exact_enter(c);
+	return nr + drain_every_cpu(c);
 }
 
 /*
@@ -402,7 +655,7 @@ static bool take_pages(struct pcstock_counter *c, char *region,
 	int old = pcs_load(slot, PCS_RELAXED);
 
 	/* (int)nr: nr is at most the pages of a slot. */
-	while ((old < 0) == marked && slot_pages(old) >= nr) {
+	while ((old < 0) == marked && pages_of(c, old) >= nr) {
 		if (pcs_cas(slot, &old, old - (int)nr, PCS_ACQUIRE,
 			    PCS_RELAXED)) {
 			pcs_stat_add(&pcs_stats_at(c, region)->hits, 1);
@@ -410,6 +663,32 @@ static bool take_pages(struct pcstock_counter *c, char *region,
 		}
 	}
 	return false;
+}
+
+/*
+ * The surplus of a batch charge, @batch - @nr_pages, for the slot in @now,
+ * by a capped kind other than DEFAULT: an EXACT stock keeps it only while
+ * every margin stays above what its slots can hide, and else sends it
+ * back up and goes exact.
+ */
+static __attribute__((noinline)) bool
+refill_at_limit(struct pcstock_counter *c, char *now, unsigned int batch,
+		unsigned long nr_pages, unsigned long *nr_charged)
+{
+	unsigned long charged = batch;
+
+	if (!has_flag(c, STOCK_AT_LIMIT) ||
+	    margins_at_least(c, hide_bound(c))) {
+		pcs_refill_capped(c, now, (int)batch,
+				  (int)(batch - nr_pages));
+	} else {
+		pcstock_counter_uncharge(c, batch - nr_pages);
+		exact_enter(c);
+		charged = nr_pages;
+	}
+	if (nr_charged)
+		*nr_charged = charged;
+	return true;
 }
 
 /*
@@ -433,17 +712,23 @@ charge_miss(struct pcstock_counter *c, char *region, unsigned long nr_pages,
 	pcs_stat_add(&pcs_stats_at(c, region)->misses, 1);
 	/* V4: charge = max(batch, n), exact if that is n: the same test. */
 	if (state != STOCK_ENABLED || nr_pages >= batch ||
-	    !pcstock_counter_try_charge(c, batch, fail))
+	    !pcstock_counter_try_charge(c, batch, fail)) {
+		if (has_flag(c, STOCK_AT_LIMIT))
+			return exact_charge(c, state, nr_pages, fail,
+					    nr_charged);
 		return charge_exact(c, nr_pages, fail, nr_charged);
+	}
 
 	/* The CPU we are on now, which may not be @region's. */
 	now = this_region(c, false);
 	if (!now)
 		pcstock_counter_uncharge(c, batch - nr_pages);
-	else if (c->stock_policy == PCSTOCK_STOCK_V4)
+	else if (c->stock_policy == STOCK_DEFAULT_FLAGS)
+		pcs_refill_capped(c, now, (int)batch, (int)(batch - nr_pages));
+	else if (!has_flag(c, STOCK_CAPPED))
 		refill_v4(c, now, batch - nr_pages);
 	else
-		pcs_refill_capped(c, now, (int)batch, (int)(batch - nr_pages));
+		return refill_at_limit(c, now, batch, nr_pages, nr_charged);
 	if (nr_charged)
 		*nr_charged = batch;
 	return true;
@@ -571,7 +856,7 @@ unsigned long pcstock_counter_stock_pages(const struct pcstock_counter *c)
 		return 0;
 	n = nr_cpus(c);
 	for (cpu = 0; cpu < n; cpu++)
-		sum += slot_pages(pcs_load(slot_of(c, cpu), PCS_RELAXED));
+		sum += pages_of(c, pcs_load(slot_of(c, cpu), PCS_RELAXED));
 	return sum;
 }
 

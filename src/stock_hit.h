@@ -33,7 +33,19 @@ enum stock_state {
 	STOCK_NONE = 0,
 	STOCK_ENABLED = PCSTOCK_STOCK_ENABLED_,
 	STOCK_DISABLED,
+	/* An EXACT stock's switches and exact state (stock.c). */
+	STOCK_ENTERING,
+	STOCK_EXACT,
+	STOCK_LEAVING,
 };
+
+/*
+ * An EXACT stock's own mark (stock.c, "exact at the limit"): half the
+ * disable's, so that a slot carrying both, plus a batch, is still far
+ * above INT_MIN and the hit's "slot - n" cannot overflow; negative, so
+ * hits and refills fail on it as on the disable's.
+ */
+#define PCS_EXACT_MARK (PCSTOCK_STOCK_MARK_ / 2)
 
 /* One CPU's statistics, right after its slot (pcstock/stock_inline.h). */
 #define stock_cpu_stats pcstock_stock_pcpu_

@@ -15,6 +15,17 @@ target_compile_definitions(test_stock_inline PRIVATE PCSTOCK_INLINE)
 pcstock_add_test(test_stock_stress SOURCES test_stock_stress.c
 	LABELS stress TIMEOUT 120)
 
+# A planted bug in the EXACT kind (src/stock.c, PCSTOCK_MUTATE_EXACT_NO_DRAIN:
+# its switch to exact marks the slots but does not drain them): the EXACT
+# cases of test_stock must fail on it.
+pcstock_add_library(pcstock_mut_exact_no_drain STATIC
+	DEFINES PCSTOCK_FAULT_INJECT PCSTOCK_EXPLORE
+	PCSTOCK_MUTATE_EXACT_NO_DRAIN)
+pcstock_add_test(test_stock_mut_exact_no_drain SOURCES test_stock.c
+	LIBS pcstock_mut_exact_no_drain ARGS "*/exact"
+	LABELS unit TIMEOUT 60)
+set_tests_properties(test_stock_mut_exact_no_drain PROPERTIES WILL_FAIL TRUE)
+
 add_executable(micro_stock micro_stock.c)
 pcstock_target_flags(micro_stock)
 target_include_directories(micro_stock PRIVATE ${PROJECT_SOURCE_DIR}/src)

@@ -46,6 +46,8 @@
 
 #define NR_CPUS 4U
 #define BATCH 16U
+/* EXACT's own mark: the library's PCS_EXACT_MARK (src/stock_hit.h). */
+#define EXACT_MARK (PCSTOCK_STOCK_MARK_ / 2)
 
 /* ---- fixtures ------------------------------------------------------------ */
 
@@ -58,6 +60,7 @@ struct fixture {
 static struct fixture fx;
 static enum pcstock_stock_policy policy_default = PCSTOCK_STOCK_DEFAULT;
 static enum pcstock_stock_policy policy_v4 = PCSTOCK_STOCK_V4;
+static enum pcstock_stock_policy policy_exact = PCSTOCK_STOCK_EXACT;
 
 static void hooks_off(void)
 {
@@ -96,14 +99,22 @@ static int teardown(void **state)
 	return pcstock_warn_count() ? -1 : 0;
 }
 
-/* Run a case once per policy, named after both. */
-#define BOTH(f)                                                              \
+/* Run a case once per policy, named after each. */
+#define EACH(f)                                                              \
 	{ #f "/default", f, setup, teardown, &policy_default },              \
-	{ #f "/v4", f, setup, teardown, &policy_v4 }
+	{ #f "/v4", f, setup, teardown, &policy_v4 },                        \
+	{ #f "/exact", f, setup, teardown, &policy_exact }
+#define EXACT_ONLY(f) { #f "/exact", f, setup, teardown, &policy_exact }
 
 static bool is_v4(void)
 {
 	return fx.policy == PCSTOCK_STOCK_V4;
+}
+
+/* EXACT: stops stocking within nr_cpus × batch of a max. */
+static bool is_exact(void)
+{
+	return fx.policy == PCSTOCK_STOCK_EXACT;
 }
 
 static atomic_int *slot_ptr(const struct pcstock_counter *c, unsigned int cpu)
@@ -232,16 +243,21 @@ static void test_tight_limit_greedy_fails_exact_succeeds(void **state)
 	unsigned long charged = 12345;
 
 	(void)state;
+	/* EXACT: the failed greedy charge turns the stock off (marked). */
+	const int empty = is_exact() ? EXACT_MARK : 0;
+
 	assert_int_equal(pcstock_counter_set_max(&fx.root, BATCH / 2), 0);
 	charge_ok(1, 1);
 	assert_int_equal(pcstock_counter_failcnt(&fx.root), 1);
 	assert_int_equal(pcstock_counter_failcnt(&fx.leaf), 0);
-	assert_int_equal(slot(0), 0);
+	assert_int_equal(slot(0), empty);
 	assert_usage(1, 1, 1);
 
 	/* Exactly at the limit: the exact charge still succeeds. */
 	charge_ok(BATCH / 2 - 1, BATCH / 2 - 1);
-	assert_int_equal(pcstock_counter_failcnt(&fx.root), 2);
+	/* EXACT, now exact: no greedy attempt, no failcnt. */
+	assert_int_equal(pcstock_counter_failcnt(&fx.root),
+			 is_exact() ? 1 : 2);
 	assert_usage(BATCH / 2, BATCH / 2, BATCH / 2);
 
 	/* No headroom: greedy and exact fail, failcnt +2, *fail the root. */
@@ -249,9 +265,10 @@ static void test_tight_limit_greedy_fails_exact_succeeds(void **state)
 						      &charged));
 	assert_ptr_equal(fail, &fx.root);
 	assert_int_equal(charged, 12345);
-	assert_int_equal(pcstock_counter_failcnt(&fx.root), 4);
+	assert_int_equal(pcstock_counter_failcnt(&fx.root),
+			 is_exact() ? 2 : 4);
 	assert_usage(BATCH / 2, BATCH / 2, BATCH / 2);
-	assert_int_equal(slot(0), 0);
+	assert_int_equal(slot(0), empty);
 }
 
 static void test_hit_succeeds_at_the_limit(void **state)
@@ -600,11 +617,14 @@ static void test_bad_input(void **state)
 	pcstock_counter_free_stock(NULL);
 	pcstock_counter_disable_stock(NULL);
 	assert_int_equal(pcstock_counter_drain_stock(NULL, 0), 0);
-	/* A request no slot can hold goes to the hierarchy, exactly. */
+	/*
+	 * A request no slot can hold goes to the hierarchy, exactly.  EXACT
+	 * drains its stock before it fails, in case that made room.
+	 */
 	charge_ok(1, BATCH);
 	assert_false(pcstock_counter_try_charge_stock(&fx.leaf, ULONG_MAX / 2,
 						      NULL, NULL));
-	assert_int_equal(slot(0), BATCH - 1);
+	assert_int_equal(slot(0), is_exact() ? 0 : (int)BATCH - 1);
 }
 
 /* ---- allocation failure ---------------------------------------------------- */
@@ -749,13 +769,16 @@ static void test_drain_of_empty_slot(void **state)
 		assert_int_equal(watched[PCS_OP_LOAD], 1);
 		assert_int_equal(watched_total(), 1);
 	}
-	/* A full slot is exchanged by both. */
+	/*
+	 * A full slot is exchanged by both, and compare-exchanged by EXACT,
+	 * which keeps the slot's marks as they are.
+	 */
 	move_to(1);
 	charge_ok(1, BATCH);
 	watch(slot_ptr(&fx.leaf, 1), sizeof(atomic_int));
 	assert_int_equal(pcstock_counter_drain_stock(&fx.leaf, 1), BATCH - 1);
 	pcstock_explore_hook = NULL;
-	assert_int_equal(watched[PCS_OP_XCHG], 1);
+	assert_int_equal(watched[is_exact() ? PCS_OP_CAS : PCS_OP_XCHG], 1);
 }
 
 /*
@@ -985,35 +1008,253 @@ static void test_racing_refill_exceeds_batch_only_in_v4(void **state)
 			 2 + pcstock_counter_stock_pages(&fx.leaf));
 }
 
-int main(void)
+/* ---- exact at the limit (EXACT) -------------------------------------------- */
+
+#define HIDE (NR_CPUS * BATCH)	/* what the leaf's slots can hide */
+
+/*
+ * Whether the leaf's stock is empty whenever some level is within HIDE of
+ * its max (the stranding bound of PCSTOCK_STOCK_EXACT, with max fixed and
+ * every charge through the leaf).
+ */
+static bool stock_empty_near_max(void)
+{
+	const struct pcstock_counter *lv[] = { &fx.leaf, &fx.mid, &fx.root };
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		unsigned long u = pcstock_counter_read(lv[i]);
+		unsigned long max = pcstock_counter_max(lv[i]);
+
+		if (u + HIDE > max)
+			return pcstock_counter_stock_pages(&fx.leaf) == 0;
+	}
+	return true;
+}
+
+/*
+ * Every CPU charges one page in turn, CPU 0 four times as often, until the
+ * pages held reach max: a charge that fails while held + 1 <= max failed
+ * for pages in stock.  Returns those failures; checks conservation.
+ */
+static unsigned long charge_round_robin_to(unsigned long max)
+{
+	unsigned long held = 0, early = 0, turn = 0;
+
+	assert_int_equal(pcstock_counter_set_max(&fx.mid, max), 0);
+	while (held < max) {
+		unsigned int t = (unsigned int)(turn++ % (NR_CPUS + 3));
+
+		move_to(t < 4 ? 0 : t - 3);
+		if (pcstock_counter_try_charge_stock(&fx.leaf, 1, NULL, NULL))
+			held++;
+		else if (++early > 4 * max)
+			break;
+		if (is_exact())
+			assert_true(stock_empty_near_max());
+	}
+	move_to(0);
+	assert_int_equal(pcstock_counter_read(&fx.leaf),
+			 held + pcstock_counter_stock_pages(&fx.leaf));
+	return early;
+}
+
+/*
+ * The workload of issue 21: charges to within a batch of max from every
+ * CPU.  EXACT fails none while held + request <= max, and holds nothing
+ * in stock within HIDE of max; DEFAULT and V4 strand pages in the other
+ * CPUs' slots and fail early.
+ */
+static void test_exact_no_failure_for_pages_in_stock(void **state)
+{
+	unsigned long early;
+
+	(void)state;
+	early = charge_round_robin_to(4 * HIDE);
+	if (is_exact()) {
+		assert_int_equal(early, 0);
+		assert_int_equal(pcstock_counter_stock_pages(&fx.leaf), 0);
+		assert_int_equal(pcstock_counter_read(&fx.mid), 4 * HIDE);
+		/* At max: the next page fails, and nothing is in stock. */
+		assert_false(pcstock_counter_try_charge_stock(&fx.leaf, 1,
+							      NULL, NULL));
+		/* Hits fail on the marked slots; uncharges go straight up. */
+		pcstock_counter_uncharge_stock(&fx.leaf, 1);
+		assert_int_equal(slot(0), EXACT_MARK);
+		assert_int_equal(pcstock_counter_read(&fx.mid), 4 * HIDE - 1);
+	} else {
+		assert_true(early > 0);
+	}
+}
+
+/* Far from every max, EXACT stocks as DEFAULT does. */
+static void test_exact_far_from_max_stocks(void **state)
+{
+	struct pcstock_stock_stats st;
+	unsigned int cpu;
+
+	(void)state;
+	assert_int_equal(pcstock_counter_set_max(&fx.root, 100 * HIDE), 0);
+	for (cpu = 0; cpu < NR_CPUS; cpu++) {
+		move_to(cpu);
+		charge_ok(1, BATCH);
+		charge_ok(1, 0);
+		assert_int_equal(slot(cpu), BATCH - 2);
+	}
+	pcstock_counter_uncharge_stock(&fx.leaf, 1);
+	assert_int_equal(slot(NR_CPUS - 1), BATCH - 1);
+	pcstock_counter_stock_stats(&fx.leaf, &st);
+	assert_int_equal(st.hits, NR_CPUS);
+	assert_int_equal(st.misses, NR_CPUS);
+	assert_int_equal(pcstock_counter_stock_pages(&fx.leaf),
+			 NR_CPUS * (BATCH - 2) + 1);
+}
+
+/*
+ * Near max the leaf goes exact (slots marked and drained), and a miss
+ * that finds every level at least twice HIDE below its max stocks again.
+ */
+static void test_exact_hysteresis(void **state)
+{
+	unsigned int cpu;
+
+	(void)state;
+	assert_int_equal(pcstock_counter_set_max(&fx.root, 3 * HIDE), 0);
+	for (cpu = 0; cpu < NR_CPUS; cpu++) {
+		move_to(cpu);
+		charge_ok(1, BATCH);
+	}
+	move_to(0);
+	/* Exact charges leave HIDE below max: still stocked. */
+	charge_ok(HIDE, HIDE);
+	charge_ok(BATCH, BATCH);
+	assert_int_equal(pcstock_counter_read(&fx.root), 2 * HIDE + BATCH);
+	assert_int_equal(pcstock_counter_stock_pages(&fx.leaf),
+			 NR_CPUS * (BATCH - 1));
+	/* Within HIDE of max: EXACT drains every slot and marks it. */
+	charge_ok(BATCH, BATCH);
+	if (is_exact()) {
+		assert_int_equal(pcstock_counter_stock_pages(&fx.leaf), 0);
+		for (cpu = 0; cpu < NR_CPUS; cpu++)
+			assert_int_equal(slot(cpu), EXACT_MARK);
+		charge_ok(1, 1);
+		/* Room for HIDE more pages but not 2 × HIDE: still exact. */
+		pcstock_counter_uncharge_stock(&fx.leaf, 2 * BATCH);
+		charge_ok(1, 1);
+		/* Twice HIDE below max: the next miss re-enables. */
+		pcstock_counter_uncharge(&fx.leaf,
+					 pcstock_counter_read(&fx.leaf) - 1);
+		charge_ok(1, 1);
+		assert_int_equal(slot(0), 0);
+		charge_ok(1, BATCH);
+		assert_int_equal(slot(0), BATCH - 1);
+		assert_int_equal(pcstock_counter_read(&fx.leaf),
+				 2 + BATCH);
+	}
+}
+
+/*
+ * A counter-level hook for the group layer: a sibling's stock under a
+ * common ancestor at its max.  Draining it (and, for EXACT, keeping it
+ * from filling again) lets the other leaf's charge succeed.
+ */
+static void test_exact_go_exact_frees_a_siblings_stock(void **state)
+{
+	struct pcstock_counter sib;
+	unsigned long got, in_stock;
+	unsigned int cpu;
+
+	(void)state;
+	pcstock_counter_init(&sib, &fx.mid, false);
+	for (cpu = 0; cpu < NR_CPUS; cpu++) {
+		move_to(cpu);
+		charge_ok(1, BATCH);
+	}
+	move_to(0);
+	in_stock = pcstock_counter_stock_pages(&fx.leaf);
+	assert_int_equal(in_stock, NR_CPUS * (BATCH - 1));
+	assert_int_equal(pcstock_counter_set_max(&fx.mid, NR_CPUS * BATCH), 0);
+	assert_false(pcstock_counter_try_charge(&sib, 1, NULL));
+	got = pcstock_counter_stock_go_exact(&fx.leaf);
+	assert_int_equal(got, in_stock);
+	assert_int_equal(pcstock_counter_stock_pages(&fx.leaf), 0);
+	assert_int_equal(pcstock_counter_read(&fx.mid), NR_CPUS);
+	assert_true(pcstock_counter_try_charge(&sib, in_stock, NULL));
+	pcstock_counter_uncharge(&sib, in_stock);
+	/* EXACT stays exact: its next charge takes one page, no batch. */
+	if (is_exact()) {
+		charge_ok(1, 1);
+		assert_int_equal(slot(0), EXACT_MARK);
+	} else {
+		charge_ok(1, BATCH);
+	}
+	assert_int_equal(pcstock_counter_stock_go_exact(NULL), 0);
+	assert_int_equal(pcstock_counter_stock_go_exact(&fx.mid), 0);
+}
+
+/*
+ * A disable while exact adds its own mark: the slots carry two, which
+ * drains and readers decode, and a later miss far from max cannot lift
+ * the disable's.
+ */
+static void test_exact_disable_while_exact(void **state)
+{
+	(void)state;
+	charge_ok(1, BATCH);
+	pcstock_counter_stock_go_exact(&fx.leaf);
+	pcstock_counter_disable_stock(&fx.leaf);
+	assert_int_equal(slot(1), is_exact() ? PCSTOCK_STOCK_MARK_ + EXACT_MARK :
+			 PCSTOCK_STOCK_MARK_);
+	assert_int_equal(pcstock_counter_stock_pages(&fx.leaf), 0);
+	assert_int_equal(pcstock_counter_drain_stock(&fx.leaf, 1), 0);
+	charge_ok(1, 1);
+	charge_ok(1, 1);
+	pcstock_counter_uncharge_stock(&fx.leaf, 1);
+	assert_true(slot(0) < 0);
+	assert_true(slot(1) < 0);
+	assert_usage(2, 2, 2);
+}
+
+/*
+ * An optional argument is a cmocka test filter: a star then "/exact" runs
+ * the EXACT cases only (tests/stock.cmake runs them on a planted bug).
+ */
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		BOTH(test_empty_stock_charges_a_batch),
-		BOTH(test_hits_touch_no_counter),
-		BOTH(test_multi_page_hit_takes_exactly_n),
-		BOTH(test_tight_limit_greedy_fails_exact_succeeds),
-		BOTH(test_hit_succeeds_at_the_limit),
-		BOTH(test_batch_or_more_is_exact),
-		BOTH(test_drain_returns_and_uncharges),
-		BOTH(test_free_drains_every_cpu),
-		BOTH(test_unstocked_counter_is_plain),
-		BOTH(test_no_cpu_thread_is_plain),
-		BOTH(test_cached_region_is_per_domain),
-		BOTH(test_cached_region_alternates_domains),
-		BOTH(test_offline_drains_that_cpu),
-		BOTH(test_disable_stops_refills),
-		BOTH(test_stats_count_each_event),
-		BOTH(test_bound_and_batch),
-		BOTH(test_bad_input),
-		BOTH(test_alloc_failure_leaves_a_plain_counter),
-		BOTH(test_small_uncharge_refills_default_only),
-		BOTH(test_over_batch_uncharge_bypasses),
-		BOTH(test_drain_of_empty_slot),
-		BOTH(test_surplus_goes_to_the_cpu_after_the_charge),
-		BOTH(test_racing_refill_exceeds_batch_only_in_v4),
-		BOTH(test_slot_growth_is_bounded),
-		BOTH(test_large_charge_hits_a_large_slot),
+		EACH(test_empty_stock_charges_a_batch),
+		EACH(test_hits_touch_no_counter),
+		EACH(test_multi_page_hit_takes_exactly_n),
+		EACH(test_tight_limit_greedy_fails_exact_succeeds),
+		EACH(test_hit_succeeds_at_the_limit),
+		EACH(test_batch_or_more_is_exact),
+		EACH(test_drain_returns_and_uncharges),
+		EACH(test_free_drains_every_cpu),
+		EACH(test_unstocked_counter_is_plain),
+		EACH(test_no_cpu_thread_is_plain),
+		EACH(test_cached_region_is_per_domain),
+		EACH(test_cached_region_alternates_domains),
+		EACH(test_offline_drains_that_cpu),
+		EACH(test_disable_stops_refills),
+		EACH(test_stats_count_each_event),
+		EACH(test_bound_and_batch),
+		EACH(test_bad_input),
+		EACH(test_alloc_failure_leaves_a_plain_counter),
+		EACH(test_small_uncharge_refills_default_only),
+		EACH(test_over_batch_uncharge_bypasses),
+		EACH(test_drain_of_empty_slot),
+		EACH(test_surplus_goes_to_the_cpu_after_the_charge),
+		EACH(test_racing_refill_exceeds_batch_only_in_v4),
+		EACH(test_slot_growth_is_bounded),
+		EACH(test_large_charge_hits_a_large_slot),
+		EACH(test_exact_no_failure_for_pages_in_stock),
+		EXACT_ONLY(test_exact_far_from_max_stocks),
+		EACH(test_exact_hysteresis),
+		EACH(test_exact_go_exact_frees_a_siblings_stock),
+		EACH(test_exact_disable_while_exact),
 	};
 
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

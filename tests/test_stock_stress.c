@@ -12,7 +12,10 @@
  * callers through that counter + that counter's stock), that no DEFAULT
  * slot holds more than batch, and that no counter ever underflowed; at the
  * end, that returning every page and freeing every stock leaves zero usage.
- * Bounded by iterations, not time; both policies.
+ * Bounded by iterations, not time; every policy.  EXACT also has its
+ * stock turned off and on (pcstock_counter_stock_go_exact() by the
+ * drainer, and the misses' own switches near the tight limit), and at
+ * every quiescent point a stock that is exact holds no page.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -57,6 +60,7 @@ static struct pcstock_counter node[NR_NODES];
 static struct pcstock_domain *dom;
 static enum pcstock_stock_policy policy;
 static pthread_barrier_t barrier;
+static unsigned long exact_seen;	/* EXACT stocks found off */
 static atomic_uint workers_running;
 
 struct worker {
@@ -165,11 +169,17 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* The remote drainer: drains random CPUs, disables one stock midway. */
+/*
+ * The remote drainer: drains random CPUs, disables one stock midway, and
+ * turns random EXACT stocks off (the next miss far from the limit turns
+ * them on again).
+ */
 static void drain_step(uint64_t r, unsigned int rnd)
 {
 	pcstock_counter_drain_stock(&node[r % NR_NODES],
 				    (unsigned int)(r >> 8) % NR_CPUS);
+	if (policy == PCSTOCK_STOCK_EXACT && (r >> 16) % 8 == 0)
+		pcstock_counter_stock_go_exact(&node[(r >> 24) % NR_NODES]);
 	if (rnd == ROUNDS / 2 && (r >> 32) % 64 == 0)
 		pcstock_counter_disable_stock(&node[DISABLED_NODE]);
 }
@@ -215,6 +225,38 @@ static unsigned long held_through(unsigned int n)
 	return sum;
 }
 
+/*
+ * EXACT's slots: enabled, 0..batch pages; exact, its own mark and no page
+ * (its switch drained after marking, and nothing enters a marked slot);
+ * disabled, the disable's mark on top, at most a batch of pages.  No
+ * switch is half done: the drainer is at the barrier too.
+ */
+static void check_exact_slots(unsigned int n)
+{
+	unsigned int cpu, state = atomic_load(&node[n].stock_state);
+	int v;
+
+	for (cpu = 0; cpu < NR_CPUS; cpu++) {
+		v = atomic_load((atomic_int *)pcstock_percpu_ptr(dom,
+					node[n].stock_slots, cpu));
+		if (state == PCSTOCK_STOCK_ENABLED_) {
+			assert_true(v >= 0 && v <= (int)BATCH);
+			continue;
+		}
+		if (v < PCSTOCK_STOCK_MARK_ / 2) {	/* the disable's */
+			assert_true(v < 0);
+			v -= PCSTOCK_STOCK_MARK_;
+			if (v < 0)
+				v -= PCSTOCK_STOCK_MARK_ / 2;
+			assert_true(v >= 0 && v <= (int)BATCH);
+		} else {
+			/* Exact: EXACT_MARK of test_stock.c, no page. */
+			assert_int_equal(v, PCSTOCK_STOCK_MARK_ / 2);
+		}
+	}
+	exact_seen += state != PCSTOCK_STOCK_ENABLED_;
+}
+
 static void check_quiescent(void)
 {
 	unsigned int x, n, cpu;
@@ -229,6 +271,8 @@ static void check_quiescent(void)
 		assert_int_equal(pcstock_counter_read(&node[x]), expect);
 	}
 	for (n = 0; n < NR_NODES; n++) {
+		if (stocked[n] && policy == PCSTOCK_STOCK_EXACT)
+			check_exact_slots(n);
 		if (!stocked[n] || policy != PCSTOCK_STOCK_DEFAULT)
 			continue;
 		for (cpu = 0; cpu < NR_CPUS; cpu++) {
@@ -262,6 +306,7 @@ static void run_stress(enum pcstock_stock_policy p)
 	unsigned int rnd, i, n;
 
 	policy = p;
+	exact_seen = 0;
 	pcstock_warn_reset();
 	assert_int_equal(pcstock_domain_create(&attr, &dom), 0);
 	for (n = 0; n < NR_NODES; n++) {
@@ -309,6 +354,8 @@ static void run_stress(enum pcstock_stock_policy p)
 	}
 	assert_true(hits > 0);
 	assert_true(failures > 0);
+	if (p == PCSTOCK_STOCK_EXACT)
+		assert_true(exact_seen > 0);
 	for (n = 0; n < NR_NODES; n++)
 		assert_int_equal(pcstock_counter_read(&node[n]), 0);
 	assert_int_equal(pcstock_warn_count(), 0);
@@ -328,11 +375,18 @@ static void test_stress_v4(void **state)
 	run_stress(PCSTOCK_STOCK_V4);
 }
 
+static void test_stress_exact(void **state)
+{
+	(void)state;
+	run_stress(PCSTOCK_STOCK_EXACT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stress_default),
 		cmocka_unit_test(test_stress_v4),
+		cmocka_unit_test(test_stress_exact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -48,10 +48,32 @@ PCSTOCK_EXTERN_C_BEGIN
  *	current CPU's slot (no cap below PCSTOCK_STOCK_V4_CEILING, ours),
  *	exact fallback, unconditional exchange drain, uncharges straight to
  *	the hierarchy.
+ * @PCSTOCK_STOCK_EXACT: exact at the limit (ours, in the spirit of the
+ *	kernel's percpu_counter_limited_add()): DEFAULT while every level of
+ *	the counter's ancestry is far from its max; near it, no stock.  A
+ *	miss that finds some level's margin (max - usage) below what the
+ *	slots can hide, pcstock_counter_stock_bound() = nr_cpus × batch, or
+ *	whose batch charge fails, turns the stock off: every slot is marked
+ *	as by pcstock_counter_disable_stock() and drained, the surplus goes
+ *	back up, and charges and uncharges are exact.  A miss that finds
+ *	every margin at least twice the bound turns it back on (hysteresis:
+ *	usage moves by at least the bound between two round trips, each
+ *	O(nr_cpus) atomics).  An exact charge that fails drains every slot
+ *	and, if that found pages, tries once more (so it may add up to 3 to
+ *	failcnt), so no charge fails for pages in the counter's own stock.
+ *	The check is on the miss path: the hit is DEFAULT's.  Stranding
+ *	bound: at most the bound in stock, as DEFAULT, and none once a miss
+ *	has seen a level within the bound of its max, until a miss sees
+ *	every level twice as far; so none while within the bound of max at
+ *	a level whose usage changes only through this counter's own charges
+ *	(max unchanged).  Stocks of other counters under a common ancestor
+ *	are theirs: the caller drains them (pcstock_counter_stock_go_exact())
+ *	before it treats a failure at that ancestor as final.
  */
 enum pcstock_stock_policy {
 	PCSTOCK_STOCK_DEFAULT = 0,
 	PCSTOCK_STOCK_V4,
+	PCSTOCK_STOCK_EXACT,
 };
 
 /* The largest batch a stock accepts (a slot is a 4-byte int). */
@@ -195,12 +217,33 @@ PCSTOCK_API bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
  * that only receives pages).  Larger uncharges, a disabled stock, a
  * thread that is no CPU of the domain and a thread inside a group's
  * reclaim or OOM callback (see pcstock_reclaim_fn) go up directly.  V4:
- * always pcstock_counter_uncharge().
+ * always pcstock_counter_uncharge().  EXACT: as DEFAULT while its stock
+ * is on, else straight up.
  *
  * Context: any thread, lock-free.
  */
 PCSTOCK_API void pcstock_counter_uncharge_stock(struct pcstock_counter *c,
 						unsigned long nr_pages);
+
+/**
+ * pcstock_counter_stock_go_exact() - make @c's stock hide nothing now
+ * @c: the counter (unstocked is fine)
+ *
+ * PCSTOCK_STOCK_EXACT: switches an enabled stock to exact, as a miss near
+ * max does (mark and drain every CPU), until one of @c's own misses finds
+ * every level of its ancestry at least twice pcstock_counter_stock_bound()
+ * below its max.  Every kind: then drains every CPU.  For a caller whose
+ * charge failed at a common ancestor of stocked counters: calling this on
+ * each stocked counter under that ancestor before reclaiming (or failing)
+ * leaves no page of the ancestor's usage in an EXACT stock, and keeps
+ * those stocks from filling again while the ancestor is near its max.
+ *
+ * Context: any thread, concurrently with stocked calls on @c; O(CPUs).
+ *
+ * Return: the pages uncharged from the slots.
+ */
+PCSTOCK_API unsigned long
+pcstock_counter_stock_go_exact(struct pcstock_counter *c);
 
 /**
  * pcstock_counter_stock_pages() - pages currently held in @c's slots
