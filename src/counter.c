@@ -288,7 +288,11 @@ bool pcstock_counter_try_charge(struct pcstock_counter *c,
 		 * the seq_cst exchange of max and the seq_cst usage loads in
 		 * pcstock_counter_set_max() (see the file comment).
 		 */
+#ifdef PCSTOCK_MUTATE_RELAXED_USAGE_ADD	/* planted bug, explorer only */
+		long new = add_return(&p->usage, nr_pages, PCS_RELAXED);
+#else
 		long new = add_return(&p->usage, nr_pages, PCS_SEQ_CST);
+#endif
 
 #ifdef PCSTOCK_MUTATE_RELAXED_MAX_LOAD
 		/* Planted bug, test builds only: the limit load weakened. */
@@ -354,7 +358,11 @@ int pcstock_counter_set_max(struct pcstock_counter *c, unsigned long nr_pages)
 		usage = (unsigned long)pcs_load(&c->usage, PCS_SEQ_CST);
 		if (usage > nr_pages)
 			return -EBUSY;
+#ifdef PCSTOCK_MUTATE_RELAXED_MAX_XCHG	/* planted bug, explorer only */
+		old = pcs_xchg(&c->max, nr_pages, PCS_RELAXED);
+#else
 		old = pcs_xchg(&c->max, nr_pages, PCS_SEQ_CST);
+#endif
 		/*
 		 * Done if nobody charged meanwhile, or if the limit went up:
 		 * a charger that read the old limit is bounded by it, hence

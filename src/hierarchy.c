@@ -87,8 +87,13 @@ static void unlink_child(struct pcstock_group *parent, struct pcstock_group *g)
 	if (next)
 		next->prev = g->prev;
 	/* Release: @next's initialisation, as in link_child(). */
+#ifdef PCSTOCK_MUTATE_RELAXED_UNLINK	/* planted bug, explorer only */
+	pcs_store(g->prev ? &g->prev->sibling : &parent->children, next,
+		  PCS_RELAXED);
+#else
 	pcs_store(g->prev ? &g->prev->sibling : &parent->children, next,
 		  PCS_RELEASE);
+#endif
 }
 
 int pcstock_group_create(struct pcstock_group *parent, const char *name,

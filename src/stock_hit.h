@@ -93,6 +93,13 @@ static inline bool pcs_slot_refill(atomic_int *slot, int *old, int new)
 	 * weak-memory model (--weak) can find it.
 	 */
 	return pcs_cas(slot, old, new, PCS_RELAXED, PCS_RELAXED);
+#elif defined(PCSTOCK_MUTATE_RELAXED_FLUSH)
+	/*
+	 * Planted bug, test builds only: the flush's acquire dropped, so a
+	 * charge after the flush may not see what the refiller stored
+	 * before its addition (stock-flush-watermark --weak).
+	 */
+	return pcs_cas(slot, old, new, PCS_RELEASE, PCS_RELAXED);
 #else
 	return pcs_cas(slot, old, new, PCS_ACQ_REL, PCS_RELAXED);
 #endif
