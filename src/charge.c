@@ -109,6 +109,7 @@ try_charge_group(struct pcstock_group *g, unsigned long nr_pages,
 	int nr_retries = PCSTOCK_MAX_RECLAIM_RETRIES;
 	unsigned int progress_rounds = 0, oom_calls = 0;
 	bool drained = false, raised_max_event = false, looked_up = false;
+	bool made_room = false;
 	struct pcstock_group *over = g;
 	unsigned long charged, reclaimed;
 
@@ -137,6 +138,12 @@ failed:
 	/* Step 5: reclaim's own charges are forced (PF_MEMALLOC). */
 	if (pcs_in_callback)
 		goto force;
+	/* Ours: a design that drains before it reclaims (policy.h). */
+	if (!made_room && t->ops->make_room) {
+		made_room = true;
+		if (t->ops->make_room(over))
+			goto retry;
+	}
 	if (flags & PCSTOCK_CHARGE_NOWAIT)
 		goto nomem;
 	pcs_group_event(over, PCSTOCK_EVENT_MAX);		/* step 6 */

@@ -23,6 +23,7 @@ static const struct pcs_policy_ops *const registry[] = {
 	[PCSTOCK_TREE_V4] = &pcs_policy_v4,
 	[PCSTOCK_TREE_MEMCG7] = &pcs_policy_memcg7,
 	[PCSTOCK_TREE_NONE] = &pcs_policy_none,
+	[PCSTOCK_TREE_EXACT] = &pcs_policy_exact,
 };
 
 _Static_assert(sizeof(registry) / sizeof(registry[0]) ==

@@ -75,6 +75,12 @@ struct pcstock_counter;
  *	subtree of @g has in stock to the counters.  False if another drain
  *	was running and this one did nothing (counted as drain_all_busy).
  *	NULL: no stock, nothing to do, nothing counted.
+ * @make_room: a charge failed at @over (its first failure in this
+ *	charge, before the max event, reclaim, NOWAIT's and NORETRY's
+ *	exits): return to the counters every page the subtree of @over has
+ *	in stock, so that the flow reclaims or fails only for pages that are
+ *	really in use.  True if it returned any: the flow then retries
+ *	once.  NULL: the kernel's order (reclaim first, then drain_all).
  * @stock_pages: under RCU, the pages the subtree of @g has in stock.
  *	NULL: 0.
  * @tree_stats: the design's part of pcstock_tree_stats().  NULL: none.
@@ -106,6 +112,7 @@ struct pcs_policy_ops {
 	void (*uncharge)(struct pcstock_group *g, unsigned long nr_pages);
 
 	bool (*drain_all)(struct pcstock_group *g);
+	bool (*make_room)(struct pcstock_group *over);
 	unsigned long (*stock_pages)(struct pcstock_group *g);
 	void (*tree_stats)(const struct pcstock_tree *t,
 			   struct pcstock_tree_stats *st);
@@ -116,6 +123,30 @@ extern const struct pcs_policy_ops pcs_policy_none;
 extern const struct pcs_policy_ops pcs_policy_default;
 extern const struct pcs_policy_ops pcs_policy_v4;
 extern const struct pcs_policy_ops pcs_policy_memcg7;
+extern const struct pcs_policy_ops pcs_policy_exact;
+
+/*
+ * The per-counter stock's members (policy_counter.c), for the designs that
+ * are a kind of it: PCS_COUNTER_POLICY(name, kind, refills) fills a
+ * table's members but @make_room and @tree_stats, which a kind may add.
+ */
+void pcs_counter_group_init(struct pcstock_group *g);
+void pcs_counter_group_offline(struct pcstock_group *g);
+void pcs_counter_group_free(struct pcstock_group *g);
+void pcs_counter_uncharge(struct pcstock_group *g, unsigned long nr_pages);
+bool pcs_counter_drain_all(struct pcstock_group *g);
+unsigned long pcs_counter_stock_pages(struct pcstock_group *g);
+
+#define PCS_COUNTER_POLICY(policy_name, kind, refills)                       \
+	.name = (policy_name), .max_batch = PCSTOCK_STOCK_MAX_BATCH,         \
+	.uncharges_refill = (refills), .counter_stock = (kind),              \
+	.group_init = pcs_counter_group_init,                                \
+	.group_offline = pcs_counter_group_offline,                          \
+	.group_free = pcs_counter_group_free,                                \
+	.counter_try = pcstock_counter_try_charge_stock,                     \
+	.uncharge = pcs_counter_uncharge,                                    \
+	.drain_all = pcs_counter_drain_all,                                  \
+	.stock_pages = pcs_counter_stock_pages
 
 /* The registry (policy.c): @p's table, NULL if @p names no design. */
 const struct pcs_policy_ops *pcs_policy_ops(enum pcstock_tree_policy p);

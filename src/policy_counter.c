@@ -10,8 +10,8 @@
  * and uncharges go through pcstock_counter_uncharge_stock().  The hit is
  * the stock's inline one (charge.c): a group without memsw publishes its
  * memory counter's key as its hit key.  Another kind of the per-counter
- * stock is one more table below, built by COUNTER_POLICY(), and one line
- * in the registry (policy.c).
+ * stock is a table built by PCS_COUNTER_POLICY() (policy.h), in a file of
+ * its own (policy_exact.c), and one line in the registry (policy.c).
  */
 #include <pthread.h>
 
@@ -23,7 +23,7 @@
 #include "policy.h"
 #include "rcu.h"
 
-static void counter_group_init(struct pcstock_group *g)
+void pcs_counter_group_init(struct pcstock_group *g)
 {
 	struct pcstock_tree *t = g->tree;
 	enum pcstock_stock_policy p = t->ops->counter_stock;
@@ -45,20 +45,20 @@ static void drain_group_cpus(struct pcstock_group *g, unsigned int nr_cpus)
 	}
 }
 
-static void counter_group_offline(struct pcstock_group *g)
+void pcs_counter_group_offline(struct pcstock_group *g)
 {
 	pcstock_counter_disable_stock(&g->memory);
 	pcstock_counter_disable_stock(&g->memsw);
 	drain_group_cpus(g, pcstock_domain_nr_cpus(g->tree->domain));
 }
 
-static void counter_group_free(struct pcstock_group *g)
+void pcs_counter_group_free(struct pcstock_group *g)
 {
 	pcstock_counter_free_stock(&g->memory);
 	pcstock_counter_free_stock(&g->memsw);
 }
 
-static void counter_uncharge(struct pcstock_group *g, unsigned long nr_pages)
+void pcs_counter_uncharge(struct pcstock_group *g, unsigned long nr_pages)
 {
 	/*
 	 * Inside a callback the stock's uncached path sends the pages up:
@@ -70,7 +70,7 @@ static void counter_uncharge(struct pcstock_group *g, unsigned long nr_pages)
 }
 
 /* percpu_charge_mutex: one drain_all of the tree at a time, else skip. */
-static bool counter_drain_all(struct pcstock_group *g)
+bool pcs_counter_drain_all(struct pcstock_group *g)
 {
 	struct pcstock_tree *t = g->tree;
 	unsigned int nr_cpus = pcstock_domain_nr_cpus(t->domain);
@@ -84,7 +84,7 @@ static bool counter_drain_all(struct pcstock_group *g)
 	return true;
 }
 
-static unsigned long counter_stock_pages(struct pcstock_group *g)
+unsigned long pcs_counter_stock_pages(struct pcstock_group *g)
 {
 	struct pcstock_group *pos;
 	unsigned long sum = 0;
@@ -94,22 +94,9 @@ static unsigned long counter_stock_pages(struct pcstock_group *g)
 	return sum;
 }
 
-#define COUNTER_POLICY(policy_name, kind, refills)                           \
-	{                                                                    \
-		.name = (policy_name),                                       \
-		.max_batch = PCSTOCK_STOCK_MAX_BATCH,                        \
-		.uncharges_refill = (refills),                               \
-		.counter_stock = (kind),                                     \
-		.group_init = counter_group_init,                            \
-		.group_offline = counter_group_offline,                      \
-		.group_free = counter_group_free,                            \
-		.counter_try = pcstock_counter_try_charge_stock,             \
-		.uncharge = counter_uncharge,                                \
-		.drain_all = counter_drain_all,                              \
-		.stock_pages = counter_stock_pages,                          \
-	}
-
-const struct pcs_policy_ops pcs_policy_default =
-	COUNTER_POLICY("default", PCSTOCK_STOCK_DEFAULT, true);
-const struct pcs_policy_ops pcs_policy_v4 =
-	COUNTER_POLICY("v4", PCSTOCK_STOCK_V4, false);
+const struct pcs_policy_ops pcs_policy_default = {
+	PCS_COUNTER_POLICY("default", PCSTOCK_STOCK_DEFAULT, true),
+};
+const struct pcs_policy_ops pcs_policy_v4 = {
+	PCS_COUNTER_POLICY("v4", PCSTOCK_STOCK_V4, false),
+};

@@ -303,7 +303,8 @@ static void test_stock_hit_returns_at_once(void **state)
 static void test_uncharge_kinds(void **state)
 {
 	bool refills = fx.policy == PCSTOCK_TREE_MEMCG7 ||
-		       fx.policy == PCSTOCK_TREE_DEFAULT;
+		       fx.policy == PCSTOCK_TREE_DEFAULT ||
+		       fx.policy == PCSTOCK_TREE_EXACT;
 	struct pcstock_group *a;
 	unsigned long usage, stock;
 
@@ -343,6 +344,8 @@ static void test_uncharge_kinds(void **state)
 /*
  * Acceptance 1: max = batch + 1, a small charge on CPU 0 parks batch - 1
  * pages there; a batch-sized charge on CPU 1 only fits after the drain.
+ * EXACT parks nothing so close to max, and the charge fits at once: no
+ * reclaim call, no max event, no drain_all.
  */
 static void test_tight_limit_spread_stock(void **state)
 {
@@ -356,7 +359,11 @@ static void test_tight_limit_spread_stock(void **state)
 	assert_int_equal(pcstock_group_usage(a), BATCH + 1);
 	assert_int_equal(pcstock_group_usage_exact(a), BATCH + 1);
 	pcstock_tree_stats(fx.t, &ts);
-	if (has_stock()) {
+	if (fx.policy == PCSTOCK_TREE_EXACT) {
+		assert_int_equal(fx.reclaim_calls, 0);
+		assert_int_equal(ts.drain_all, 0);
+		assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_MAX), 0);
+	} else if (has_stock()) {
 		/* one reclaim, then the drain made room */
 		assert_int_equal(fx.reclaim_calls, 1);
 		assert_int_equal(ts.drain_all, 1);
@@ -372,6 +379,44 @@ static void test_tight_limit_spread_stock(void **state)
 	on_cpu(0);
 	assert_int_equal(pcstock_group_usage(a), 0);
 	rmgroup(a);
+}
+
+/*
+ * Issue 21's fifth design: a charge refused at a parent only because a
+ * sibling's stock holds pages.  Far from max, b parks BATCH - 1 pages on
+ * CPU 0; a's large charge on CPU 1 then fits the pages in use but not the
+ * parked ones.  EXACT drains the parent's subtree before anything else
+ * (policy make_room): no reclaim call, no max event.  The others reclaim
+ * first (the kernel's order), then drain_all makes the room.
+ */
+static void test_sibling_stock_costs_no_reclaim(void **state)
+{
+	struct pcstock_group *p = mkgroup(fx.root, "p");
+	struct pcstock_group *a = mkgroup(p, "a"), *b = mkgroup(p, "b");
+	unsigned long big = 1000 - 1;
+
+	assert_int_equal(pcstock_group_set_max(p, 1000), 0);
+	assert_int_equal(pcstock_group_charge(b, 1, 0), 0);
+	assert_int_equal(pcstock_group_stock_pages(b),
+			 has_stock() ? BATCH - 1 : 0);
+	on_cpu(1);
+	assert_int_equal(pcstock_group_charge(a, big, 0), 0);
+	assert_int_equal(pcstock_group_usage_exact(p), big + 1);
+	if (fx.policy == PCSTOCK_TREE_EXACT || !has_stock()) {
+		assert_int_equal(fx.reclaim_calls, 0);
+		assert_int_equal(pcstock_group_events(p, PCSTOCK_EVENT_MAX), 0);
+	} else {
+		assert_int_equal(fx.reclaim_calls, 1);
+		assert_int_equal(pcstock_group_events(p, PCSTOCK_EVENT_MAX), 1);
+	}
+	pcstock_group_uncharge_batch(a, big);
+	on_cpu(0);
+	pcstock_group_uncharge_batch(b, 1);
+	pcstock_group_drain_all(p);
+	assert_int_equal(pcstock_group_usage(p), 0);
+	rmgroup(a);
+	rmgroup(b);
+	rmgroup(p);
 }
 
 static unsigned long memsw_stock(struct pcstock_group *g)
@@ -1022,8 +1067,9 @@ static void test_stats_snapshot(void **state)
  * drain_all is serialised the kernel's way: a caller that finds another
  * drain running skips instead of waiting.  Force the overlap
  * deterministically: the explore hook fires inside the first drain (at its
- * first exchange, which every policy does under the drain lock) and starts
- * a second drain from there.
+ * first exchange, which every policy does under the drain lock, or EXACT's
+ * compare-and-swap that keeps a slot's marks) and starts a second drain
+ * from there.
  */
 static struct pcstock_group *nested_group;
 static struct pcstock_tree_stats nested_stats;
@@ -1032,7 +1078,8 @@ static bool nested_armed;
 static void nested_drain_hook(enum pcs_atomic_op op, const void *obj)
 {
 	(void)obj;
-	if (!nested_armed || op != PCS_OP_XCHG)
+	if (!nested_armed || (op != PCS_OP_XCHG &&
+			      (op != PCS_OP_CAS || fx.policy != PCSTOCK_TREE_EXACT)))
 		return;
 	nested_armed = false;
 	pcstock_group_drain_all(nested_group);
@@ -1120,28 +1167,34 @@ static void test_enomem_leaves_nothing(void **state)
 	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
 						 &policies[2]),             \
 	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
-						 &policies[3])
-/* The three policies with a stock. */
+						 &policies[3]),             \
+	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
+						 &policies[4])
+/* The four policies with a stock. */
 #define STOCKED(fn)                                                         \
 	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
 						 &policies[0]),             \
 	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
 						 &policies[1]),             \
 	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
-						 &policies[2])
-/* The two policies with a per-counter stock. */
+						 &policies[2]),             \
+	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
+						 &policies[3])
+/* The three policies with a per-counter stock. */
 #define COUNTER_STOCK(fn)                                                   \
 	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
 						 &policies[0]),             \
 	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
-						 &policies[1])
+						 &policies[1]),             \
+	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
+						 &policies[3])
 #define ONCE(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
 {
 	static enum pcstock_tree_policy policies[] = {
 		PCSTOCK_TREE_DEFAULT, PCSTOCK_TREE_V4, PCSTOCK_TREE_MEMCG7,
-		PCSTOCK_TREE_NONE,
+		PCSTOCK_TREE_EXACT, PCSTOCK_TREE_NONE,
 	};
 	const struct CMUnitTest tests[] = {
 		ONCE(test_tree_bad_input),
@@ -1151,6 +1204,7 @@ int main(void)
 		ONCE(test_charge_bad_input),
 		PER_POLICY(test_stock_hit_returns_at_once),
 		PER_POLICY(test_tight_limit_spread_stock),
+		PER_POLICY(test_sibling_stock_costs_no_reclaim),
 		PER_POLICY(test_uncharge_kinds),
 		STOCKED(test_concurrent_drain_all_is_skipped),
 		PER_POLICY(test_memsw_rollback),

@@ -402,6 +402,11 @@ static void test_lifecycle_memcg7(void **state)
 	run_policy(PCSTOCK_TREE_MEMCG7, false);
 }
 
+static void test_lifecycle_exact(void **state)
+{
+	run_policy(PCSTOCK_TREE_EXACT, false);
+}
+
 static void test_lifecycle_none(void **state)
 {
 	run_policy(PCSTOCK_TREE_NONE, false);
@@ -424,6 +429,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_lifecycle_default),
 		cmocka_unit_test(test_lifecycle_v4),
 		cmocka_unit_test(test_lifecycle_memcg7),
+		cmocka_unit_test(test_lifecycle_exact),
 		cmocka_unit_test(test_lifecycle_none),
 		cmocka_unit_test(test_lifecycle_memcg7_coop),
 		cmocka_unit_test(test_lifecycle_default_coop),

@@ -127,12 +127,18 @@ struct pcstock_group;
  * @PCSTOCK_TREE_MEMCG7: the pre-series memcg stock: 7 slots per CPU keyed
  *	by group, round-robin victim (kernel v6.16+, spec §3.4)
  * @PCSTOCK_TREE_NONE: no stock: every charge walks the counters
+ * @PCSTOCK_TREE_EXACT: per-counter stock, PCSTOCK_STOCK_EXACT: exact at
+ *	the limit (ours, no kernel counterpart): stocks as DEFAULT while far
+ *	from every max, holds no stock near one, and a charge refused at a
+ *	level first drains and switches off every stock under that level,
+ *	before the max event, reclaim or failure
  */
 enum pcstock_tree_policy {
 	PCSTOCK_TREE_DEFAULT = 0,
 	PCSTOCK_TREE_V4,
 	PCSTOCK_TREE_MEMCG7,
 	PCSTOCK_TREE_NONE,
+	PCSTOCK_TREE_EXACT,
 	PCSTOCK_TREE_NR_POLICIES,
 };
 
