@@ -61,18 +61,13 @@
  * what was added in between too.
  */
 #include <assert.h>
-#include <errno.h>
-#include <stdalign.h>
 #include <stddef.h>
 
 #include <pcstock/cpu.h>
 #include <pcstock/percpu.h>
 #include <pcstock/stock.h>
 
-#include "atomic.h"
-#include "domain.h"
-#include "internal.h"
-#include "stock_hit.h"
+#include "stock_impl.h"
 
 static_assert(PCSTOCK_STOCK_MAX_BATCH <= INT_MAX / 2,
 	      "a full slot plus a batch must fit in an int");
@@ -81,44 +76,9 @@ static_assert(PCSTOCK_STOCK_V4_CEILING + 16000ULL * PCSTOCK_STOCK_MAX_BATCH <
 	      "a V4 slot past its ceiling needs 16,000 racing refills to "
 	      "reach the mark");
 
-/*
- * What a kind of stock does, in c->stock_policy: one flag per review
- * finding of the series, so that V4 is "no flags", DEFAULT "all three", and
- * each fix can be measured on its own.
- */
-enum stock_flags {
-	/* A refill never takes a slot above batch (else refill_v4()). */
-	STOCK_CAPPED = 1U << 0,
-	/* A drain reads the slot before it exchanges (skips an empty one). */
-	STOCK_READ_DRAIN = 1U << 1,
-	/* Uncharges of up to batch pages refill the local slot. */
-	STOCK_UNCHARGE_REFILL = 1U << 2,
-	/* Stops stocking near max (EXACT: see "exact at the limit"). */
-	STOCK_AT_LIMIT = 1U << 3,
-};
-
-#define STOCK_DEFAULT_FLAGS                                                  \
-	(STOCK_CAPPED | STOCK_READ_DRAIN | STOCK_UNCHARGE_REFILL)
-
-static const unsigned char kind_flags[] = {
-	[PCSTOCK_STOCK_DEFAULT] = STOCK_DEFAULT_FLAGS,
-	[PCSTOCK_STOCK_V4] = 0,
-	[PCSTOCK_STOCK_EXACT] = STOCK_DEFAULT_FLAGS | STOCK_AT_LIMIT,
-};
-
-static inline bool has_flag(const struct pcstock_counter *c,
-			    enum stock_flags f)
-{
-	return c->stock_policy & f;
-}
 
 /* ---- per-CPU access ------------------------------------------------------- */
 
-static inline char *region_of(const struct pcstock_counter *c,
-			      unsigned int cpu)
-{
-	return pcs_percpu_ptr(c->stock_domain, 0, cpu);
-}
 
 /* Out of line, so that the other modes' this_region() stays small. */
 static __attribute__((noinline)) int rseq_cpu(struct pcstock_domain *d,
@@ -148,22 +108,6 @@ this_region(const struct pcstock_counter *c, bool cache)
 	return cpu < 0 ? NULL : region_of(c, (unsigned int)cpu);
 }
 
-static inline atomic_int *slot_of(const struct pcstock_counter *c,
-				  unsigned int cpu)
-{
-	return pcs_slot_at(c, region_of(c, cpu));
-}
-
-static inline struct stock_cpu_stats *stats_of(const struct pcstock_counter *c,
-					       unsigned int cpu)
-{
-	return pcs_stats_at(c, region_of(c, cpu));
-}
-
-static inline unsigned int nr_cpus(const struct pcstock_counter *c)
-{
-	return pcs_nr_cpus(c->stock_domain);
-}
 
 /* ---- slot operations ------------------------------------------------------ */
 
@@ -206,169 +150,8 @@ static void refill_v4(struct pcstock_counter *c, char *region,
 		slot_drain(c, pcs_region_cpu(c->stock_domain, region), old);
 }
 
-/* ---- lifecycle ------------------------------------------------------------ */
-
-static void stock_cpu_offline(struct pcstock_domain *d, unsigned int cpu,
-			      void *arg)
-{
-	(void)d;
-	pcstock_counter_drain_stock(arg, cpu);
-}
-
-/* Back to the plain counter (alloc failure and free_stock()). */
-static void stock_release(struct pcstock_counter *c)
-{
-	struct pcstock_domain *d = c->stock_domain;
-
-	pcs_store(&c->stock_state, STOCK_NONE, PCS_RELAXED);
-	pcs_store(&c->stock_refill_batch, 0, PCS_RELAXED);
-	c->stock_key = 0;
-	pcstock_percpu_free(d, c->stock_slots);
-	c->stock_domain = NULL;
-	c->stock_slots = 0;
-	c->stock_stats = 0;
-	pcs_store(&c->stock_batch, 0, PCS_RELAXED);
-	c->stock_policy = 0;
-	c->stock_link = NULL;
-}
-
-int pcstock_counter_alloc_stock(struct pcstock_counter *c,
-				struct pcstock_domain *d, unsigned int batch,
-				enum pcstock_stock_policy policy)
-{
-	struct pcstock_cpu_hook *hook;
-	int ret;
-
-	if (!c || !d || !batch || batch > PCSTOCK_STOCK_MAX_BATCH)
-		return -EINVAL;
-	if ((unsigned int)policy >= sizeof(kind_flags))
-		return -EINVAL;
-	if (pcs_load(&c->stock_state, PCS_RELAXED) != STOCK_NONE)
-		return -EBUSY;
-
-	ret = pcstock_percpu_alloc(d, sizeof(struct pcstock_stock_rec_),
-				   alignof(struct pcstock_stock_rec_),
-				   &c->stock_slots);
-	if (ret)
-		return ret;
-	c->stock_stats = c->stock_slots +
-			 offsetof(struct pcstock_stock_rec_, stats);
-	c->stock_domain = d;
-	pcs_store(&c->stock_batch, batch, PCS_RELAXED);
-	c->stock_policy = kind_flags[policy];
-	/*
-	 * Enabled before the hook exists: an offline racing with us may
-	 * call it as soon as pcstock_cpu_hook_add() publishes it.
-	 */
-	pcs_store(&c->stock_state, STOCK_ENABLED, PCS_RELAXED);
-	pcs_store(&c->stock_refill_batch,
-		  has_flag(c, STOCK_UNCHARGE_REFILL) ? batch : 0, PCS_RELAXED);
-	c->stock_key = d->id;
-	ret = pcstock_cpu_hook_add(d, stock_cpu_offline, c, &hook);
-	if (ret) {
-		stock_release(c);
-		return ret;
-	}
-	c->stock_link = hook;
-	pcs_domain_users_add(d, 1);
-	return 0;
-}
-
-/*
- * Add @mark (the mark, or its opposite to lift one) to every slot of @c.
- * Each is an RMW, so no concurrent addition or consumption is lost;
- * relaxed: a mark carries no pages, and the RMW continues any release
- * sequence.
- */
-static void mark_all(struct pcstock_counter *c, int mark)
-{
-	unsigned int cpu, n = nr_cpus(c);
-
-	for (cpu = 0; cpu < n; cpu++)
-		pcs_fetch_add(slot_of(c, cpu), mark, PCS_RELAXED);
-}
-
-void pcstock_counter_disable_stock(struct pcstock_counter *c)
-{
-	unsigned char state = STOCK_ENABLED;
-
-	if (!c)
-		return;
-	/*
-	 * From any live state: an EXACT stock may be switching (see "exact
-	 * at the limit"), and its switch's last CAS then fails.  A failed
-	 * CAS reloads the state.
-	 */
-	while (!pcs_cas(&c->stock_state, &state, STOCK_DISABLED, PCS_RELAXED,
-			PCS_RELAXED)) {
-		if (state == STOCK_NONE || state == STOCK_DISABLED)
-			return;
-	}
-	/* Uncharges that read the old refill batch find the mark. */
-	pcs_store(&c->stock_refill_batch, 0, PCS_RELAXED);
-#ifndef PCSTOCK_MUTATE_NO_DISABLE_MARK
-	/* Once per slot: only the CAS's winner gets here. */
-	mark_all(c, PCSTOCK_STOCK_MARK_);
-#else
-	/*
-	 * Planted bug, test builds only (tests/explore.cmake): no mark, so
-	 * a refill racing a group's destroy strands its pages in the
-	 * offline group's slot.  The schedule explorer must catch it.
-	 */
-	(void)mark_all;
-#endif
-}
-
-/* Drain every CPU's slot of @c; the pages uncharged. */
-static unsigned long drain_every_cpu(struct pcstock_counter *c)
-{
-	unsigned int cpu, n = nr_cpus(c);
-	unsigned long nr = 0;
-
-	for (cpu = 0; cpu < n; cpu++)
-		nr += pcstock_counter_drain_stock(c, cpu);
-	return nr;
-}
-
-void pcstock_counter_free_stock(struct pcstock_counter *c)
-{
-	if (!c || pcs_load(&c->stock_state, PCS_RELAXED) == STOCK_NONE)
-		return;
-	/* After this returns the offline hook cannot touch @c any more. */
-	pcstock_cpu_hook_remove(c->stock_domain, c->stock_link);
-	drain_every_cpu(c);
-	pcs_domain_users_add(c->stock_domain, -1);
-	stock_release(c);
-}
-
 /* ---- charging ------------------------------------------------------------- */
 
-/* The pages a slot's value stands for. */
-static inline unsigned long slot_pages(int v)
-{
-	return (unsigned long)(v < 0 ? v - PCSTOCK_STOCK_MARK_ : v);
-}
-
-/*
- * The same for an EXACT stock, whose slot may carry its own mark, the
- * disable's or both over at most a batch of pages: three ranges apart.
- */
-static inline unsigned long exact_slot_pages(int v)
-{
-	if (v >= 0)
-		return (unsigned long)v;
-	if (v >= PCS_EXACT_MARK)
-		return (unsigned long)(v - PCS_EXACT_MARK);
-	if (v >= PCSTOCK_STOCK_MARK_)
-		return (unsigned long)(v - PCSTOCK_STOCK_MARK_);
-	return (unsigned long)(v - PCSTOCK_STOCK_MARK_ - PCS_EXACT_MARK);
-}
-
-static inline unsigned long pages_of(const struct pcstock_counter *c, int v)
-{
-	return has_flag(c, STOCK_AT_LIMIT) ? exact_slot_pages(v) :
-					     slot_pages(v);
-}
 
 /*
  * Take every page out of @slot, last seen as @seen, and leave its marks as
@@ -491,7 +274,7 @@ unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 }
 
 /* The plain call: unstocked counter, no CPU, large or disabled refill. */
-static bool charge_exact(struct pcstock_counter *c, unsigned long nr_pages,
+bool pcs_stock_charge_exact(struct pcstock_counter *c, unsigned long nr_pages,
 			 struct pcstock_counter **fail,
 			 unsigned long *nr_charged)
 {
@@ -500,149 +283,6 @@ static bool charge_exact(struct pcstock_counter *c, unsigned long nr_pages,
 	if (nr_charged)
 		*nr_charged = nr_pages;
 	return true;
-}
-
-/* ---- exact at the limit (EXACT) ------------------------------------------ */
-
-/*
- * An EXACT stock is a DEFAULT stock while every level of its counter's
- * ancestry is far from its max, and no stock near it, in the spirit of
- * percpu_counter_limited_add(): what the slots can hide, nr_cpus × batch
- * (DEFAULT caps a slot at batch), is the distance at which they matter.
- * Its mark is its own, PCS_EXACT_MARK (stock_hit.h), so that a disable
- * landing while it is exact adds the disable's on top of it.
- *
- *  - A miss that finds some level's margin (max - usage) below that bound
- *    (after its batch charge, or before an exact one), or whose greedy
- *    charge fails, switches the counter to exact: ENABLED -> ENTERING,
- *    the refill batch to 0, one mark on every slot (the disable's, so hits
- *    and refills fail there), every slot drained, ENTERING -> EXACT.
- *  - While ENTERING, EXACT or LEAVING, charges are exact (after taking
- *    what a marked slot still holds, as a disabled stock does) and
- *    uncharges go up: the refill batch is 0 and the slots are marked.
- *  - A miss of an EXACT stock that finds every margin at least twice the
- *    bound switches back: EXACT -> LEAVING, the mark lifted from every
- *    slot, the refill batch restored, LEAVING -> ENABLED.  The factor two
- *    is the hysteresis: a round trip costs O(nr_cpus) RMWs, and between
- *    two, usage moves by at least nr_cpus × batch pages.
- *  - An exact charge that fails drains every slot and, if that found
- *    pages, tries once more: no charge fails for pages in this counter's
- *    own stock.
- *
- * Only the winner of a state CAS switches, so switches never overlap, and
- * each is acq_rel so that a switch's marks (or lifts) happen before the
- * next switch's lifts (or marks) in every slot's modification order.  A
- * disable may land in the middle of a switch (it CASes any live state to
- * DISABLED) and adds its own mark: a slot then carries both marks
- * (exact_slot_pages() reads each combination) until a LEAVING switch
- * lifts its own.  As a switch adds or lifts the exact mark once per slot,
- * and the disable's mark is never lifted, a slot the disable has marked
- * stays negative for good: the disable's guarantee holds.  The switch's last CAS fails on DISABLED and leaves the marks.
- * Drains of an EXACT stock keep a slot's marks as they are
- * (slot_take_all()): an exchange that writes one mark back could undo a
- * lift or a second mark.
- */
-
-/* What the counter's slots can hide: nr_cpus × batch. */
-static unsigned long hide_bound(const struct pcstock_counter *c)
-{
-	return (unsigned long)nr_cpus(c) *
-	       pcs_load(&c->stock_batch, PCS_RELAXED);
-}
-
-/* Whether every level from @c up has at least @room pages below its max. */
-static bool margins_at_least(const struct pcstock_counter *c,
-			     unsigned long room)
-{
-	for (; c; c = c->parent) {
-		long usage = pcs_load(&c->usage, PCS_RELAXED);
-		unsigned long max = pcs_load(&c->max, PCS_RELAXED);
-		unsigned long u = usage < 0 ? 0 : (unsigned long)usage;
-
-		if (u > max || max - u < room)
-			return false;
-	}
-	return true;
-}
-
-/* ENABLED -> EXACT; the pages drained (0 if another thread switches). */
-static unsigned long exact_enter(struct pcstock_counter *c)
-{
-	unsigned char state = STOCK_ENABLED;
-	unsigned long nr = 0;
-
-	if (!pcs_cas(&c->stock_state, &state, STOCK_ENTERING, PCS_ACQ_REL,
-		     PCS_RELAXED))
-		return 0;
-	pcs_store(&c->stock_refill_batch, 0, PCS_RELAXED);
-	mark_all(c, PCS_EXACT_MARK);
-#ifndef PCSTOCK_MUTATE_EXACT_NO_DRAIN
-	/* Each drain reads its slot after the mark: nothing is missed. */
-	nr = drain_every_cpu(c);
-#else
-	/*
-	 * Planted bug, test builds only (tests/stock.cmake): the slots are
-	 * marked but not drained, so an exact counter near its max keeps
-	 * up to nr_cpus × batch pages in stock.  test_stock must catch it.
-	 */
-#endif
-	state = STOCK_ENTERING;
-	pcs_cas(&c->stock_state, &state, STOCK_EXACT, PCS_ACQ_REL,
-		PCS_RELAXED);
-	return nr;
-}
-
-/* EXACT -> ENABLED, unless a disable lands meanwhile. */
-static void exact_leave(struct pcstock_counter *c)
-{
-	unsigned char state = STOCK_EXACT;
-
-	if (!pcs_cas(&c->stock_state, &state, STOCK_LEAVING, PCS_ACQ_REL,
-		     PCS_RELAXED))
-		return;
-	mark_all(c, -PCS_EXACT_MARK);
-	pcs_store(&c->stock_refill_batch,
-		  pcs_load(&c->stock_batch, PCS_RELAXED), PCS_RELAXED);
-	state = STOCK_LEAVING;
-	/* Disabled meanwhile: its marks stand, and so must its batch 0. */
-	if (!pcs_cas(&c->stock_state, &state, STOCK_ENABLED, PCS_ACQ_REL,
-		     PCS_RELAXED))
-		pcs_store(&c->stock_refill_batch, 0, PCS_RELAXED);
-}
-
-/*
- * The exact charge of an EXACT stock (a miss of @state that does not
- * stock), with the switches and the drain before a failure.
- */
-static __attribute__((noinline)) bool
-exact_charge(struct pcstock_counter *c, unsigned char state,
-	     unsigned long nr_pages, struct pcstock_counter **fail,
-	     unsigned long *nr_charged)
-{
-	unsigned long hide = hide_bound(c);
-
-	if (state == STOCK_ENABLED) {
-		if (!margins_at_least(c, hide))
-			exact_enter(c);
-	} else if (state == STOCK_EXACT && margins_at_least(c, 2 * hide)) {
-		exact_leave(c);
-	}
-	if (charge_exact(c, nr_pages, fail, nr_charged))
-		return true;
-	if (!drain_every_cpu(c))
-		return false;
-	return charge_exact(c, nr_pages, fail, nr_charged);
-}
-
-unsigned long pcstock_counter_stock_go_exact(struct pcstock_counter *c)
-{
-	unsigned long nr = 0;
-
-	if (!c || pcs_load(&c->stock_state, PCS_RELAXED) == STOCK_NONE)
-		return 0;
-	if (has_flag(c, STOCK_AT_LIMIT))
-		nr = exact_enter(c);
-	return nr + drain_every_cpu(c);
 }
 
 /*
@@ -683,12 +323,12 @@ refill_at_limit(struct pcstock_counter *c, char *now, unsigned int batch,
 	unsigned long charged = batch;
 
 	if (!has_flag(c, STOCK_AT_LIMIT) ||
-	    margins_at_least(c, hide_bound(c))) {
+	    pcs_exact_margins_at_least(c, pcs_exact_hide_bound(c))) {
 		pcs_refill_capped(c, now, (int)batch,
 				  (int)(batch - nr_pages));
 	} else {
 		pcstock_counter_uncharge(c, batch - nr_pages);
-		exact_enter(c);
+		pcs_exact_enter(c);
 		charged = nr_pages;
 	}
 	if (nr_charged)
@@ -719,9 +359,9 @@ charge_miss(struct pcstock_counter *c, char *region, unsigned long nr_pages,
 	if (state != STOCK_ENABLED || nr_pages >= batch ||
 	    !pcstock_counter_try_charge(c, batch, fail)) {
 		if (has_flag(c, STOCK_AT_LIMIT))
-			return exact_charge(c, state, nr_pages, fail,
+			return pcs_exact_charge(c, state, nr_pages, fail,
 					    nr_charged);
-		return charge_exact(c, nr_pages, fail, nr_charged);
+		return pcs_stock_charge_exact(c, nr_pages, fail, nr_charged);
 	}
 
 	/* The CPU we are on now, which may not be @region's. */
@@ -776,10 +416,10 @@ charge_uncached(struct pcstock_counter *c, unsigned long nr_pages,
 
 	/* Set by alloc and cleared by free, never concurrently with us. */
 	if (!c->stock_domain)
-		return charge_exact(c, nr_pages, fail, nr_charged);
+		return pcs_stock_charge_exact(c, nr_pages, fail, nr_charged);
 	region = this_region(c, true);
 	if (!region)
-		return charge_exact(c, nr_pages, fail, nr_charged);
+		return pcs_stock_charge_exact(c, nr_pages, fail, nr_charged);
 	return charge_on(c, region, nr_pages, fail, nr_charged);
 }
 
@@ -848,56 +488,4 @@ void pcstock_counter_uncharge_stock(struct pcstock_counter *c,
 		pcstock_counter_uncharge(c, nr_pages);
 	else if (!pcs_stock_give(c, c->stock_key, batch, nr_pages))
 		uncharge_slow(c, batch, nr_pages);
-}
-
-/* ---- readers -------------------------------------------------------------- */
-
-unsigned long pcstock_counter_stock_pages(const struct pcstock_counter *c)
-{
-	unsigned long sum = 0;
-	unsigned int cpu, n;
-
-	if (!c || pcs_load(&c->stock_state, PCS_RELAXED) == STOCK_NONE)
-		return 0;
-	n = nr_cpus(c);
-	for (cpu = 0; cpu < n; cpu++)
-		sum += pages_of(c, pcs_load(slot_of(c, cpu), PCS_RELAXED));
-	return sum;
-}
-
-unsigned long pcstock_counter_stock_bound(const struct pcstock_counter *c)
-{
-	if (!c || pcs_load(&c->stock_state, PCS_RELAXED) == STOCK_NONE)
-		return 0;
-	return (unsigned long)nr_cpus(c) * pcstock_counter_stock_batch(c);
-}
-
-unsigned int pcstock_counter_stock_batch(const struct pcstock_counter *c)
-{
-	if (!c)
-		return 0;
-	return pcs_load(&c->stock_batch, PCS_RELAXED);
-}
-
-void pcstock_counter_stock_stats(const struct pcstock_counter *c,
-				 struct pcstock_stock_stats *st)
-{
-	const struct stock_cpu_stats *s;
-	unsigned int cpu, n;
-
-	if (!st)
-		return;
-	*st = (struct pcstock_stock_stats){ 0 };
-	if (!c || pcs_load(&c->stock_state, PCS_RELAXED) == STOCK_NONE)
-		return;
-	n = nr_cpus(c);
-	for (cpu = 0; cpu < n; cpu++) {
-		s = stats_of(c, cpu);
-		st->hits += pcs_load(&s->hits, PCS_RELAXED);
-		st->misses += pcs_load(&s->misses, PCS_RELAXED);
-		st->refills += pcs_load(&s->refills, PCS_RELAXED);
-		st->drains += pcs_load(&s->drains, PCS_RELAXED);
-		st->drained_pages += pcs_load(&s->drained_pages, PCS_RELAXED);
-		st->trims += pcs_load(&s->trims, PCS_RELAXED);
-	}
 }
