@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * group.c - the four stock policies through the group API (hierarchy.h),
- * the code path an accounting daemon uses: none, memcg7, v4, default.
+ * group.c - the stock policies through the group API (hierarchy.h), the
+ * code path an accounting daemon uses: none, memcg7, v4, default, exact.
  *
  * Shape mapping.  The root group's counter is charged by every descendant
  * (as the root memcg's page_counter), so it is node 0 of the shape: a tree
@@ -173,6 +173,11 @@ static int grp_create_default(const struct tree_spec *spec, void **inst)
 	return grp_create(spec, inst, PCSTOCK_TREE_DEFAULT);
 }
 
+static int grp_create_exact(const struct tree_spec *spec, void **inst)
+{
+	return grp_create(spec, inst, PCSTOCK_TREE_EXACT);
+}
+
 static int grp_enter(void *inst, unsigned int cpu)
 {
 	struct grp_tree *t = inst;
@@ -319,3 +324,7 @@ const struct strategy strat_default = GRP_STRATEGY("default",
 	"group API, per-counter stock with the review fixes",
 	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED,
 	grp_create_default);
+const struct strategy strat_exact = GRP_STRATEGY("exact",
+	"group API, per-counter stock, exact at the limit (no stock near max)",
+	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED,
+	grp_create_exact);
