@@ -31,6 +31,7 @@ struct grp_tree {
 	unsigned int created;		/* node[] entries holding a reference */
 	enum pcstock_tree_policy policy;
 	unsigned int batch;
+	atomic_ulong reclaims;		/* reclaim callback calls */
 };
 
 static void drop(struct pcstock_group *g)
@@ -114,6 +115,16 @@ static int grp_build(struct grp_tree *t, const struct tree_spec *spec)
 	return 0;
 }
 
+/* Counts the calls and reclaims nothing: what a NULL callback does. */
+static long grp_reclaim(struct pcstock_group *g, unsigned long nr_pages,
+			void *arg)
+{
+	struct grp_tree *t = arg;
+
+	atomic_fetch_add_explicit(&t->reclaims, 1, memory_order_relaxed);
+	return 0;
+}
+
 static int grp_create(const struct tree_spec *spec, void **inst,
 		      enum pcstock_tree_policy policy)
 {
@@ -124,12 +135,14 @@ static int grp_create(const struct tree_spec *spec, void **inst,
 	struct pcstock_tree_attr tattr = {
 		.policy = policy,
 		.batch = spec->batch,
+		.reclaim = grp_reclaim,
 	};
 	struct grp_tree *t = zalloc_lines(sizeof(*t));
 	int ret;
 
 	if (!t)
 		return -ENOMEM;
+	tattr.cb_arg = t;
 	shape_init(&t->shape, spec);
 	t->policy = policy;
 	t->batch = spec->batch;
@@ -278,6 +291,27 @@ static int grp_check(void *inst, const long *held, char *why, size_t len)
 			   why, len);
 }
 
+static int max_events_one(struct pcstock_group *g, void *arg)
+{
+	struct pcstock_group_stats st;
+
+	pcstock_group_stats(g, &st);
+	*(unsigned long *)arg += st.events_local[PCSTOCK_EVENT_MAX];
+	return 0;
+}
+
+/* The root keeps no hierarchical events (as cgroup2): sum local ones. */
+static void grp_pressure(void *inst, unsigned long *reclaims,
+			 unsigned long *max_events)
+{
+	struct grp_tree *t = inst;
+
+	*reclaims = atomic_load_explicit(&t->reclaims, memory_order_relaxed);
+	*max_events = 0;
+	pcstock_group_walk(pcstock_tree_root(t->t), max_events_one,
+			   max_events);
+}
+
 static void grp_counters(void *inst,
 			 void (*fn)(const struct pcstock_counter *c,
 				    const char *label, void *arg),
@@ -307,24 +341,25 @@ static void grp_counters(void *inst,
 		.drain_all = grp_drain_all,                                  \
 		.stock_pages = grp_stock_pages,                              \
 		.stock_bound = grp_stock_bound, .check = grp_check,          \
-		.counters = grp_counters,                                    \
+		.pressure = grp_pressure, .counters = grp_counters,          \
 	}
 
 const struct strategy strat_none = GRP_STRATEGY("none",
 	"group API, no stock: every charge walks the counters",
-	STRAT_LIMITS | STRAT_DOMAIN, grp_create_none);
+	STRAT_LIMITS | STRAT_DOMAIN | STRAT_PRESSURE, grp_create_none);
 const struct strategy strat_memcg7 = GRP_STRATEGY("memcg7",
 	"group API, pre-series memcg stock: 7 slots per CPU",
-	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED,
-	grp_create_memcg7);
+	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED |
+	STRAT_PRESSURE, grp_create_memcg7);
 const struct strategy strat_v4 = GRP_STRATEGY("v4",
 	"group API, per-counter stock as posted (v4)",
-	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN, grp_create_v4);
+	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_PRESSURE,
+	grp_create_v4);
 const struct strategy strat_default = GRP_STRATEGY("default",
 	"group API, per-counter stock with the review fixes",
-	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED,
-	grp_create_default);
+	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED |
+	STRAT_PRESSURE, grp_create_default);
 const struct strategy strat_exact = GRP_STRATEGY("exact",
 	"group API, per-counter stock, exact at the limit (no stock near max)",
-	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED,
-	grp_create_exact);
+	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED |
+	STRAT_PRESSURE, grp_create_exact);
