@@ -250,10 +250,34 @@ static unsigned long grp_stock_pages(void *inst)
 	return pcstock_group_stock_pages(pcstock_tree_root(t->t));
 }
 
+/* Whether @g or an ancestor has a max below @room. */
+static bool max_below(struct pcstock_group *g, unsigned long room)
+{
+	for (; g; g = pcstock_group_parent(g))
+		if (pcstock_counter_max(pcstock_group_memory(g)) < room)
+			return true;
+	return false;
+}
+
+struct bound_arg {
+	unsigned long sum;
+	bool exact;
+};
+
+/*
+ * exact: a counter under a max below what its slots can hide finds its
+ * margin below that on every miss, so it stocks nothing from its first
+ * miss on (and nothing before it): its bound is 0 there, else
+ * nr_cpus × batch as default's.  (Between that and twice it, it depends
+ * on the counter's history: the bench counts the larger.)
+ */
 static int bound_one(struct pcstock_group *g, void *arg)
 {
-	*(unsigned long *)arg +=
-		pcstock_counter_stock_bound(pcstock_group_memory(g));
+	struct bound_arg *a = arg;
+	unsigned long b = pcstock_counter_stock_bound(pcstock_group_memory(g));
+
+	if (!a->exact || !max_below(g, b))
+		a->sum += b;
 	return 0;
 }
 
@@ -261,12 +285,12 @@ static int bound_one(struct pcstock_group *g, void *arg)
 static unsigned long grp_stock_bound(void *inst)
 {
 	struct grp_tree *t = inst;
-	unsigned long sum = 0;
+	struct bound_arg a = { .exact = t->policy == PCSTOCK_TREE_EXACT };
 
 	if (t->policy == PCSTOCK_TREE_MEMCG7)
 		return 7UL * pcstock_domain_nr_cpus(t->d) * t->batch;
-	pcstock_group_walk(pcstock_tree_root(t->t), bound_one, &sum);
-	return sum;
+	pcstock_group_walk(pcstock_tree_root(t->t), bound_one, &a);
+	return a.sum;
 }
 
 static long grp_usage(void *inst, unsigned int node)
