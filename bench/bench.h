@@ -47,6 +47,7 @@ struct tree_spec {
 #define STRAT_STOCK	0x2	/* hides pages in per-CPU stock */
 #define STRAT_DOMAIN	0x4	/* threads must be CPUs of its domain */
 #define STRAT_BOUNDED	0x8	/* stock never exceeds stock_bound() */
+#define STRAT_PRESSURE	0x10	/* counts reclaim calls and max events */
 
 /**
  * struct strategy - one way of charging a tree
@@ -56,6 +57,8 @@ struct tree_spec {
  * index (0..BENCH_MAX_THREADS-1; the main thread uses 0 outside runs).
  * check() verifies conservation at a quiescent point: @held[l] is what the
  * workers hold through leaf l; it returns 0 or -1 with a reason in @why.
+ * pressure(), with STRAT_PRESSURE, reads the tree's running totals of
+ * reclaim callback calls (the callback reclaims nothing) and max events.
  * counters(), optional, calls @fn on every counter of the tree with a
  * label ("level 0", "leaf 3"), so that the line model can name lines.
  */
@@ -80,6 +83,9 @@ struct strategy {
 	unsigned long (*stock_pages)(void *inst);
 	unsigned long (*stock_bound)(void *inst);
 	int (*check)(void *inst, const long *held, char *why, size_t len);
+	/* STRAT_PRESSURE: reclaim callback calls and max events so far */
+	void (*pressure)(void *inst, unsigned long *reclaims,
+			 unsigned long *max_events);
 	void (*counters)(void *inst,
 			 void (*fn)(const struct pcstock_counter *c,
 				    const char *label, void *arg),
@@ -172,7 +178,7 @@ unsigned int bench_thread_list(const struct opts *o, unsigned int *v,
 			       unsigned int room, const unsigned int *dflt,
 			       unsigned int nr_dflt);
 extern const struct workload wl_drain, wl_strand;
-extern const struct workload wl_sock, wl_scale, wl_tenants;
+extern const struct workload wl_sock, wl_scale, wl_tenants, wl_nearmax;
 
 /* run.c: the timed thread harness shared by the workloads */
 struct worker;
@@ -217,6 +223,14 @@ uint64_t rng_next(uint64_t *s);
 int release_and_check(const struct strategy *s, void *inst,
 		      const struct tree_spec *t, long *held, char *why,
 		      size_t len);
+/* workload.c: run @body on cfg->threads workers, check conservation */
+int measure_workers(const struct opts *o, const struct config *cfg,
+		    const struct strategy *s, void *inst, worker_fn body,
+		    void *shared, bool one_cpu, struct sample *out);
+struct config *bench_config_add(struct config *cfg, unsigned int *n,
+				unsigned int room, const struct opts *o,
+				unsigned int threads, unsigned int leaves,
+				unsigned int depth);
 
 static inline void worker_tick(struct worker *w, unsigned long n)
 {

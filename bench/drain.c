@@ -11,7 +11,10 @@
  *  strand   the "litter" pattern: threads visit every CPU and charge then
  *           uncharge one page in each of M groups.  Reports the pages left
  *           stranded in stock against the library's bound, and what is
- *           left after one drain_all (must be 0).
+ *           left after one drain_all (must be 0).  "near max" gives every
+ *           group a max of half what its stock can hide (nr_cpus × batch
+ *           / 2): a stock that stops stocking near max (exact) strands
+ *           nothing there.
  *
  * Both run on simulated CPUs whatever --cpu-mode says: they need to enter
  * CPUs that do not exist.
@@ -252,18 +255,23 @@ static void *litter_main(void *arg)
 static unsigned int strand_expand(const struct opts *o, struct config *cfg,
 				  unsigned int room)
 {
-	static const unsigned int groups[] = { 64, 1024 };
+	static const unsigned int groups[] = { 64, 1024, 64 };
 	unsigned int n = 0, i, nr = o->quick ? 1 : 2;
 	struct config *c;
 
-	for (i = 0; i < nr; i++) {
-		c = config_add(cfg, &n, room, o, groups[i], STRAND_CPUS);
+	for (i = 0; i < nr + 1; i++) {
+		c = config_add(cfg, &n, room, o, groups[i == nr ? 2 : i],
+			       STRAND_CPUS);
 		if (!c)
 			break;
 		c->threads = o->nr_os_cpus;
-		c->x = groups[i];
-		snprintf(c->label, sizeof(c->label), "M=%u C=%u", groups[i],
-			 STRAND_CPUS);
+		c->x = c->tree.nr_leaves;
+		if (i == nr)
+			c->tree.leaf_max = (unsigned long)STRAND_CPUS *
+					   o->batch / 2;
+		snprintf(c->label, sizeof(c->label), "M=%u C=%u%s",
+			 c->tree.nr_leaves, STRAND_CPUS,
+			 i == nr ? " near max" : "");
 	}
 	return n;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * group.c - the four stock policies through the group API (hierarchy.h),
- * the code path an accounting daemon uses: none, memcg7, v4, default.
+ * group.c - the stock policies through the group API (hierarchy.h), the
+ * code path an accounting daemon uses: none, memcg7, v4, default, exact.
  *
  * Shape mapping.  The root group's counter is charged by every descendant
  * (as the root memcg's page_counter), so it is node 0 of the shape: a tree
@@ -31,6 +31,7 @@ struct grp_tree {
 	unsigned int created;		/* node[] entries holding a reference */
 	enum pcstock_tree_policy policy;
 	unsigned int batch;
+	atomic_ulong reclaims;		/* reclaim callback calls */
 };
 
 static void drop(struct pcstock_group *g)
@@ -114,6 +115,16 @@ static int grp_build(struct grp_tree *t, const struct tree_spec *spec)
 	return 0;
 }
 
+/* Counts the calls and reclaims nothing: what a NULL callback does. */
+static long grp_reclaim(struct pcstock_group *g, unsigned long nr_pages,
+			void *arg)
+{
+	struct grp_tree *t = arg;
+
+	atomic_fetch_add_explicit(&t->reclaims, 1, memory_order_relaxed);
+	return 0;
+}
+
 static int grp_create(const struct tree_spec *spec, void **inst,
 		      enum pcstock_tree_policy policy)
 {
@@ -124,12 +135,14 @@ static int grp_create(const struct tree_spec *spec, void **inst,
 	struct pcstock_tree_attr tattr = {
 		.policy = policy,
 		.batch = spec->batch,
+		.reclaim = grp_reclaim,
 	};
 	struct grp_tree *t = zalloc_lines(sizeof(*t));
 	int ret;
 
 	if (!t)
 		return -ENOMEM;
+	tattr.cb_arg = t;
 	shape_init(&t->shape, spec);
 	t->policy = policy;
 	t->batch = spec->batch;
@@ -171,6 +184,11 @@ static int grp_create_v4(const struct tree_spec *spec, void **inst)
 static int grp_create_default(const struct tree_spec *spec, void **inst)
 {
 	return grp_create(spec, inst, PCSTOCK_TREE_DEFAULT);
+}
+
+static int grp_create_exact(const struct tree_spec *spec, void **inst)
+{
+	return grp_create(spec, inst, PCSTOCK_TREE_EXACT);
 }
 
 static int grp_enter(void *inst, unsigned int cpu)
@@ -232,10 +250,34 @@ static unsigned long grp_stock_pages(void *inst)
 	return pcstock_group_stock_pages(pcstock_tree_root(t->t));
 }
 
+/* Whether @g or an ancestor has a max below @room. */
+static bool max_below(struct pcstock_group *g, unsigned long room)
+{
+	for (; g; g = pcstock_group_parent(g))
+		if (pcstock_counter_max(pcstock_group_memory(g)) < room)
+			return true;
+	return false;
+}
+
+struct bound_arg {
+	unsigned long sum;
+	bool exact;
+};
+
+/*
+ * exact: a counter under a max below what its slots can hide finds its
+ * margin below that on every miss, so it stocks nothing from its first
+ * miss on (and nothing before it): its bound is 0 there, else
+ * nr_cpus × batch as default's.  (Between that and twice it, it depends
+ * on the counter's history: the bench counts the larger.)
+ */
 static int bound_one(struct pcstock_group *g, void *arg)
 {
-	*(unsigned long *)arg +=
-		pcstock_counter_stock_bound(pcstock_group_memory(g));
+	struct bound_arg *a = arg;
+	unsigned long b = pcstock_counter_stock_bound(pcstock_group_memory(g));
+
+	if (!a->exact || !max_below(g, b))
+		a->sum += b;
 	return 0;
 }
 
@@ -243,12 +285,12 @@ static int bound_one(struct pcstock_group *g, void *arg)
 static unsigned long grp_stock_bound(void *inst)
 {
 	struct grp_tree *t = inst;
-	unsigned long sum = 0;
+	struct bound_arg a = { .exact = t->policy == PCSTOCK_TREE_EXACT };
 
 	if (t->policy == PCSTOCK_TREE_MEMCG7)
 		return 7UL * pcstock_domain_nr_cpus(t->d) * t->batch;
-	pcstock_group_walk(pcstock_tree_root(t->t), bound_one, &sum);
-	return sum;
+	pcstock_group_walk(pcstock_tree_root(t->t), bound_one, &a);
+	return a.sum;
 }
 
 static long grp_usage(void *inst, unsigned int node)
@@ -271,6 +313,27 @@ static int grp_check(void *inst, const long *held, char *why, size_t len)
 
 	return shape_check(&t->shape, inst, grp_usage, grp_node_stock, held,
 			   why, len);
+}
+
+static int max_events_one(struct pcstock_group *g, void *arg)
+{
+	struct pcstock_group_stats st;
+
+	pcstock_group_stats(g, &st);
+	*(unsigned long *)arg += st.events_local[PCSTOCK_EVENT_MAX];
+	return 0;
+}
+
+/* The root keeps no hierarchical events (as cgroup2): sum local ones. */
+static void grp_pressure(void *inst, unsigned long *reclaims,
+			 unsigned long *max_events)
+{
+	struct grp_tree *t = inst;
+
+	*reclaims = atomic_load_explicit(&t->reclaims, memory_order_relaxed);
+	*max_events = 0;
+	pcstock_group_walk(pcstock_tree_root(t->t), max_events_one,
+			   max_events);
 }
 
 static void grp_counters(void *inst,
@@ -302,20 +365,25 @@ static void grp_counters(void *inst,
 		.drain_all = grp_drain_all,                                  \
 		.stock_pages = grp_stock_pages,                              \
 		.stock_bound = grp_stock_bound, .check = grp_check,          \
-		.counters = grp_counters,                                    \
+		.pressure = grp_pressure, .counters = grp_counters,          \
 	}
 
 const struct strategy strat_none = GRP_STRATEGY("none",
 	"group API, no stock: every charge walks the counters",
-	STRAT_LIMITS | STRAT_DOMAIN, grp_create_none);
+	STRAT_LIMITS | STRAT_DOMAIN | STRAT_PRESSURE, grp_create_none);
 const struct strategy strat_memcg7 = GRP_STRATEGY("memcg7",
 	"group API, pre-series memcg stock: 7 slots per CPU",
-	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED,
-	grp_create_memcg7);
+	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED |
+	STRAT_PRESSURE, grp_create_memcg7);
 const struct strategy strat_v4 = GRP_STRATEGY("v4",
 	"group API, per-counter stock as posted (v4)",
-	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN, grp_create_v4);
+	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_PRESSURE,
+	grp_create_v4);
 const struct strategy strat_default = GRP_STRATEGY("default",
 	"group API, per-counter stock with the review fixes",
-	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED,
-	grp_create_default);
+	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED |
+	STRAT_PRESSURE, grp_create_default);
+const struct strategy strat_exact = GRP_STRATEGY("exact",
+	"group API, per-counter stock, exact at the limit (no stock near max)",
+	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED |
+	STRAT_PRESSURE, grp_create_exact);

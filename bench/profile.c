@@ -30,7 +30,8 @@
  *               CPUs, every slot empty (divide by 1056 for a slot)
  * The g- kinds run on a group tree (root, middle, leaf: the root's counter
  * is charged too, so 3 counters again).  Prefix v4- for the V4 policy,
- * and memcg7- or none- (g- kinds only) for those tree policies; memcg7x-
+ * and NAME- (g- kinds only) for any other registered tree policy
+ * (pcstock_tree_policy_name(): memcg7-, none-, exact-, ...); memcg7x-
  * runs memcg7 on a COOP domain (its owner-exclusive variant, the kernel's
  * lock-free hit) where memcg7- runs on SIM CPUs (the locked variant).
  * rseq- runs the default policy on an RSEQ domain (what
@@ -354,35 +355,56 @@ static int run(struct prof *p, const char *what, unsigned long n)
 	return 0;
 }
 
-int profile_main(const char *what, unsigned long n)
+/*
+ * The policy prefix of @what: the special rows first, then "NAME-" for
+ * every registered tree policy, so that a new design needs no edit here.
+ * Returns the kind after the prefix (all of @what without one).
+ */
+static const char *parse_prefix(const char *what,
+				enum pcstock_tree_policy *policy,
+				enum pcstock_cpu_mode *mode)
 {
 	static const struct {
 		const char *prefix;
 		enum pcstock_tree_policy policy;
 		enum pcstock_cpu_mode mode;
-	} prefixes[] = {
-		{ "v4-", PCSTOCK_TREE_V4, PCSTOCK_CPU_SIM },
-		{ "memcg7-", PCSTOCK_TREE_MEMCG7, PCSTOCK_CPU_SIM },
+	} special[] = {
 		{ "memcg7x-", PCSTOCK_TREE_MEMCG7, PCSTOCK_CPU_COOP },
-		{ "none-", PCSTOCK_TREE_NONE, PCSTOCK_CPU_SIM },
 		{ "rseq-", PCSTOCK_TREE_DEFAULT, PCSTOCK_CPU_RSEQ },
 	};
-	enum pcstock_tree_policy policy = PCSTOCK_TREE_DEFAULT;
-	enum pcstock_cpu_mode mode = PCSTOCK_CPU_SIM;
-	const char *kind = what;
-	struct prof p;
+	const char *name;
 	unsigned int i;
-	int ret;
+	size_t len;
 
-	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-		size_t len = strlen(prefixes[i].prefix);
-
-		if (!strncmp(what, prefixes[i].prefix, len)) {
-			policy = prefixes[i].policy;
-			mode = prefixes[i].mode;
-			kind = what + len;
+	*policy = PCSTOCK_TREE_DEFAULT;
+	*mode = PCSTOCK_CPU_SIM;
+	for (i = 0; i < sizeof(special) / sizeof(special[0]); i++) {
+		len = strlen(special[i].prefix);
+		if (!strncmp(what, special[i].prefix, len)) {
+			*policy = special[i].policy;
+			*mode = special[i].mode;
+			return what + len;
 		}
 	}
+	for (i = 0; i < PCSTOCK_TREE_NR_POLICIES; i++) {
+		name = pcstock_tree_policy_name((enum pcstock_tree_policy)i);
+		len = name ? strlen(name) : 0;
+		if (len && !strncmp(what, name, len) && what[len] == '-') {
+			*policy = (enum pcstock_tree_policy)i;
+			return what + len + 1;
+		}
+	}
+	return what;
+}
+
+int profile_main(const char *what, unsigned long n)
+{
+	enum pcstock_tree_policy policy;
+	enum pcstock_cpu_mode mode;
+	const char *kind = parse_prefix(what, &policy, &mode);
+	struct prof p;
+	int ret;
+
 	ret = prof_setup(&p, policy, mode);
 	if (!ret && !strncmp(kind, "g-", 2))
 		ret = run_group(&p, kind, n);

@@ -16,7 +16,7 @@
  *           ctr-default compiled with PCSTOCK_INLINE (inline.c): the hit
  *           and the uncharge into the stock inline in the caller.
  *
- * group.c has the default set's none, memcg7, v4 and default: the same
+ * group.c has the default set's none, memcg7, v4, default and exact: the same
  * policies through the group API.
  * Every strategy builds the same shape (bench.h, struct tree_spec): node 0
  * is the top, ancestors 0..nr_anc-1 form a chain, leaves follow; and every
@@ -526,18 +526,18 @@ const struct strategy strat_ctr_inline = CTR_STRATEGY_OPS("ctr-inline",
  */
 const struct strategy *const bench_strategies[] = {
 	&strat_floor, &strat_mutex, &strat_none, &strat_memcg7, &strat_v4,
-	&strat_default, &strat_ctr_none, &strat_ctr_v4, &strat_ctr_default,
+	&strat_default, &strat_exact, &strat_ctr_none, &strat_ctr_v4, &strat_ctr_default,
 	&strat_ctr_inline, NULL,
 };
 
 const char *bench_default_strategies(void)
 {
-	return "floor,mutex,none,memcg7,v4,default";
+	return "floor,mutex,none,memcg7,v4,default,exact";
 }
 
 const char *bench_strategy_note(void)
 {
-	return "none/memcg7/v4/default go through the group API "
+	return "none/memcg7/v4/default/exact go through the group API "
 	       "(hierarchy.h); ctr-* (on request) drive counter.h + stock.h "
 	       "directly";
 }

@@ -52,6 +52,6 @@ extern const struct strategy strat_floor, strat_mutex;
 extern const struct strategy strat_ctr_none, strat_ctr_v4, strat_ctr_default;
 extern const struct strategy strat_ctr_inline;
 extern const struct strategy strat_none, strat_memcg7, strat_v4;
-extern const struct strategy strat_default;
+extern const struct strategy strat_default, strat_exact;
 
 #endif /* BENCH_STRATEGY_H */

@@ -2,7 +2,8 @@
 /*
  * workload.c - the timed workloads: fault, tenants, sock, scale, depth,
  * tight.  (drain and strand, which measure stock state rather than
- * throughput, are in drain.c.)
+ * throughput, are in drain.c; nearmax, which counts pressure, in
+ * nearmax.c.)
  *
  *  fault    the series' cover letter: G tasks, each in its own group, on
  *           one CPU of a COOP domain (one OS thread runs them round-robin
@@ -46,10 +47,9 @@
  * @one_cpu.  Leaves the measured seconds in out->value, checks
  * conservation and returns all pages.
  */
-static int measure_workers(const struct opts *o, const struct config *cfg,
-			   const struct strategy *s, void *inst,
-			   worker_fn body, void *shared, bool one_cpu,
-			   struct sample *out)
+int measure_workers(const struct opts *o, const struct config *cfg,
+		    const struct strategy *s, void *inst, worker_fn body,
+		    void *shared, bool one_cpu, struct sample *out)
 {
 	const struct tree_spec *t = &cfg->tree;
 	struct run r = {
@@ -89,10 +89,10 @@ out:
 	return ret;
 }
 
-static struct config *config_add(struct config *cfg, unsigned int *n,
-				 unsigned int room, const struct opts *o,
-				 unsigned int threads, unsigned int leaves,
-				 unsigned int depth)
+struct config *bench_config_add(struct config *cfg, unsigned int *n,
+				unsigned int room, const struct opts *o,
+				unsigned int threads, unsigned int leaves,
+				unsigned int depth)
 {
 	struct config *c;
 
@@ -202,7 +202,7 @@ static unsigned int fault_configs(const struct opts *o, struct config *cfg,
 	unsigned int n = 0, i;
 
 	for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
-		c = config_add(cfg, &n, room, o, groups[i], groups[i], 2);
+		c = bench_config_add(cfg, &n, room, o, groups[i], groups[i], 2);
 		if (!c)
 			break;
 		c->tree.nr_cpus = 1;
@@ -393,7 +393,8 @@ static unsigned int tenants_expand(const struct opts *o, struct config *cfg,
 	nt = bench_thread_list(o, thr, 8, &o->nr_os_cpus, 1);
 	for (j = 0; j < nt; j++) {
 		for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
-			c = config_add(cfg, &n, room, o, thr[j], groups[i], 2);
+			c = bench_config_add(cfg, &n, room, o, thr[j],
+					     groups[i], 2);
 			if (!c)
 				return n;
 			c->arg[0] = groups[i];
@@ -436,7 +437,7 @@ static unsigned int scale_expand(const struct opts *o, struct config *cfg,
 	nt = bench_thread_list(o, thr, 16, dflt, nd);
 	for (own = 0; own < 2; own++) {
 		for (j = 0; j < nt; j++) {
-			c = config_add(cfg, &n, room, o, thr[j],
+			c = bench_config_add(cfg, &n, room, o, thr[j],
 				       own ? thr[j] : 1, 2);
 			if (!c)
 				return n;
@@ -472,7 +473,7 @@ static unsigned int depth_expand(const struct opts *o, struct config *cfg,
 	nt = bench_thread_list(o, thr, 8, &o->nr_os_cpus, 1);
 	for (j = 0; j < nt; j++) {
 		for (i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
-			c = config_add(cfg, &n, room, o, thr[j], thr[j],
+			c = bench_config_add(cfg, &n, room, o, thr[j], thr[j],
 				       depths[i]);
 			if (!c)
 				return n;
@@ -597,7 +598,7 @@ static unsigned int sock_expand(const struct opts *o, struct config *cfg,
 
 	for (rr = 2; rr-- > 0;) {
 		for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
-			c = config_add(cfg, &n, room, o, 2 * pairs[i],
+			c = bench_config_add(cfg, &n, room, o, 2 * pairs[i],
 				       pairs[i], 3);
 			if (!c)
 				return n;
@@ -676,7 +677,7 @@ static unsigned int tight_expand(const struct opts *o, struct config *cfg,
 	nt = bench_thread_list(o, thr, 8, &o->nr_os_cpus, 1);
 	for (j = 0; j < nt; j++) {
 		for (i = 0; i < sizeof(mult) / sizeof(mult[0]); i++) {
-			c = config_add(cfg, &n, room, o, thr[j], 1, 2);
+			c = bench_config_add(cfg, &n, room, o, thr[j], 1, 2);
 			if (!c)
 				return n;
 			/* The limit: mult x the stock bound. */
@@ -718,7 +719,7 @@ const struct workload wl_tight = {
 
 const struct workload *const bench_workloads[] = {
 	&wl_fault, &wl_fault_stock, &wl_tenants, &wl_sock, &wl_scale, &wl_depth,
-	&wl_drain, &wl_tight, &wl_strand,
+	&wl_drain, &wl_tight, &wl_strand, &wl_nearmax,
 };
 
 unsigned int bench_nr_workloads(void)
