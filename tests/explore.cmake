@@ -41,8 +41,8 @@ function(pcstock_add_explore_test name)
 endfunction()
 
 # Library variants with a planted bug each (the #ifdef blocks in
-# src/stock.c, src/counter.c, src/hierarchy.c, src/cpu.c, src/memcg7.c and
-# src/names.c),
+# src/stock.c, src/counter.c, src/hierarchy.c, src/cpu.c, src/memcg7.c,
+# src/names.c and src/policy_exact.c),
 # and an explorer over each.  The RELAXED_* ones, and the dropped fences,
 # weaken one memory order: only --weak finds them.
 foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_MARK
@@ -53,7 +53,7 @@ foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_MARK
 		M7_FLUSH_UNLOCKED RELAXED_CPU_OWN RELAXED_NAME_PUBLISH
 		RELAXED_OFFLINE RELAXED_ONLINE_LOAD RELAXED_FLUSH
 		RELAXED_REMARK RELAXED_USAGE_ADD RELAXED_MAX_XCHG
-		RELAXED_UNLINK)
+		RELAXED_UNLINK EXACT_NO_MAKE_ROOM)
 	string(TOLOWER ${mutation} lower)
 	string(REPLACE _ - dashed ${lower})
 	pcstock_add_library(pcstock_mut_${lower} STATIC
@@ -138,6 +138,22 @@ foreach(strategy random pct)
 		BINARY pcstock-explore-no-disable-mark
 		ARGS --scenario group-default --strategy ${strategy}
 		--schedules 1500 --seed 1 --expect-violation TIMEOUT 300)
+endforeach()
+
+# exact without make_room (src/policy_exact.c, EXACT_NO_MAKE_ROOM): a
+# charge refused at a's max fails (NOWAIT) for pages a1's slots hold.
+# group-exact-switch finds it, SC and weak, with the budget of its clean
+# runs: at rest a NOWAIT charge of a's room fails (random: schedule 2 of
+# seed 1, SC and weak; PCT: schedule 1).
+foreach(strategy random pct)
+	explore_budget(args group-exact-switch ${strategy})
+	pcstock_add_explore_test(explore_detect_exact_no_make_room_${strategy}
+		BINARY pcstock-explore-exact-no-make-room
+		ARGS ${args} --expect-violation)
+	pcstock_add_explore_test(
+		explore_detect_exact_no_make_room_weak_${strategy}
+		BINARY pcstock-explore-exact-no-make-room
+		ARGS ${args} --weak --expect-violation)
 endforeach()
 
 # Planted memory-order bugs (a seq_cst or release weakened to relaxed
