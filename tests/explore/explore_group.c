@@ -2,8 +2,8 @@
 /*
  * explore_group.c - schedule-explorer scenarios for groups (hierarchy).
  *
- * Per schedule a fresh tree (DEFAULT or V4 stock, batch 4) on a domain of
- * two simulated CPUs:  root <- a (max 8) <- a1,  root <- b.  Threads 0 and
+ * Per schedule a fresh tree (DEFAULT, V4 or exact stock, batch 4) on a
+ * domain of two simulated CPUs:  root <- a (max 8) <- a1,  root <- b.  Threads 0 and
  * 1 share CPU 0 and charge and uncharge a1 and b; thread 2 (CPU 1) charges
  * a, drains a's subtree, takes CPU 0 offline, destroys b and drains
  * everything.
@@ -21,10 +21,14 @@
  * Invariants, per group g and with "subtree" meaning g and its
  * descendants, online or not:
  *  - every step: 0 <= usage(g) - held(subtree) - stock(subtree) <= pages
- *    in flight, no underflow warning, (DEFAULT) every slot <= batch,
- *    held(a's subtree) <= 8;
- *  - at the end: usage(g) == held(subtree) + stock(subtree); after
- *    drain_all(root) the online groups' stock is 0.
+ *    in flight, no underflow warning, (a capped design: all but V4)
+ *    every slot <= batch, held(a's subtree) <= max(a);
+ *  - at the end: usage(g) == held(subtree) + stock(subtree); (exact) a
+ *    NOWAIT charge of a's room succeeds; after drain_all(root) the online
+ *    groups' stock is 0.
+ *
+ * group-exact-switch: the same tree and checks with a's max at 20, see
+ * switch_script below.
  *
  * group-publish-*: the same tree; thread 0 creates a child "n" of a while
  * threads 1 and 2 walk the tree (pcstock_group_walk()) and look "a/n" up.
