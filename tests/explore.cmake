@@ -41,8 +41,8 @@ function(pcstock_add_explore_test name)
 endfunction()
 
 # Library variants with a planted bug each (the #ifdef blocks in
-# src/stock.c, src/counter.c, src/hierarchy.c, src/cpu.c, src/memcg7.c and
-# src/names.c),
+# src/stock.c, src/counter.c, src/hierarchy.c, src/cpu.c, src/memcg7.c,
+# src/names.c and src/policy_exact.c),
 # and an explorer over each.  The RELAXED_* ones, and the dropped fences,
 # weaken one memory order: only --weak finds them.
 foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_MARK
@@ -53,7 +53,7 @@ foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_MARK
 		M7_FLUSH_UNLOCKED RELAXED_CPU_OWN RELAXED_NAME_PUBLISH
 		RELAXED_OFFLINE RELAXED_ONLINE_LOAD RELAXED_FLUSH
 		RELAXED_REMARK RELAXED_USAGE_ADD RELAXED_MAX_XCHG
-		RELAXED_UNLINK)
+		RELAXED_UNLINK EXACT_NO_MAKE_ROOM)
 	string(TOLOWER ${mutation} lower)
 	string(REPLACE _ - dashed ${lower})
 	pcstock_add_library(pcstock_mut_${lower} STATIC
@@ -89,19 +89,25 @@ endfunction()
 # Clean scenarios, sequentially consistent and in weak memory (--weak).
 # group-publish and group-unlink run only weak: in SC every walker sees every group it
 # reaches initialised, whatever the orders.
-set(EXPLORE_CLEAN counter-tree counter-tight stock-charge-default
-	stock-charge-v4 stock-drain-default stock-drain-v4
-	stock-lifecycle-default stock-lifecycle-v4 stock-limit-default
-	stock-limit-v4 stock-disable-default stock-disable-v4 group-default
-	group-v4 group-offline-default group-offline-v4)
+# Each design that stocks runs in every one (exact: the fifth design).
+set(EXPLORE_CLEAN counter-tree counter-tight)
+foreach(kind default v4 exact)
+	list(APPEND EXPLORE_CLEAN stock-charge-${kind} stock-drain-${kind}
+		stock-lifecycle-${kind} stock-limit-${kind}
+		stock-disable-${kind} group-${kind} group-offline-${kind})
+	list(APPEND EXPLORE_WEAK_ONLY group-publish-${kind}
+		group-unlink-${kind})
+endforeach()
+# exact's switch at its near-max bound, with drain_all racing
+# (tests/explore/explore_group.c).
+list(APPEND EXPLORE_CLEAN group-exact-switch)
 foreach(strategy random pct)
 	foreach(scenario ${EXPLORE_CLEAN})
 		explore_budget(args ${scenario} ${strategy})
 		pcstock_add_explore_test(explore_${scenario}_${strategy}
 			ARGS ${args})
 	endforeach()
-	foreach(scenario ${EXPLORE_CLEAN} group-publish-default
-			group-publish-v4 group-unlink-default group-unlink-v4)
+	foreach(scenario ${EXPLORE_CLEAN} ${EXPLORE_WEAK_ONLY})
 		explore_budget(args ${scenario} ${strategy})
 		pcstock_add_explore_test(explore_${scenario}_weak_${strategy}
 			ARGS ${args} --weak)
@@ -132,6 +138,22 @@ foreach(strategy random pct)
 		BINARY pcstock-explore-no-disable-mark
 		ARGS --scenario group-default --strategy ${strategy}
 		--schedules 1500 --seed 1 --expect-violation TIMEOUT 300)
+endforeach()
+
+# exact without make_room (src/policy_exact.c, EXACT_NO_MAKE_ROOM): a
+# charge refused at a's max fails (NOWAIT) for pages a1's slots hold.
+# group-exact-switch finds it, SC and weak, with the budget of its clean
+# runs: at rest a NOWAIT charge of a's room fails (random: schedule 2 of
+# seed 1, SC and weak; PCT: schedule 1).
+foreach(strategy random pct)
+	explore_budget(args group-exact-switch ${strategy})
+	pcstock_add_explore_test(explore_detect_exact_no_make_room_${strategy}
+		BINARY pcstock-explore-exact-no-make-room
+		ARGS ${args} --expect-violation)
+	pcstock_add_explore_test(
+		explore_detect_exact_no_make_room_weak_${strategy}
+		BINARY pcstock-explore-exact-no-make-room
+		ARGS ${args} --weak --expect-violation)
 endforeach()
 
 # Planted memory-order bugs (a seq_cst or release weakened to relaxed

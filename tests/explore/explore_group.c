@@ -2,8 +2,8 @@
 /*
  * explore_group.c - schedule-explorer scenarios for groups (hierarchy).
  *
- * Per schedule a fresh tree (DEFAULT or V4 stock, batch 4) on a domain of
- * two simulated CPUs:  root <- a (max 8) <- a1,  root <- b.  Threads 0 and
+ * Per schedule a fresh tree (DEFAULT, V4 or exact stock, batch 4) on a
+ * domain of two simulated CPUs:  root <- a (max 8) <- a1,  root <- b.  Threads 0 and
  * 1 share CPU 0 and charge and uncharge a1 and b; thread 2 (CPU 1) charges
  * a, drains a's subtree, takes CPU 0 offline, destroys b and drains
  * everything.
@@ -21,10 +21,14 @@
  * Invariants, per group g and with "subtree" meaning g and its
  * descendants, online or not:
  *  - every step: 0 <= usage(g) - held(subtree) - stock(subtree) <= pages
- *    in flight, no underflow warning, (DEFAULT) every slot <= batch,
- *    held(a's subtree) <= 8;
- *  - at the end: usage(g) == held(subtree) + stock(subtree); after
- *    drain_all(root) the online groups' stock is 0.
+ *    in flight, no underflow warning, (a capped design: all but V4)
+ *    every slot <= batch, held(a's subtree) <= max(a);
+ *  - at the end: usage(g) == held(subtree) + stock(subtree); (exact) a
+ *    NOWAIT charge of a's room succeeds; after drain_all(root) the online
+ *    groups' stock is 0.
+ *
+ * group-exact-switch: the same tree and checks with a's max at 20, see
+ * switch_script below.
  *
  * group-publish-*: the same tree; thread 0 creates a child "n" of a while
  * threads 1 and 2 walk the tree (pcstock_group_walk()) and look "a/n" up.
@@ -92,6 +96,26 @@ static bool in_subtree(int g, int of)
 	return g == of || (of == G_A && g == G_A1);
 }
 
+/*
+ * struct group_params - one group scenario's tree and expectations
+ * @policy: the tree's design
+ * @capped: the design caps every slot at batch (all but V4)
+ * @exact: the design drains a refusing level's stocks before it refuses
+ *         (make_room): at rest a NOWAIT charge of a's whole room succeeds,
+ *         and so does every charge that runs alone (see solo_charge_ok())
+ * @a_max: a's memory.max
+ * @flags: group_run()'s charge flags
+ * @script: group_run()'s operations per thread
+ */
+struct group_params {
+	enum pcstock_tree_policy policy;
+	bool capped;
+	bool exact;
+	unsigned long a_max;
+	unsigned int flags;
+	const struct group_step (*script)[MAX_OPS];
+};
+
 static const struct group_step script[NR_THREADS][MAX_OPS] = {
 	{ { OP_CHARGE, G_A1, 1 }, { OP_CHARGE, G_A1, 2 },
 	  { OP_UNCHARGE, G_A1, 1 }, { OP_CHARGE, G_A1, 3 },
@@ -111,6 +135,7 @@ static struct {
 	struct pcstock_group *g[NR_GROUPS];
 	unsigned long held[NR_THREADS][NR_GROUPS];
 	unsigned long inflight[NR_THREADS];
+	bool overlapped[NR_THREADS];	/* another op ran during this one */
 	struct pcstock_group *created;	/* group-publish: "n", or NULL */
 	struct pcstock_group *doomed;	/* group-unlink: "n", or NULL */
 	const char *observed;		/* what a walker saw wrong */
@@ -151,8 +176,8 @@ static const struct pcstock_counter *mem(int g)
 
 static void group_setup(const struct explore_scenario *s)
 {
-	const enum pcstock_tree_policy *policy = s->arg;
-	struct pcstock_tree_attr attr = { .policy = *policy, .batch = BATCH };
+	const struct group_params *p = s->arg;
+	struct pcstock_tree_attr attr = { .policy = p->policy, .batch = BATCH };
 	struct pcstock_group *root;
 	char name[32];
 	unsigned int cpu;
@@ -164,7 +189,7 @@ static void group_setup(const struct explore_scenario *s)
 	if (pcstock_group_create(root, "a", &S.g[G_A]) ||
 	    pcstock_group_create(S.g[G_A], "a1", &S.g[G_A1]) ||
 	    pcstock_group_create(root, "b", &S.g[G_B]) ||
-	    pcstock_group_set_max(S.g[G_A], A_MAX))
+	    pcstock_group_set_max(S.g[G_A], p->a_max))
 		abort();
 	for (g = 0; g < NR_GROUPS; g++) {
 		const struct pcstock_counter *c = mem(g);
@@ -181,6 +206,7 @@ static void group_setup(const struct explore_scenario *s)
 	}
 	memset(S.held, 0, sizeof(S.held));
 	memset(S.inflight, 0, sizeof(S.inflight));
+	memset(S.overlapped, 0, sizeof(S.overlapped));
 	S.created = NULL;
 	S.doomed = NULL;
 	S.observed = NULL;
@@ -210,7 +236,7 @@ static unsigned long stock_in(int of)
 	return sum;
 }
 
-/* Any slot of any group above batch? (DEFAULT promises none.) */
+/* Any slot of any group above batch? (A capped design promises none.) */
 static const char *check_cap(void)
 {
 	unsigned int cpu;
@@ -236,7 +262,7 @@ static const char *check_cap(void)
 
 static const char *group_check_step(const struct explore_scenario *s)
 {
-	const enum pcstock_tree_policy *policy = s->arg;
+	const struct group_params *p = s->arg;
 	unsigned long inflight = 0;
 	int t, g;
 
@@ -244,9 +270,9 @@ static const char *group_check_step(const struct explore_scenario *s)
 		return "usage underflow (warn_count != 0)";
 	if (S.observed)
 		return S.observed;
-	if (*policy == PCSTOCK_TREE_DEFAULT && check_cap())
+	if (p->capped && check_cap())
 		return S.msg;
-	if (held_in(G_A) > A_MAX)
+	if (held_in(G_A) > p->a_max)
 		return "a: pages held above its max";
 	for (t = 0; t < NR_THREADS; t++)
 		inflight += S.inflight[t];
@@ -264,20 +290,59 @@ static const char *group_check_step(const struct explore_scenario *s)
 	return NULL;
 }
 
+/*
+ * Thread @t starts an operation: it and every other thread with one in
+ * flight overlap.  (One explored thread runs at a time, and this code has
+ * no scheduling point: the books are consistent.)
+ */
+static void op_start(unsigned int t)
+{
+	unsigned int u;
+
+	S.overlapped[t] = false;
+	for (u = 0; u < NR_THREADS; u++) {
+		if (u == t || !S.inflight[u])
+			continue;
+		S.overlapped[u] = true;
+		S.overlapped[t] = true;
+	}
+}
+
+/*
+ * (exact) A charge of @n pages to @g (a or a1) that failed: a violation
+ * if no other thread's operation was in flight at any time during it and
+ * held(a's subtree) + @n <= max(a).  Then usage(a) was held + stock, no
+ * batch of another charge in flight, and make_room must have drained the
+ * stocks that stood in the way (NOWAIT: neither reclaim nor drain_all
+ * would have done it).
+ */
+static void solo_charge_failed(const struct group_params *p, unsigned int t,
+			       int g, unsigned long n)
+{
+	if (!p->exact || S.overlapped[t] || !in_subtree(g, G_A) || S.observed)
+		return;
+	if (held_in(G_A) + n <= p->a_max)
+		S.observed = "a charge that ran alone failed with held + "
+			     "request <= max (pages left in a stock)";
+}
+
 static void group_run(const struct explore_scenario *s, unsigned int t)
 {
+	const struct group_params *p = s->arg;
 	const struct group_step *st;
 
-	(void)s;
-	for (st = script[t]; st < script[t] + MAX_OPS && st->op; st++) {
+	for (st = p->script[t]; st < p->script[t] + MAX_OPS && st->op; st++) {
 		struct pcstock_group *g = st->g >= 0 ? S.g[st->g] :
 				pcstock_tree_root(S.t);
 
+		op_start(t);
 		switch (st->op) {
 		case OP_CHARGE:
 			S.inflight[t] = st->n + BATCH + SLOT_MAX;
-			if (!pcstock_group_charge(g, st->n, 0))
+			if (!pcstock_group_charge(g, st->n, p->flags))
 				S.held[t][st->g] += st->n;
+			else
+				solo_charge_failed(p, t, st->g, st->n);
 			break;
 		case OP_UNCHARGE:
 			if (S.held[t][st->g] < st->n)
@@ -305,6 +370,25 @@ static void group_run(const struct explore_scenario *s, unsigned int t)
 	}
 }
 
+/*
+ * (exact) At rest, a's whole room, max(a) - held(a's subtree), can be
+ * charged to a without waiting (NOWAIT: no reclaim, no drain_all): pages
+ * in any stock under a must not stand in the way (make_room).  Given
+ * back at once.
+ */
+static const char *room_at_rest(const struct group_params *p)
+{
+	unsigned long room = p->a_max - held_in(G_A);
+
+	if (!p->exact || !room)
+		return NULL;
+	if (pcstock_group_charge(S.g[G_A], room, PCSTOCK_CHARGE_NOWAIT))
+		return "at rest: a NOWAIT charge of a's room (max - held) "
+		       "failed (pages left in a stock)";
+	pcstock_group_uncharge(S.g[G_A], room);
+	return NULL;
+}
+
 static const char *group_check_end(const struct explore_scenario *s)
 {
 	const char *msg = group_check_step(s);
@@ -315,6 +399,9 @@ static const char *group_check_end(const struct explore_scenario *s)
 	for (g = 0; g < NR_GROUPS; g++)
 		if (pcstock_counter_read(mem(g)) != held_in(g) + stock_in(g))
 			return "at rest: usage != held + stock";
+	msg = room_at_rest(s->arg);
+	if (msg)
+		return msg;
 	/*
 	 * Every worker has returned: a destroyed group's stock must already
 	 * be empty (its destroy disabled and drained it, and a refill that
@@ -493,8 +580,42 @@ static void offline_run(const struct explore_scenario *s, unsigned int t)
 	}
 }
 
-static const enum pcstock_tree_policy policy_default = PCSTOCK_TREE_DEFAULT;
-static const enum pcstock_tree_policy policy_v4 = PCSTOCK_TREE_V4;
+/*
+ * group-exact-switch: the exact design with a's max at 20, far above what
+ * a stock can hide (nr_cpus x batch = 8), so a's subtree stocks while
+ * usage(a) <= 12 and goes exact above.  All three threads (0 and 1 on
+ * CPU 0, 2 on CPU 1) first charge a1 while far from max, leaving pages
+ * in a1's slots; threads 1 and 2 then charge a across the bound while
+ * thread 2 drains a's subtree.  The threads hold at most 20 pages at
+ * once (2 + 12 + 2 + 4), so a charge may fail only for pages in flight;
+ * a charge at a refused while a1's slots hold pages needs make_room.
+ * Charges are NOWAIT: nothing else drains for them.  Beyond every step's
+ * invariants: solo_charge_failed(), and at rest (15 pages held, a near
+ * its max) usage == held + stock and room_at_rest().
+ */
+static const struct group_step switch_script[NR_THREADS][MAX_OPS] = {
+	{ { OP_CHARGE, G_A1, 1 }, { OP_CHARGE, G_A1, 1 },
+	  { OP_UNCHARGE, G_A1, 1 } },
+	{ { OP_CHARGE, G_A1, 1 }, { OP_UNCHARGE, G_A1, 1 },
+	  { OP_CHARGE, G_A, 6 }, { OP_CHARGE, G_A, 6 } },
+	{ { OP_CHARGE, G_A1, 2 }, { OP_CHARGE, G_A, 4 },
+	  { OP_UNCHARGE, G_A, 4 }, { OP_DRAIN_ALL, G_A, 0 },
+	  { OP_CHARGE, G_A, 2 }, { OP_UNCHARGE, G_A1, 2 } },
+};
+
+#define PARAMS(id, pol, cap, ex)                                            \
+	static const struct group_params id = {                             \
+		.policy = pol, .capped = cap, .exact = ex, .a_max = A_MAX,   \
+		.script = script,                                           \
+	}
+PARAMS(policy_default, PCSTOCK_TREE_DEFAULT, true, false);
+PARAMS(policy_v4, PCSTOCK_TREE_V4, false, false);
+PARAMS(policy_exact, PCSTOCK_TREE_EXACT, true, true);
+
+static const struct group_params exact_switch = {
+	.policy = PCSTOCK_TREE_EXACT, .capped = true, .exact = true,
+	.a_max = 20, .flags = PCSTOCK_CHARGE_NOWAIT, .script = switch_script,
+};
 
 #define GROUP_SCENARIO(id, nm, hlp, run_fn, end_fn, pol)                    \
 	static const struct explore_scenario id = {                         \
@@ -511,6 +632,11 @@ GROUP_SCENARIO(group_default, "group-default",
 	       group_run, group_check_end, policy_default);
 GROUP_SCENARIO(group_v4, "group-v4", "as group-default, V4 stock",
 	       group_run, group_check_end, policy_v4);
+GROUP_SCENARIO(group_exact, "group-exact", "as group-default, exact",
+	       group_run, group_check_end, policy_exact);
+GROUP_SCENARIO(group_exact_switch, "group-exact-switch",
+	       "exact: charges cross the near-max bound, drain_all races",
+	       group_run, group_check_end, exact_switch);
 
 /* Nothing to check at rest beyond every step's invariants. */
 GROUP_SCENARIO(publish_default, "group-publish-default",
@@ -519,6 +645,9 @@ GROUP_SCENARIO(publish_default, "group-publish-default",
 GROUP_SCENARIO(publish_v4, "group-publish-v4",
 	       "as group-publish-default, V4 stock", publish_run,
 	       group_check_step, policy_v4);
+GROUP_SCENARIO(publish_exact, "group-publish-exact",
+	       "as group-publish-default, exact", publish_run,
+	       group_check_step, policy_exact);
 
 GROUP_SCENARIO(unlink_default, "group-unlink-default",
 	       "a child unlinked from the head of its siblings while walkers "
@@ -526,6 +655,9 @@ GROUP_SCENARIO(unlink_default, "group-unlink-default",
 GROUP_SCENARIO(unlink_v4, "group-unlink-v4",
 	       "as group-unlink-default, V4 stock", unlink_run,
 	       group_check_step, policy_v4);
+GROUP_SCENARIO(unlink_exact, "group-unlink-exact",
+	       "as group-unlink-default, exact", unlink_run,
+	       group_check_step, policy_exact);
 
 GROUP_SCENARIO(offline_default, "group-offline-default",
 	       "charges, hits and misses, racing the group's destroy",
@@ -533,15 +665,23 @@ GROUP_SCENARIO(offline_default, "group-offline-default",
 GROUP_SCENARIO(offline_v4, "group-offline-v4",
 	       "as group-offline-default, V4 stock", offline_run,
 	       group_check_end, policy_v4);
+GROUP_SCENARIO(offline_exact, "group-offline-exact",
+	       "as group-offline-default, exact", offline_run,
+	       group_check_end, policy_exact);
 
 const struct explore_scenario *const explore_group_scenarios[] = {
 	&group_default,
 	&group_v4,
+	&group_exact,
+	&group_exact_switch,
 	&publish_default,
 	&publish_v4,
+	&publish_exact,
 	&unlink_default,
 	&unlink_v4,
+	&unlink_exact,
 	&offline_default,
 	&offline_v4,
+	&offline_exact,
 	NULL,
 };

@@ -27,7 +27,8 @@
  *  - every step: 0 <= usage(c) - held - sum(slots) <= in flight, no slot
  *    negative (a slot's pages: a disabled stock's slots carry its mark),
  *    no underflow warning, held + sum(slots) <= max(p);
- *  - every step (DEFAULT, and the V4 cap scenario): every slot <= batch;
+ *  - every step, for a kind that caps its slots (all but V4; and V4 in
+ *    the cap scenario, to be caught): every slot <= batch;
  *  - after each of its operations a thread reads usage(c) (relaxed) and
  *    never sees less than it holds: in weak mode (--weak) the read may
  *    return an older value, but the pages it holds were charged before it
@@ -157,12 +158,18 @@ static unsigned long sum(const unsigned long *v)
 
 /*
  * The pages a slot's value stands for: a disabled stock's slots carry the
- * mark (PCSTOCK_STOCK_MARK_) on top of them.  Negative if the value is
- * neither.
+ * mark (PCSTOCK_STOCK_MARK_) on top of them, and an EXACT stock's slots,
+ * while exact, a mark of its own (half the disable's, src/stock_hit.h),
+ * alone or with the disable's.  Negative if the value is none of these.
  */
+#define EXACT_MARK (PCSTOCK_STOCK_MARK_ / 2)
 static int slot_pages(int v)
 {
-	return v < 0 ? v - PCSTOCK_STOCK_MARK_ : v;
+	if (v >= EXACT_MARK)
+		return v < 0 ? v - EXACT_MARK : v;
+	if (v >= PCSTOCK_STOCK_MARK_)
+		return v - PCSTOCK_STOCK_MARK_;
+	return v - PCSTOCK_STOCK_MARK_ - EXACT_MARK;
 }
 
 /* Reads the slots directly: valid while the stock is allocated. */
@@ -302,6 +309,12 @@ static void stock_teardown(const struct explore_scenario *s)
 #define OFF(n) { OP_OFFLINE, n }
 #define DIS { OP_DISABLE, 0 }
 
+/*
+ * Every kind but V4 caps a slot at batch (V4's racing refills do not: the
+ * stock-cap-v4 scenario exists to show it).
+ */
+#define CAPS(pol) ((pol) != PCSTOCK_STOCK_V4)
+
 /* Two threads on CPU0 (preemption), one on CPU1 draining CPU0 remotely. */
 #define CHARGE_PARAMS(pol, cap)                                             \
 	{                                                                   \
@@ -315,7 +328,7 @@ static void stock_teardown(const struct explore_scenario *s)
 /* Owners on both CPUs, a thread outside the domain draining both. */
 #define DRAIN_PARAMS(pol)                                                   \
 	{                                                                   \
-		.policy = pol, .check_cap = pol == PCSTOCK_STOCK_DEFAULT,   \
+		.policy = pol, .check_cap = CAPS(pol),                      \
 		.parent_max = 1000, .cpu = { 0, 1, -1 },                    \
 		.ops = { { C(1), C(1), C(1), U(2), C(2), U(1) },            \
 			 { C(2), U(1), C(1), C(3) },                        \
@@ -325,7 +338,7 @@ static void stock_teardown(const struct explore_scenario *s)
 /* Offline of CPU0 while its owner runs, then disable. */
 #define LIFECYCLE_PARAMS(pol)                                               \
 	{                                                                   \
-		.policy = pol, .check_cap = pol == PCSTOCK_STOCK_DEFAULT,   \
+		.policy = pol, .check_cap = CAPS(pol),                      \
 		.parent_max = 1000, .cpu = { 0, 1, 1 },                     \
 		.ops = { { C(1), C(2), U(1), C(1), C(1), U(2) },            \
 			 { C(1), U(1), C(2), C(1) },                        \
@@ -335,7 +348,7 @@ static void stock_teardown(const struct explore_scenario *s)
 /* A parent limit of 6 with batch 4: greedy charges fail, exact ones. */
 #define LIMIT_PARAMS(pol)                                                   \
 	{                                                                   \
-		.policy = pol, .check_cap = pol == PCSTOCK_STOCK_DEFAULT,   \
+		.policy = pol, .check_cap = CAPS(pol),                      \
 		.parent_max = 6, .cpu = { 0, 1, 0 },                        \
 		.ops = { { C(1), C(2), U(1), C(2) },                        \
 			 { C(2), C(1), U(2), C(1) },                        \
@@ -348,7 +361,7 @@ static void stock_teardown(const struct explore_scenario *s)
  */
 #define DISABLE_PARAMS(pol)                                                 \
 	{                                                                   \
-		.policy = pol, .check_cap = pol == PCSTOCK_STOCK_DEFAULT,   \
+		.policy = pol, .check_cap = CAPS(pol),                      \
 		.check_disable = true, .parent_max = 1000,                  \
 		.cpu = { 0, 1, -1 },                                        \
 		.ops = { { C(1), U(1) },                                    \
@@ -374,6 +387,16 @@ static const struct stock_params limit_v4 = LIMIT_PARAMS(PCSTOCK_STOCK_V4);
 static const struct stock_params disable_default =
 	DISABLE_PARAMS(PCSTOCK_STOCK_DEFAULT);
 static const struct stock_params disable_v4 = DISABLE_PARAMS(PCSTOCK_STOCK_V4);
+static const struct stock_params charge_exact =
+	CHARGE_PARAMS(PCSTOCK_STOCK_EXACT, true);
+static const struct stock_params drain_exact =
+	DRAIN_PARAMS(PCSTOCK_STOCK_EXACT);
+static const struct stock_params lifecycle_exact =
+	LIFECYCLE_PARAMS(PCSTOCK_STOCK_EXACT);
+static const struct stock_params limit_exact =
+	LIMIT_PARAMS(PCSTOCK_STOCK_EXACT);
+static const struct stock_params disable_exact =
+	DISABLE_PARAMS(PCSTOCK_STOCK_EXACT);
 
 #define STOCK_SCENARIO(id, nm, hlp, exp)                                    \
 	static const struct explore_scenario id##_scenario = {              \
@@ -410,6 +433,17 @@ STOCK_SCENARIO(disable_default, "stock-disable-default",
 	       "refills on both CPUs race disable + drain of both", NULL);
 STOCK_SCENARIO(disable_v4, "stock-disable-v4",
 	       "as stock-disable-default, V4", NULL);
+STOCK_SCENARIO(charge_exact, "stock-charge-exact",
+	       "as stock-charge-default, EXACT (far from max)", NULL);
+STOCK_SCENARIO(drain_exact, "stock-drain-exact",
+	       "as stock-drain-default, EXACT (far from max)", NULL);
+STOCK_SCENARIO(lifecycle_exact, "stock-lifecycle-exact",
+	       "as stock-lifecycle-default, EXACT (far from max)", NULL);
+STOCK_SCENARIO(limit_exact, "stock-limit-exact",
+	       "as stock-limit-default, EXACT (always near max: exact)",
+	       NULL);
+STOCK_SCENARIO(disable_exact, "stock-disable-exact",
+	       "as stock-disable-default, EXACT (far from max)", NULL);
 
 const struct explore_scenario *const explore_stock_scenarios[] = {
 	&charge_default_scenario,
@@ -423,5 +457,10 @@ const struct explore_scenario *const explore_stock_scenarios[] = {
 	&limit_v4_scenario,
 	&disable_default_scenario,
 	&disable_v4_scenario,
+	&charge_exact_scenario,
+	&drain_exact_scenario,
+	&lifecycle_exact_scenario,
+	&limit_exact_scenario,
+	&disable_exact_scenario,
 	NULL,
 };
