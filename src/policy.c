@@ -56,3 +56,24 @@ const char *pcstock_tree_policy_name(enum pcstock_tree_policy p)
 
 	return ops ? ops->name : NULL;
 }
+
+int pcstock_tree_policy_info(enum pcstock_tree_policy p,
+			     struct pcstock_policy_info *out)
+{
+	const struct pcs_policy_ops *ops = pcs_policy_ops(p);
+
+	if (!ops || !out)
+		return -EINVAL;
+	*out = (struct pcstock_policy_info){
+		.name = ops->name,
+		.max_batch = ops->max_batch,
+		.stocks = ops->drain_all != NULL,
+		.per_counter = ops->counter_try ==
+			       pcstock_counter_try_charge_stock,
+		.counter_stock = ops->counter_stock,
+		.group_batch = ops->group_batch,
+		.uncharges_refill = ops->uncharges_refill,
+		.exact_at_limit = ops->make_room != NULL,
+	};
+	return 0;
+}

@@ -164,6 +164,53 @@ static void test_tree_bad_input(void **state)
 	assert_int_equal(pcstock_tree_destroy(NULL), 0);
 }
 
+/* Every registered design answers for its properties; nothing else does. */
+static void test_policy_info(void **state)
+{
+	struct pcstock_policy_info info = { .name = "untouched" };
+	enum pcstock_tree_policy back;
+
+	assert_int_equal(pcstock_tree_policy_info(PCSTOCK_TREE_NR_POLICIES,
+						  &info), -EINVAL);
+	assert_int_equal(pcstock_tree_policy_info((enum pcstock_tree_policy)-1,
+						  &info), -EINVAL);
+	assert_string_equal(info.name, "untouched");
+	assert_int_equal(pcstock_tree_policy_info(PCSTOCK_TREE_DEFAULT, NULL),
+			 -EINVAL);
+	for (int p = 0; p < PCSTOCK_TREE_NR_POLICIES; p++) {
+		assert_int_equal(pcstock_tree_policy_info(
+					 (enum pcstock_tree_policy)p, &info), 0);
+		assert_string_equal(info.name, pcstock_tree_policy_name(
+						       (enum pcstock_tree_policy)p));
+		assert_int_equal(pcstock_tree_policy_parse(info.name, &back), 0);
+		assert_int_equal(back, p);
+		assert_true(info.max_batch >= 1);
+		/* A design without stock neither batches nor refills. */
+		if (!info.stocks)
+			assert_false(info.per_counter || info.group_batch ||
+				     info.uncharges_refill ||
+				     info.exact_at_limit);
+		/* Batching at group level and at the counter exclude. */
+		assert_false(info.per_counter && info.group_batch);
+	}
+	/* The designs the kernel has, as the kernel has them. */
+	assert_int_equal(pcstock_tree_policy_info(PCSTOCK_TREE_MEMCG7, &info),
+			 0);
+	assert_true(info.stocks && info.group_batch && info.uncharges_refill);
+	assert_false(info.per_counter || info.exact_at_limit);
+	assert_int_equal(pcstock_tree_policy_info(PCSTOCK_TREE_V4, &info), 0);
+	/* The series' uncharge goes to the counters. */
+	assert_true(info.stocks && info.per_counter);
+	assert_false(info.uncharges_refill || info.exact_at_limit);
+	assert_int_equal(info.counter_stock, PCSTOCK_STOCK_V4);
+	assert_int_equal(pcstock_tree_policy_info(PCSTOCK_TREE_NONE, &info), 0);
+	assert_false(info.stocks);
+	assert_int_equal(pcstock_tree_policy_info(PCSTOCK_TREE_EXACT, &info),
+			 0);
+	assert_true(info.per_counter && info.exact_at_limit);
+	assert_int_equal(info.counter_stock, PCSTOCK_STOCK_EXACT);
+}
+
 static void test_group_names_and_destroy(void **state)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a"), *b, *g = NULL;
@@ -1198,6 +1245,7 @@ int main(void)
 	};
 	const struct CMUnitTest tests[] = {
 		ONCE(test_tree_bad_input),
+		ONCE(test_policy_info),
 		PER_POLICY(test_group_names_and_destroy),
 		PER_POLICY(test_destroyed_group_keeps_uncharging),
 		ONCE(test_lookup_and_walk),

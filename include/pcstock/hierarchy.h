@@ -468,7 +468,8 @@ PCSTOCK_API void pcstock_tree_stats(const struct pcstock_tree *t,
 
 /**
  * pcstock_tree_policy_parse() - policy from its name
- * @name: "default", "v4", "memcg7" or "none"
+ * @name: a registered design's name: "default", "v4", "memcg7", "none",
+ *	"exact"
  * @out: receives the policy
  *
  * Return: 0; -EINVAL for an unknown name or NULL argument.
@@ -482,6 +483,53 @@ PCSTOCK_API int pcstock_tree_policy_parse(const char *name,
  * Return: a static string, or NULL for an unknown policy.
  */
 PCSTOCK_API const char *pcstock_tree_policy_name(enum pcstock_tree_policy p);
+
+/**
+ * struct pcstock_policy_info - what a stock design promises, as properties
+ * @name: the design's name, as pcstock_tree_policy_name() gives it
+ * @max_batch: the largest batch a tree of the design accepts
+ * @stocks: the design keeps pages in per-CPU stock at all (false: every
+ *	charge and uncharge reaches the counters, as PCSTOCK_TREE_NONE)
+ * @per_counter: its stock is the per-counter stock of <pcstock/stock.h>,
+ *	of kind @counter_stock; a group's hit costs one slot atomic
+ * @counter_stock: enum pcstock_stock_policy of that stock (valid only
+ *	when @per_counter)
+ * @group_batch: a charge that misses charges max(batch, nr_pages) at the
+ *	counters and keeps the surplus in the design's stock (memcg7's
+ *	MEMCG_CHARGE_BATCH); false: the counters are charged what is asked,
+ *	or batch themselves per counter
+ * @uncharges_refill: an uncharge of up to a batch stays in the stock
+ *	instead of lowering usage at once
+ * @exact_at_limit: a charge refused at a level first returns to the
+ *	counters every page its subtree holds in stock, before the max
+ *	event, reclaim or failure: no charge fails or reclaims for pages
+ *	that sit idle in stock
+ *
+ * Tests, explorers and the bench ask these, not the enum value, so a new
+ * design is exercised by them once it is registered.
+ */
+struct pcstock_policy_info {
+	const char *name;
+	unsigned int max_batch;
+	bool stocks;
+	bool per_counter;
+	enum pcstock_stock_policy counter_stock;
+	bool group_batch;
+	bool uncharges_refill;
+	bool exact_at_limit;
+};
+
+/**
+ * pcstock_tree_policy_info() - the properties of a registered design
+ * @p: the design; every value below PCSTOCK_TREE_NR_POLICIES is one
+ * @out: receives its properties
+ *
+ * Context: any; reads constant tables only.
+ * Return: 0; -EINVAL for a @p that names no design, or a NULL @out
+ * (which is then left untouched).
+ */
+PCSTOCK_API int pcstock_tree_policy_info(enum pcstock_tree_policy p,
+					 struct pcstock_policy_info *out);
 
 /**
  * pcstock_group_create() - create a group under @parent
