@@ -26,10 +26,19 @@ static void reap(struct memcg7 *m)
 	unsigned long min = ULONG_MAX;
 
 	pthread_mutex_lock(&m->dead_lock);
-	/* Acquire pairs with the release store in pcs_m7_run_work(). */
-	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
-		min = PCS_MIN(min, pcs_load(&pcp_of(m, cpu)->done_epoch,
-					    PCS_ACQUIRE));
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++) {
+		/*
+		 * Acquire pairs with the release store in pcs_m7_run_work().
+		 * One load: PCS_MIN() evaluates an argument twice, and an
+		 * owner may advance its done_epoch between two loads, so the
+		 * minimum could take a newer value than the one compared
+		 * (memcg7-key-death: k reaped while a CPU still caches it).
+		 */
+		unsigned long done = pcs_load(&pcp_of(m, cpu)->done_epoch,
+					      PCS_ACQUIRE);
+
+		min = PCS_MIN(min, done);
+	}
 	for (pos = &m->dead; (x = *pos);) {
 		if (x->epoch <= min) {
 			*pos = x->next;
