@@ -62,14 +62,23 @@ __attribute__((noinline)) void pcs_m7_run_work(struct memcg7 *m,
 {
 	unsigned long epoch;
 
+#ifdef PCSTOCK_MUTATE_M7_RELAXED_WORK	/* planted bug, explorer only */
+	if (!pcs_xchg(&p->work, 0, PCS_RELAXED))
+		return;
+#else
 	if (!pcs_xchg(&p->work, 0, PCS_ACQ_REL))
 		return;
+#endif
 	epoch = pcs_load(&m->epoch, PCS_RELAXED);
 	pcs_m7_drain_pcp(m, p);
 	pcs_store(&p->flushing, false, PCS_RELEASE);
 	if (pcs_load(&p->done_epoch, PCS_RELAXED) == epoch)
 		return;
+#ifdef PCSTOCK_MUTATE_M7_RELAXED_DONE	/* planted bug, explorer only */
+	pcs_store(&p->done_epoch, epoch, PCS_RELAXED);
+#else
 	pcs_store(&p->done_epoch, epoch, PCS_RELEASE);
+#endif
 	reap(m);
 }
 
@@ -108,7 +117,11 @@ static void kick_hook(struct pcstock_domain *d, unsigned int cpu, void *arg)
  */
 static void queue_work(struct memcg7 *m, unsigned int cpu)
 {
+#ifdef PCSTOCK_MUTATE_M7_RELAXED_QUEUE	/* planted bug, explorer only */
+	pcs_store(&pcp_of(m, cpu)->work, 1, PCS_RELAXED);
+#else
 	pcs_store(&pcp_of(m, cpu)->work, 1, PCS_RELEASE);
+#endif
 #ifndef PCSTOCK_MUTATE_M7_NO_QUEUE_FENCE	/* planted bug, explorer only */
 	pcs_fence(memory_order_seq_cst);
 #endif
