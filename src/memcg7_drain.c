@@ -225,6 +225,12 @@ void memcg7_flush(struct memcg7 *m)
 
 		pcs_m7_drain_pcp(m, p);
 		pcs_store(&p->work, 0, PCS_RELAXED);
+		/*
+		 * The queued drain is done: its flag goes too, or a tree
+		 * whose destroy is refused (-EBUSY) keeps a CPU that every
+		 * drain_all skips.  Release as in pcs_m7_run_work().
+		 */
+		pcs_store(&p->flushing, false, PCS_RELEASE);
 		pcs_store(&p->done_epoch, pcs_load(&m->epoch, PCS_RELAXED),
 			  PCS_RELAXED);
 	}
