@@ -248,7 +248,11 @@ refill_pcp(struct memcg7 *m, struct memcg7_pcp *p, void *key,
 	if (!owned)
 		m->ops->get(key);
 	/* Release: remote readers dereference the key (drain_needed()). */
+#ifdef PCSTOCK_MUTATE_M7_RELAXED_INSTALL	/* planted bug, explorer only */
+	pcs_store(&p->cached[empty], key, PCS_RELAXED);
+#else
 	pcs_store(&p->cached[empty], key, PCS_RELEASE);
+#endif
 	pcs_store(&p->nr_pages[empty], (uint8_t)nr_pages, PCS_RELAXED);
 	stat_add(owned, p, ST_REFILLS, 1);
 }

@@ -26,10 +26,19 @@ static void reap(struct memcg7 *m)
 	unsigned long min = ULONG_MAX;
 
 	pthread_mutex_lock(&m->dead_lock);
-	/* Acquire pairs with the release store in pcs_m7_run_work(). */
-	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
-		min = PCS_MIN(min, pcs_load(&pcp_of(m, cpu)->done_epoch,
-					    PCS_ACQUIRE));
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++) {
+		/*
+		 * Acquire pairs with the release store in pcs_m7_run_work().
+		 * One load: PCS_MIN() evaluates an argument twice, and an
+		 * owner may advance its done_epoch between two loads, so the
+		 * minimum could take a newer value than the one compared
+		 * (memcg7-key-death: k reaped while a CPU still caches it).
+		 */
+		unsigned long done = pcs_load(&pcp_of(m, cpu)->done_epoch,
+					      PCS_ACQUIRE);
+
+		min = PCS_MIN(min, done);
+	}
 	for (pos = &m->dead; (x = *pos);) {
 		if (x->epoch <= min) {
 			*pos = x->next;
@@ -53,14 +62,23 @@ __attribute__((noinline)) void pcs_m7_run_work(struct memcg7 *m,
 {
 	unsigned long epoch;
 
+#ifdef PCSTOCK_MUTATE_M7_RELAXED_WORK	/* planted bug, explorer only */
+	if (!pcs_xchg(&p->work, 0, PCS_RELAXED))
+		return;
+#else
 	if (!pcs_xchg(&p->work, 0, PCS_ACQ_REL))
 		return;
+#endif
 	epoch = pcs_load(&m->epoch, PCS_RELAXED);
 	pcs_m7_drain_pcp(m, p);
 	pcs_store(&p->flushing, false, PCS_RELEASE);
 	if (pcs_load(&p->done_epoch, PCS_RELAXED) == epoch)
 		return;
+#ifdef PCSTOCK_MUTATE_M7_RELAXED_DONE	/* planted bug, explorer only */
+	pcs_store(&p->done_epoch, epoch, PCS_RELAXED);
+#else
 	pcs_store(&p->done_epoch, epoch, PCS_RELEASE);
+#endif
 	reap(m);
 }
 
@@ -99,7 +117,11 @@ static void kick_hook(struct pcstock_domain *d, unsigned int cpu, void *arg)
  */
 static void queue_work(struct memcg7 *m, unsigned int cpu)
 {
+#ifdef PCSTOCK_MUTATE_M7_RELAXED_QUEUE	/* planted bug, explorer only */
+	pcs_store(&pcp_of(m, cpu)->work, 1, PCS_RELAXED);
+#else
 	pcs_store(&pcp_of(m, cpu)->work, 1, PCS_RELEASE);
+#endif
 #ifndef PCSTOCK_MUTATE_M7_NO_QUEUE_FENCE	/* planted bug, explorer only */
 	pcs_fence(memory_order_seq_cst);
 #endif
@@ -203,6 +225,12 @@ void memcg7_flush(struct memcg7 *m)
 
 		pcs_m7_drain_pcp(m, p);
 		pcs_store(&p->work, 0, PCS_RELAXED);
+		/*
+		 * The queued drain is done: its flag goes too, or a tree
+		 * whose destroy is refused (-EBUSY) keeps a CPU that every
+		 * drain_all skips.  Release as in pcs_m7_run_work().
+		 */
+		pcs_store(&p->flushing, false, PCS_RELEASE);
 		pcs_store(&p->done_epoch, pcs_load(&m->epoch, PCS_RELAXED),
 			  PCS_RELAXED);
 	}

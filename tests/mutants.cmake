@@ -8,3 +8,49 @@ pcstock_add_test(test_mutants_groups SOURCES test_mutants_groups.c
 	LABELS unit TIMEOUT 60)
 pcstock_add_test(test_mutants_memcg7 SOURCES test_mutants_memcg7.c
 	LABELS unit TIMEOUT 60)
+
+# memcg7's owner variant where a key dies, and where a remote reader
+# dereferences a slot's key (tests/explore/explore_memcg7.c:
+# memcg7-key-death, memcg7-publish; docs/mutation.md O12, O13, O14, N35),
+# clean in SC and in weak memory (memcg7-key-death in SC also pins reap()'s
+# single load of each done_epoch), and four planted order bugs that only
+# --weak finds: the owner's take of the queued work relaxed, or the
+# requester's store of it (the owner reads a stale epoch, and nobody ever
+# drops the dead key's reference); the owner's done_epoch stored relaxed
+# (a reaper frees the key before it sees the owner's drain); a slot's
+# install relaxed (a reader finds the key but not its contents).
+foreach(mutation M7_RELAXED_WORK M7_RELAXED_QUEUE M7_RELAXED_DONE
+		M7_RELAXED_INSTALL)
+	string(TOLOWER ${mutation} lower)
+	string(REPLACE _ - dashed ${lower})
+	pcstock_add_library(pcstock_mut_${lower} STATIC
+		DEFINES ${EXPLORE_DEFINES} PCSTOCK_MUTATE_${mutation})
+	pcstock_add_explorer(pcstock-explore-${dashed} pcstock_mut_${lower})
+endforeach()
+foreach(strategy random pct)
+	set(args --strategy ${strategy} --schedules 10000 --seed 1)
+	if(strategy STREQUAL pct)
+		list(APPEND args --depth 3)
+	endif()
+	# memcg7-publish only in weak memory: in SC every reader sees the
+	# key written.
+	pcstock_add_explore_test(explore_memcg7-key-death_${strategy}
+		ARGS --scenario memcg7-key-death ${args})
+	foreach(scenario memcg7-key-death memcg7-publish)
+		pcstock_add_explore_test(explore_${scenario}_weak_${strategy}
+			ARGS --scenario ${scenario} ${args} --weak)
+	endforeach()
+	foreach(case "m7_relaxed_work;memcg7-key-death"
+		"m7_relaxed_queue;memcg7-key-death"
+		"m7_relaxed_done;memcg7-key-death"
+		"m7_relaxed_install;memcg7-publish")
+		list(GET case 0 name)
+		list(GET case 1 scenario)
+		string(REPLACE _ - dashed ${name})
+		pcstock_add_explore_test(
+			explore_detect_${name}_weak_${strategy}
+			BINARY pcstock-explore-${dashed}
+			ARGS --scenario ${scenario} ${args} --weak
+			--expect-violation)
+	endforeach()
+endforeach()

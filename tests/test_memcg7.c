@@ -640,6 +640,35 @@ static void test_coop_deferred_reference(void **state)
 	assert_int_equal(g.refs, 0);
 }
 
+/*
+ * A tree destroy refused with -EBUSY (a destroyed group still referenced
+ * by its user) has flushed the cache (tree_release): the drain a
+ * drain_all queued to an owner is done by the flush, so the flushing flag
+ * it set must go with it; left set, every later drain_all skips that CPU
+ * and its pages stay cached for good.
+ */
+static void test_coop_flush_clears_flushing(void **state)
+{
+	struct fake f = { 0 };
+	struct pcstock_domain *d;
+	struct memcg7 *m = coop_open(&d);
+
+	peer_run(PEER_REFILL, &f, 5);
+	assert_true(memcg7_drain_all(m, &f));
+	assert_true(memcg7_flushing(m, 1));		/* queued */
+	memcg7_flush(m);
+	assert_int_equal(f.uncharged, 5);
+	assert_slot(m, 1, 0, NULL, 0);
+	assert_false(memcg7_flushing(m, 1));
+	peer_run(PEER_REFILL, &f, 3);
+	assert_true(memcg7_drain_all(m, &f));		/* reaches CPU 1 */
+	assert_true(memcg7_flushing(m, 1));
+	assert_false(peer_run(PEER_CONSUME, &f, 4));	/* runs it */
+	assert_int_equal(f.uncharged, 8);
+	assert_false(memcg7_flushing(m, 1));
+	coop_close(d, m);
+}
+
 /* ---- a PINNED enter whose binding fails ---------------------------------- */
 
 static struct pcstock_group *bind_victim;
@@ -855,6 +884,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_coop_one_owner_per_cpu),
 		cmocka_unit_test(test_coop_drain_all_queues_work),
 		cmocka_unit_test(test_coop_deferred_reference),
+		cmocka_unit_test(test_coop_flush_clears_flushing),
 		cmocka_unit_test(test_pinned_failed_bind_runs_queued_drain),
 	};
 	const struct CMUnitTest stress[] = {

@@ -51,6 +51,49 @@
  * while, so that the sequential schedule (PCT's calibration, which always
  * runs the first live thread) ends.
  */
+/*
+ * memcg7-key-death: the owner variant's deferred reference on a dead key
+ * (memcg7_drain_key(): the epoch, the queued drains, reap()).  Per
+ * schedule a fresh cache (batch 4) over a COOP domain of three CPUs,
+ * thread t the owner of CPU t for the whole run (so each queued drain is
+ * run by its owner, at its next operation).  Threads 0 and 1 refill a key
+ * k (2 pages) and take one page of it back; thread 2 refills k (1 page),
+ * then kills it: marks it offline and calls memcg7_drain_key().  (The
+ * killer is the last CPU: the first drain it queues, to CPU 0, follows no
+ * fence of its own since the epoch's store, so only queue_work()'s release
+ * orders that epoch for CPU 0's owner.)  The cache
+ * keeps one reference on k until every CPU has drained since k died.
+ * Invariants: per key, refilled == uncharged + taken + cached; when the
+ * cache drops that reference (k is "freed"), no slot of any CPU, as the
+ * dropping thread sees it, still names k (done_epoch's release, O14);
+ * at the end, once no CPU has a drain queued, the reference was dropped
+ * (an owner that read a stale epoch after taking the queued work, through
+ * run_work()'s acquire or queue_work()'s release weakened, stores the
+ * old epoch and nobody ever reaps k: O12, N35).
+ *
+ * reap() and memcg7_drain_key() take the cache's dead_lock, a mutex, at
+ * scheduling points.  A descheduled holder would hang a thread blocking on
+ * it, so in the explorer binary pthread_mutex_lock() is interposed: for
+ * that one mutex (registered by this scenario's setup) it is a spinlock on
+ * a word of the weak-memory model (acquire CAS, release store), whose
+ * waiter yields at a scheduling point; every other mutex goes to the real
+ * function (dlsym(RTLD_NEXT): a sanitizer's interceptor, if any).  The
+ * lock's happens-before is then in the model too, as the mutex's is in
+ * the real program.
+ */
+/*
+ * memcg7-publish: a slot's key is published by the owner's release store
+ * and dereferenced by remote readers (drain_needed(), memcg7_pages()).
+ * Per schedule a fresh cache over a COOP domain of two CPUs, thread 0 the
+ * owner of CPU 1: it writes key p's payload (a relaxed store, as any
+ * initialisation of the key) and refills p (2 pages).  Thread 1, no CPU,
+ * counts the cached pages of p twice (memcg7_pages(), which calls the
+ * key's in_subtree()).  Invariant: a reader that finds p in a slot sees
+ * its payload (O13: the install weakened to relaxed).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 
@@ -59,6 +102,7 @@
 #include "atomic.h"	/* pcs_spin_yield() */
 #include "explore.h"
 #include "memcg7.h"
+#include "memcg7_pcp.h"	/* the cache's dead_lock and work bits */
 
 #define NR_CPUS 2
 #define BATCH 4
@@ -171,7 +215,7 @@ static unsigned long cached(void *key)
 {
 	unsigned long sum = 0;
 
-	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
+	for (unsigned int cpu = 0; cpu < S.m->nr_cpus; cpu++) {
 		for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++) {
 			unsigned int nr;
 			void *k;
@@ -327,6 +371,242 @@ static void reenter_run(const struct explore_scenario *s, unsigned int t)
 	pcstock_cpu_exit(S.d);
 }
 
+
+/* ---- memcg7-key-death, memcg7-publish ------------------------------------ */
+
+#define DEATH_CPUS 3
+#define PAYLOAD 0x5a5aUL
+
+/* A key with what a real group has that the cache relies on. */
+struct dkey {
+	unsigned long in, out, taken;	/* as struct fake */
+	atomic_bool online;		/* the group's online flag */
+	atomic_ulong payload;		/* its contents, for readers */
+	int refs;			/* references the cache took */
+	bool freed;			/* the last one dropped */
+};
+
+static struct {
+	struct pcstock_domain *d;
+	struct dkey k;
+	struct memcg7_dead dead;
+	bool killed;
+} D;
+
+/* The cache's dead_lock while this scenario runs, and its model word. */
+static pthread_mutex_t *yield_mutex;
+static atomic_int yield_word;
+
+static int (*real_lock)(pthread_mutex_t *);
+static int (*real_unlock)(pthread_mutex_t *);
+
+int pthread_mutex_lock(pthread_mutex_t *mu)
+{
+	if (mu == yield_mutex) {
+		int unlocked = 0;
+
+		/* Acquire pairs with the release store in the unlock. */
+		while (!pcs_cas(&yield_word, &unlocked, 1, PCS_ACQUIRE,
+				PCS_RELAXED)) {
+			unlocked = 0;
+			pcs_spin_yield();
+		}
+		return 0;
+	}
+	if (!real_lock)
+		real_lock = (int (*)(pthread_mutex_t *))dlsym(
+			RTLD_NEXT, "pthread_mutex_lock");
+	return real_lock(mu);
+}
+
+int pthread_mutex_unlock(pthread_mutex_t *mu)
+{
+	if (mu == yield_mutex) {
+		pcs_store(&yield_word, 0, PCS_RELEASE);
+		return 0;
+	}
+	if (!real_unlock)
+		real_unlock = (int (*)(pthread_mutex_t *))dlsym(
+			RTLD_NEXT, "pthread_mutex_unlock");
+	return real_unlock(mu);
+}
+
+static void death_uncharge(void *key, unsigned long nr_pages)
+{
+	((struct dkey *)key)->out += nr_pages;
+}
+
+static void death_get(void *key)
+{
+	((struct dkey *)key)->refs++;
+}
+
+/* A slot of any CPU that still names @key, as this thread sees it. */
+static int slot_naming(void *key)
+{
+	for (unsigned int cpu = 0; cpu < S.m->nr_cpus; cpu++) {
+		for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++) {
+			unsigned int nr;
+			void *k;
+
+			if (memcg7_slot(S.m, cpu, i, &k, &nr) && k == key)
+				return (int)cpu;
+		}
+	}
+	return -1;
+}
+
+static void death_put(void *key)
+{
+	struct dkey *k = key;
+	int cpu;
+
+	if (--k->refs)
+		return;
+	k->freed = true;
+	cpu = slot_naming(k);
+	if (cpu >= 0) {
+		snprintf(S.msg, sizeof(S.msg),
+			 "k freed while a slot of cpu%d still names it "
+			 "(its drain not seen by the reaper)", cpu);
+		explore_fail(S.msg);
+	}
+}
+
+static bool death_online(void *key)
+{
+	/* As pcstock_group_online(): acquire. */
+	return pcs_load(&((struct dkey *)key)->online, PCS_ACQUIRE);
+}
+
+static bool death_in_subtree(void *key, void *root)
+{
+	/* A remote reader dereferences the key: it must see it written. */
+	if (pcs_load(&((struct dkey *)key)->payload, PCS_RELAXED) != PAYLOAD)
+		explore_fail("a remote reader found a key in a slot but not "
+			     "its contents (the install's release)");
+	return key == root;
+}
+
+static const struct memcg7_ops death_ops = {
+	.uncharge = death_uncharge,
+	.get = death_get,
+	.put = death_put,
+	.online = death_online,
+	.in_subtree = death_in_subtree,
+};
+
+static int death_init(const struct explore_scenario *s)
+{
+	struct pcstock_domain_attr attr = { .mode = PCSTOCK_CPU_COOP };
+
+	attr.nr_cpus = s->nr_threads == 3 ? DEATH_CPUS : NR_CPUS;
+	return pcstock_domain_create(&attr, &D.d);
+}
+
+/* memcg7-key-death: thread t owns CPU t; memcg7-publish: thread 0 CPU 1. */
+static void death_thread_init(const struct explore_scenario *s,
+			      unsigned int t)
+{
+	unsigned int cpu = s->nr_threads == 3 ? t : 1;
+
+	if ((s->nr_threads == 3 || t == 0) && pcstock_cpu_enter(D.d, cpu))
+		fprintf(stderr, "%s: thread %u cannot enter\n", s->name, t);
+}
+
+static void death_setup(const struct explore_scenario *s)
+{
+	D.k = (struct dkey){ 0 };
+	atomic_store(&D.k.online, true);
+	/* memcg7-publish: thread 0 writes it; here k is an old key. */
+	if (s->nr_threads == 3)
+		atomic_store(&D.k.payload, PAYLOAD);
+	D.killed = false;
+	if (memcg7_create(D.d, BATCH, false, &death_ops, &S.m)) {
+		S.m = NULL;
+		return;
+	}
+	yield_mutex = &S.m->dead_lock;
+	explore_label(&D.k, sizeof(D.k), "k", NULL);
+	explore_label(&yield_word, sizeof(yield_word), "dead_lock", NULL);
+	explore_label(&S.m->epoch, sizeof(S.m->epoch), "epoch", NULL);
+	for (unsigned int cpu = 0; cpu < S.m->nr_cpus; cpu++) {
+		static const char *const names[] = { "pcp0", "pcp1", "pcp2" };
+
+		explore_label(pcp_of(S.m, cpu), sizeof(struct memcg7_pcp),
+			      names[cpu], NULL);
+	}
+}
+
+static void death_refill(unsigned long n)
+{
+	D.k.in += n;
+	memcg7_refill(S.m, &D.k, n);
+}
+
+static void death_run(const struct explore_scenario *s, unsigned int t)
+{
+	(void)s;
+	if (!S.m)
+		return;
+	if (t < 2) {
+		death_refill(2);
+		if (memcg7_consume(S.m, &D.k, 1))
+			D.k.taken++;
+		return;
+	}
+	death_refill(1);
+	/* As pcstock_group_destroy(): offline (release), then the drain. */
+	pcs_store(&D.k.online, false, PCS_RELEASE);
+	memcg7_drain_key(S.m, &D.k, &D.dead);
+	D.killed = true;
+}
+
+static const char *death_check_end(const struct explore_scenario *s)
+{
+	(void)s;
+	if (!S.m)
+		return "memcg7_create failed";
+	/* Unscheduled: the loads act on memory (explore_wmm.c). */
+	if (D.k.in != D.k.out + D.k.taken + cached(&D.k)) {
+		snprintf(S.msg, sizeof(S.msg),
+			 "k: %lu refilled, %lu uncharged + %lu taken + %lu "
+			 "cached", D.k.in, D.k.out, D.k.taken, cached(&D.k));
+		return S.msg;
+	}
+	for (unsigned int cpu = 0; cpu < S.m->nr_cpus; cpu++)
+		if (atomic_load(&pcp_of(S.m, cpu)->work))
+			return NULL;	/* an owner has yet to drain */
+	if (D.killed && !D.k.freed)
+		return "every CPU drained since k died, but the cache still "
+		       "holds k's reference (a stale epoch)";
+	return NULL;
+}
+
+static void death_teardown(const struct explore_scenario *s)
+{
+	(void)s;
+	memcg7_destroy(S.m);
+	S.m = NULL;
+	yield_mutex = NULL;
+}
+
+static void publish_run(const struct explore_scenario *s, unsigned int t)
+{
+	(void)s;
+	if (!S.m)
+		return;
+	if (t == 0) {
+		/* Relaxed: the install's release publishes it. */
+		pcs_store(&D.k.payload, PAYLOAD, PCS_RELAXED);
+		death_refill(2);
+		return;
+	}
+	memcg7_pages(S.m, &D.k);
+	memcg7_pages(S.m, &D.k);
+}
+
+
 static const struct explore_scenario memcg7_locked = {
 	.name = "memcg7-locked",
 	.help = "memcg7 on SIM CPUs: two threads share cpu0's locked cache, "
@@ -375,11 +655,30 @@ static const bool no = false, yes = true;
 DESTROY_SCENARIO(memcg7_destroy_idle, "idle", "idles, then exits", &no);
 DESTROY_SCENARIO(memcg7_destroy_exit, "exit", "exits", &yes);
 
+/* memcg7-key-death, memcg7-publish: their own domains and keys. */
+#define DEATH_SCENARIO(var, nm, hlp, threads, body)                          \
+	static const struct explore_scenario var = {                         \
+		.name = nm, .help = hlp, .nr_threads = threads,              \
+		.init = death_init, .thread_init = death_thread_init,        \
+		.setup = death_setup, .run = body,                           \
+		.check_end = death_check_end, .teardown = death_teardown,    \
+	}
+
+DEATH_SCENARIO(memcg7_key_death, "memcg7-key-death",
+	       "memcg7 on COOP CPUs: a key dies while its owners run their "
+	       "drains; its deferred reference is dropped once, after all",
+	       3, death_run);
+DEATH_SCENARIO(memcg7_publish, "memcg7-publish",
+	       "memcg7 on COOP CPUs: a remote reader dereferences a key an "
+	       "owner just installed", 2, publish_run);
+
 const struct explore_scenario *const explore_memcg7_scenarios[] = {
 	&memcg7_owner,
 	&memcg7_destroy_idle,
 	&memcg7_destroy_exit,
 	&memcg7_locked,
 	&memcg7_reenter,
+	&memcg7_key_death,
+	&memcg7_publish,
 	NULL,
 };
