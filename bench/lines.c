@@ -1221,9 +1221,9 @@ struct lm_result {
 	double hot_acc[LM_HOT];		/* accesses per op */
 	unsigned int nr_hot;
 	double local_s, pred, cap, measured;
-	double measured_any;		/* any placement (the earlier figure) */
-	unsigned int nr_ran, nr_placed;	/* samples: both ran, and placed */
-	double near_move[2];		/* the best placed sample's readings */
+	double measured_any;		/* any placement (as before) */
+	unsigned int nr_ran, nr_placed;	/* samples: ran, and placed */
+	double near_move[2];		/* the measured sample's readings */
 	/* Time replay: simulated seconds per op, local, transfers, waits. */
 	double t_local, t_xfer, t_wait;
 	double rx_batch;		/* sock: messages per receiving pass */
