@@ -51,6 +51,7 @@
 #define LM_CALIB_CPUS 2U	/* where local costs and measurements are */
 #define LM_BOTH_RAN 0.95	/* measured: both threads ran this share */
 #define LM_TICK 1e-12		/* time replay: a waiter asks again after */
+#define LM_PLACE_TOL 1.5	/* measured: a line move within this factor */
 
 /* ---- the directory ------------------------------------------------------ */
 
@@ -936,6 +937,7 @@ static void config_for(const struct opts *o, const struct series *se,
 #define PP_CHUNK 200U
 #define PP_CHUNKS 8000U
 #define PP_PERIOD 50e-6
+#define PP_NEAR_CHUNKS 1000U	/* the short reading beside each sample */
 
 struct pp {
 	_Alignas(BENCH_LINE) atomic_long ctr;
@@ -943,6 +945,7 @@ struct pp {
 	_Alignas(BENCH_LINE) atomic_uint done[2][BENCH_LINE / sizeof(int)];
 	atomic_int ready;
 	int os_cpu[2];
+	unsigned int chunks;		/* per thread, at most PP_CHUNKS */
 	double t0;
 	double chunk[2][2 * PP_CHUNKS];	/* [shared] seconds per chunk */
 	unsigned int nr[2][2];		/* [thread][shared] chunks kept */
@@ -969,7 +972,7 @@ static void *pp_thread(void *arg)
 	atomic_fetch_add(&p->ready, 1);
 	while (atomic_load(&p->ready) < 2)
 		cpu_relax();
-	for (c = 0; c < PP_CHUNKS; c++) {
+	for (c = 0; c < p->chunks; c++) {
 		seen = atomic_load_explicit(other, memory_order_relaxed);
 		t0 = now_s();
 		kind = (unsigned int)((t0 - p->t0) / PP_PERIOD) % 2;
@@ -1001,12 +1004,14 @@ static void *pp_thread(void *arg)
 static double median(double *v, unsigned int n);
 
 /*
- * One ping-pong trial: the median chunks of shared adds and private adds,
- * seconds per add (*@shared, *@priv), and the transfers per shared add
- * counted in the shared chunks kept (*@per_add).  Return: 0, -ENOMEM.
+ * One ping-pong trial of @chunks chunks per thread: the median chunks of
+ * shared adds and private adds, seconds per add (*@shared, *@priv), and
+ * the transfers per shared add counted in the shared chunks kept
+ * (*@per_add).  Return: 0, -ENOMEM, -EAGAIN if no chunk of a kind was
+ * kept.
  */
-static int pp_trial(const struct opts *o, double *shared, double *priv,
-		    double *per_add)
+static int pp_trial(const struct opts *o, unsigned int chunks,
+		    double *shared, double *priv, double *per_add)
 {
 	struct pp *p = zalloc_lines(sizeof(*p));
 	struct pp_arg a[2];
@@ -1017,6 +1022,7 @@ static int pp_trial(const struct opts *o, double *shared, double *priv,
 	if (!p)
 		return -ENOMEM;
 	p->t0 = now_s();
+	p->chunks = chunks;
 	for (i = 0; i < 2; i++) {
 		p->os_cpu[i] = o->os_cpus[i];
 		a[i] = (struct pp_arg){ p, i };
@@ -1038,8 +1044,9 @@ static int pp_trial(const struct opts *o, double *shared, double *priv,
 	*shared = t[1];
 	*per_add = (double)(p->moved[0] + p->moved[1]) /
 		   ((double)(p->nr[0][1] + p->nr[1][1]) * (PP_CHUNK - 1));
+	i = p->nr[0][0] + p->nr[1][0] && p->nr[0][1] + p->nr[1][1];
 	free(p);
-	return 0;
+	return i ? 0 : -EAGAIN;
 }
 
 /*
@@ -1214,6 +1221,9 @@ struct lm_result {
 	double hot_acc[LM_HOT];		/* accesses per op */
 	unsigned int nr_hot;
 	double local_s, pred, cap, measured;
+	double measured_any;		/* any placement (as before) */
+	unsigned int nr_ran, nr_placed;	/* samples: ran, and placed */
+	double near_move[2];		/* the measured sample's readings */
 	/* Time replay: simulated seconds per op, local, transfers, waits. */
 	double t_local, t_xfer, t_wait;
 	double rx_batch;		/* sock: messages per receiving pass */
@@ -1408,9 +1418,16 @@ static double local_cost(const struct opts *o, const struct series *se,
 
 /* ---- the run ------------------------------------------------------------ */
 
+/* A short ping-pong reading beside a measured sample. */
+struct lm_near {
+	double move_s;			/* the line's time per move */
+	double per_add;			/* transfers per shared add */
+};
+
 struct lm_cell {
 	double local[BENCH_MAX_REPS];
 	double meas[BENCH_MAX_REPS];
+	struct lm_near near[BENCH_MAX_REPS][2];	/* before, after */
 	unsigned int nr_local, nr_meas;
 	struct lm_result res[LM_MAX_N];
 };
@@ -1426,6 +1443,8 @@ struct lm_run {
 	double tmoved[BENCH_MAX_REPS];	/* transfers per shared add */
 	double talt[BENCH_MAX_REPS];	/* strict alternation, per move */
 	unsigned int nr_tcost;
+	unsigned int rep;		/* repetitions started */
+	bool measure;			/* --cpus has LM_CALIB_CPUS */
 	struct lm_calib cal;
 	bool hold;			/* --pricing hold, time replay */
 	double transfer_s;		/* the replay's price per transfer */
@@ -1447,30 +1466,110 @@ static double process_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static void json_s(FILE *f, const char *k, const char *v, bool first);
+static void json_d(FILE *f, const char *k, double v);
+
+/* The load average over the last minute, NAN if unknown. */
+static double load1(void)
+{
+	double v = NAN;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%lf", &v) != 1)
+			v = NAN;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * A short ping-pong reading beside a measured sample: the line's move
+ * time (calib_derive()'s shared / (2 x per_add)) and the transfers per
+ * shared add, NAN if no chunk was kept.  The host may place the two
+ * vCPUs on other cores at any time, which changes the move by up to 7x
+ * on the AMD EPYC (docs/lines-model.md); this says under which placement
+ * the sample beside it ran.
+ */
+static void near_reading(const struct opts *o, struct lm_near *r)
+{
+	double shared, priv, per_add;
+
+	r->move_s = r->per_add = NAN;
+	if (pp_trial(o, PP_NEAR_CHUNKS, &shared, &priv, &per_add) ||
+	    !(per_add > 0))
+		return;
+	r->per_add = per_add;
+	r->move_s = shared / (2 * per_add);
+}
+
+/*
+ * One measured sample, kept or not, with the readings taken just before
+ * and after it and the load: the lines_sample record, so that every
+ * measurement can be read against the calibration taken next to it.
+ */
+static void emit_sample(const struct lm_run *x, const struct series *se,
+			const struct strategy *s, const struct sample *smp,
+			double ran, const struct lm_near *near)
+{
+	FILE *f = x->jsonl;
+
+	if (!f)
+		return;
+	json_s(f, "kind", "lines_sample", true);
+	json_s(f, "workload", se->name, false);
+	json_s(f, "strategy", s->name, false);
+	json_d(f, "rep", x->rep);
+	json_d(f, "measured_ops_per_s", smp->value);
+	json_d(f, "thread_min_ops_per_s", smp->thread_min);
+	json_d(f, "thread_max_ops_per_s", smp->thread_max);
+	json_d(f, "both_ran", ran);
+	json_d(f, "move_before_ns", near[0].move_s * 1e9);
+	json_d(f, "move_after_ns", near[1].move_s * 1e9);
+	json_d(f, "transfers_per_shared_add_before", near[0].per_add);
+	json_d(f, "transfers_per_shared_add_after", near[1].per_add);
+	json_d(f, "load1", load1());
+	fprintf(f, "}\n");
+}
+
+/* Is the run's --workload (or all) asking for series @se? */
+static bool series_wanted(const struct opts *o, const struct series *se)
+{
+	return !o->workloads || strstr(o->workloads, se->workload);
+}
+
 /*
  * One repetition of the paired measurements at LM_CALIB_CPUS.  A measured
  * sample is kept only if its two threads ran nearly all the time
  * (LM_BOTH_RAN of twice the wall time, as process CPU time): where a
  * neighbour deschedules one of them, the other runs uncontended and a
  * contended workload looks faster than it is, so neither the best nor
- * the median of all samples would do.
+ * the median of all samples would do.  Each sample is bracketed by two
+ * short ping-pong readings (near_reading()); model_series() keeps it only
+ * if both match the run's calibration (placed()).  Only the
+ * series --workload asks for are costed and measured, and measured only
+ * if --cpus has LM_CALIB_CPUS.
  */
 static int calibrate_rep(struct lm_run *x, struct opts *pinned)
 {
 	const struct opts *o = x->o;
+	struct lm_near near[2];
 	struct config cs, cp;
 	struct sample smp;
 	unsigned int i, k;
 	double w0, c0, ran;
 	void *pi;
 
+	x->rep++;
 	if (!o->lines_calib &&
-	    !pp_trial(o, &x->tshared[x->nr_tcost], &x->tpriv[x->nr_tcost],
-		      &x->tmoved[x->nr_tcost])) {
+	    !pp_trial(o, PP_CHUNKS, &x->tshared[x->nr_tcost],
+		      &x->tpriv[x->nr_tcost], &x->tmoved[x->nr_tcost])) {
 		x->talt[x->nr_tcost] = pp_alternate(o);
 		x->nr_tcost++;
 	}
 	for (i = 0; i < NR_SERIES; i++) {
+		if (!series_wanted(o, &all_series[i]))
+			continue;
 		config_for(o, &all_series[i], LM_CALIB_CPUS, PCSTOCK_CPU_COOP,
 			   &cs);
 		config_for(o, &all_series[i], LM_CALIB_CPUS,
@@ -1481,12 +1580,13 @@ static int calibrate_rep(struct lm_run *x, struct opts *pinned)
 			cell->local[cell->nr_local] =
 				local_cost(o, &all_series[i], x->st[k], &cs);
 			cell->nr_local += isfinite(cell->local[cell->nr_local]);
-			if (!cp.wl)
+			if (!cp.wl || !x->measure)
 				continue;
 			if (x->st[k]->create(&cp.tree, &pi))
 				return -ENOMEM;
 			memset(&smp, 0, sizeof(smp));
 			smp.cons_ok = true;
+			near_reading(o, &near[0]);
 			w0 = now_s();
 			c0 = process_s();
 			if (cp.wl->measure(pinned, &cp, x->st[k], pi, &smp) ||
@@ -1494,8 +1594,14 @@ static int calibrate_rep(struct lm_run *x, struct opts *pinned)
 				smp.value = NAN;
 			ran = (process_s() - c0) /
 			      (LM_CALIB_CPUS * (now_s() - w0));
-			if (isfinite(smp.value) && ran >= LM_BOTH_RAN)
+			near_reading(o, &near[1]);
+			if (isfinite(smp.value) && ran >= LM_BOTH_RAN) {
+				cell->near[cell->nr_meas][0] = near[0];
+				cell->near[cell->nr_meas][1] = near[1];
 				cell->meas[cell->nr_meas++] = smp.value;
+			}
+			emit_sample(x, &all_series[i], x->st[k], &smp, ran,
+				    near);
 			x->st[k]->destroy(pi);
 			if (!smp.cons_ok)
 				return -EIO;
@@ -1613,6 +1719,11 @@ static void emit_result(const struct lm_run *x, const struct series *se,
 	json_d(f, "predicted_ops_per_s", r->pred);
 	json_d(f, "predicted_cap_ops_per_s", r->cap);
 	json_d(f, "measured_ops_per_s", r->measured);
+	json_d(f, "measured_any_placement_ops_per_s", r->measured_any);
+	json_d(f, "samples_both_ran", r->nr_ran);
+	json_d(f, "samples_placed", r->nr_placed);
+	json_d(f, "measured_move_before_ns", r->near_move[0] * 1e9);
+	json_d(f, "measured_move_after_ns", r->near_move[1] * 1e9);
 	fprintf(f, "}\n");
 }
 
@@ -1639,6 +1750,56 @@ static void print_result(const struct strategy *s, const struct lm_result *r)
 		       r->pred / r->measured);
 	else
 		printf(" - | - |\n");
+}
+
+/*
+ * Was a sample taken under the placement the run's calibration was:
+ * both readings beside it move the line within LM_PLACE_TOL of the
+ * calibration's move?  With --lines-calib there is nothing here to
+ * compare with, and every sample counts.
+ */
+static bool placed(const struct lm_run *x, const struct lm_near *near)
+{
+	unsigned int i;
+
+	if (x->o->lines_calib)
+		return true;
+	for (i = 0; i < 2; i++)
+		if (!(near[i].move_s <= x->cal.move_s * LM_PLACE_TOL &&
+		      near[i].move_s >= x->cal.move_s / LM_PLACE_TOL))
+			return false;
+	return true;
+}
+
+/*
+ * The measurement beside the model at @n CPUs: the best sample whose
+ * threads both ran (calibrate_rep()) and that was taken under the
+ * calibration's placement (placed()); measured_any, the best of all that
+ * ran, is the figure before the placement check.
+ */
+static void measured_of(const struct lm_run *x, const struct lm_cell *cell,
+			unsigned int n, struct lm_result *r)
+{
+	unsigned int i;
+
+	r->measured = r->measured_any = NAN;
+	r->near_move[0] = r->near_move[1] = NAN;
+	r->nr_ran = r->nr_placed = 0;
+	if (n != LM_CALIB_CPUS)
+		return;
+	r->nr_ran = cell->nr_meas;
+	for (i = 0; i < cell->nr_meas; i++) {
+		if (!(cell->meas[i] <= r->measured_any))
+			r->measured_any = cell->meas[i];
+		if (!placed(x, cell->near[i]))
+			continue;
+		r->nr_placed++;
+		if (!(cell->meas[i] <= r->measured)) {
+			r->measured = cell->meas[i];
+			r->near_move[0] = cell->near[i][0].move_s;
+			r->near_move[1] = cell->near[i][1].move_s;
+		}
+	}
 }
 
 static int model_series(struct lm_run *x, unsigned int si)
@@ -1668,9 +1829,7 @@ static int model_series(struct lm_run *x, unsigned int si)
 			if (ret)
 				return ret;
 			r->pred = predict(x, r, r->local_s, &r->cap);
-			r->measured = x->cpus[j] == LM_CALIB_CPUS ?
-				      best(cell->meas, cell->nr_meas, true) :
-				      (double)NAN;
+			measured_of(x, cell, x->cpus[j], r);
 			print_result(x->st[k], r);
 			emit_result(x, se, x->st[k], topo, r);
 		}
@@ -2143,6 +2302,8 @@ int lines_main(const struct opts *o)
 	snprintf(path, sizeof(path), "%s/lines.jsonl", o->out);
 	x.jsonl = fopen(path, "w");
 	pinned.mode = PCSTOCK_CPU_PINNED;
+	for (i = 0; i < x.nr_cpus; i++)
+		x.measure |= x.cpus[i] == LM_CALIB_CPUS;
 	for (rep = 0; rep < o->reps; rep++) {
 		fprintf(stderr, "lines: calibration %u/%u\n", rep + 1,
 			o->reps);
@@ -2204,8 +2365,7 @@ int lines_main(const struct opts *o)
 		fprintf(x.jsonl, "}\n");
 	}
 	for (i = 0; i < NR_SERIES; i++) {
-		if (o->workloads && !strstr(o->workloads,
-					    all_series[i].workload))
+		if (!series_wanted(o, &all_series[i]))
 			continue;
 		ret = model_series(&x, i);
 		if (ret)

@@ -8,6 +8,11 @@
 #  - every "lines" record is there and sane (finite, non-negative
 #    transfers, a share in [0, 1], a positive prediction, no measurement
 #    beyond 2 CPUs);
+#  - every measured sample has its lines_sample record with the two
+#    ping-pong readings beside it, and a row's measurement comes from a
+#    sample taken under the calibration's placement: samples_placed is at
+#    most samples_both_ran, at least 1 where there is a measurement, and
+#    equal to it under --lines-calib (no calibration here to compare);
 #  - none, whose every charge and uncharge writes the shared usage lines,
 #    moves at least one line per operation at 16 CPUs, while default's
 #    stock hits (per-CPU slots) move almost none;
@@ -82,6 +87,15 @@ function(read_lines dir prefix)
 		if(NOT cpus EQUAL 2 AND NOT meas STREQUAL "NULL")
 			message(FATAL_ERROR "measured only at 2 CPUs: ${line}")
 		endif()
+		if(cpus EQUAL 2)
+			string(JSON ran GET "${line}" samples_both_ran)
+			string(JSON placed GET "${line}" samples_placed)
+			if(placed GREATER ran OR
+			   (NOT meas STREQUAL "NULL" AND placed LESS 1) OR
+			   (file_calib AND NOT placed EQUAL ran))
+				message(FATAL_ERROR "placement check: ${line}")
+			endif()
+		endif()
 		set(${prefix}_${wl}_${st}_${cpus}_xfer ${xfer} PARENT_SCOPE)
 		set(${prefix}_${wl}_${st}_${cpus}_hot "${hot}" PARENT_SCOPE)
 	endforeach()
@@ -89,8 +103,24 @@ function(read_lines dir prefix)
 	if(NOT n EQUAL 16)
 		message(FATAL_ERROR "${dir}/lines.jsonl: ${n} lines records")
 	endif()
+	# One sample per series and strategy (--reps 1), each with the
+	# readings beside it (null when a reading kept no chunk).
+	set(n 0)
+	foreach(line IN LISTS lines)
+		string(JSON kind GET "${line}" kind)
+		if(kind STREQUAL "lines_sample")
+			string(JSON b TYPE "${line}" move_before_ns)
+			string(JSON a TYPE "${line}" move_after_ns)
+			math(EXPR n "${n} + 1")
+		endif()
+	endforeach()
+	if(NOT n EQUAL 8)
+		message(FATAL_ERROR "${dir}/lines.jsonl: ${n} lines_sample "
+			"records")
+	endif()
 endfunction()
 
+set(file_calib FALSE)
 run_lines("${BENCH}" "${OUT}/clean")
 read_lines("${OUT}/clean" clean)
 run_lines("${PLANTED}" "${OUT}/planted")
@@ -155,6 +185,9 @@ foreach(kind XEON AMD NOHOLD)
 		set(${kind}_${wl}_${st}_${cpus} ${xfer})
 	endforeach()
 endforeach()
+# A file's calibration has no placement here to check samples against.
+set(file_calib TRUE)
+read_lines("${OUT}/hold-AMD" amd_check)
 # A v4 uncharge RMWs the shared parent's usage: once per operation when
 # each access moves it (the move replay, and the Xeon's hold of 3 adds);
 # a core that keeps it for 19 adds does several operations per visit.
