@@ -354,6 +354,31 @@ static void test_isolated_cpu_flag_fix(void **state)
 }
 
 /*
+ * drain_all drains its own CPU at once, isolated or not: the kernel's
+ * drain_all_stock() tests cpu == curcpu before cpu_is_isolated().
+ */
+static void test_isolated_own_cpu_drained(void **state)
+{
+	struct pcstock_tree *t = open_tree(false, false);
+	struct pcstock_group *a = mkgroup(pcstock_tree_root(t), "a");
+	struct pcstock_tree_stats ts;
+
+	on_cpu(3);
+	assert_int_equal(pcstock_group_charge(a, 1, 0), 0);
+	assert_int_equal(pcstock_cpu_set_isolated(dom, 3, true), 0);
+	pcstock_group_drain_all(a);
+	assert_int_equal(pcstock_group_usage(a), 1);
+	pcstock_tree_stats(t, &ts);
+	assert_int_equal(ts.memcg7.isolated_skips, 0);
+	assert_int_equal(pcstock_cpu_set_isolated(dom, 3, false), 0);
+	on_cpu(0);
+	pcstock_group_uncharge(a, 1);
+	rmgroup(a);
+	assert_int_equal(pcstock_group_usage(pcstock_tree_root(t)), 0);
+	assert_int_equal(pcstock_tree_destroy(t), 0);
+}
+
+/*
  * Pages cached on a CPU after it went offline used to be unreachable:
  * drain_all skips offline CPUs and nothing else drained them.  Mainline
  * drains a dead CPU once and never refills it; a thread still entered on
@@ -878,6 +903,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_drain_all_drains_other_groups),
 		cmocka_unit_test(test_isolated_cpu_flag_stays_set),
 		cmocka_unit_test(test_isolated_cpu_flag_fix),
+		cmocka_unit_test(test_isolated_own_cpu_drained),
 		cmocka_unit_test(test_flushing_flag_on_cache),
 		cmocka_unit_test(test_offline_cpu_not_refilled),
 		cmocka_unit_test(test_offline_cpu_bypasses_cache),

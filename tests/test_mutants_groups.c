@@ -144,6 +144,29 @@ static void test_forced_charge_charges_memsw(void **state)
 }
 
 /*
+ * A charge that fails on an ancestor's memsw limit raises the max event
+ * on that ancestor, the kernel's mem_over_limit (mem_cgroup_from_counter(
+ * counter, memsw)), which memory.events counts upwards only: the charging
+ * child's own count stays 0.  Mutant: the memsw failure naming the
+ * charging group as over its limit.
+ */
+static void test_memsw_failure_names_the_ancestor(void **state)
+{
+	struct pcstock_group *p = mkgroup(root, "p");
+	struct pcstock_group *c = mkgroup(p, "c");
+
+	(void)state;
+	assert_int_equal(pcstock_group_set_max(p, 4), 0);
+	assert_int_equal(pcstock_group_set_memsw_max(p, 4), 0);
+	assert_int_equal(pcstock_group_charge(c, 8, 0), -ENOMEM);
+	/* one per retry (18), as the kernel counts them */
+	assert_true(pcstock_group_events(p, PCSTOCK_EVENT_MAX) > 0);
+	assert_int_equal(pcstock_group_events(c, PCSTOCK_EVENT_MAX), 0);
+	rmgroup(c);
+	rmgroup(p);
+}
+
+/*
  * mem_cgroup_handle_over_high() throttles only above HZ / 100 jiffies:
  * "if (penalty_jiffies <= HZ / 100) goto out".  80 pages against a high
  * of 79, 64 pages recorded: overage (1 << 20) / 79 = 13273, penalty
@@ -179,6 +202,9 @@ int main(void)
 						setup_v1, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_forced_charge_charges_memsw, setup_v1, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_memsw_failure_names_the_ancestor, setup_v1,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_over_high_delay_of_exactly_10ms, setup, teardown),
 	};

@@ -61,8 +61,8 @@
  * then kills it: marks it offline and calls memcg7_drain_key().  (The
  * killer is the last CPU: the first drain it queues, to CPU 0, follows no
  * fence of its own since the epoch's store, so only queue_work()'s release
- * orders that epoch for CPU 0's owner.)  The cache
- * keeps one reference on k until every CPU has drained since k died.
+ * orders that epoch for CPU 0's owner.)  The cache keeps one reference
+ * on k until every CPU has drained since k died.
  * Invariants: per key, refilled == uncharged + taken + cached; when the
  * cache drops that reference (k is "freed"), no slot of any CPU, as the
  * dropping thread sees it, still names k (done_epoch's release, O14);
@@ -85,10 +85,10 @@
  * memcg7-publish: a slot's key is published by the owner's release store
  * and dereferenced by remote readers (drain_needed(), memcg7_pages()).
  * Per schedule a fresh cache over a COOP domain of two CPUs, thread 0 the
- * owner of CPU 1: it writes key p's payload (a relaxed store, as any
- * initialisation of the key) and refills p (2 pages).  Thread 1, no CPU,
- * counts the cached pages of p twice (memcg7_pages(), which calls the
- * key's in_subtree()).  Invariant: a reader that finds p in a slot sees
+ * owner of CPU 1: it writes key k's payload (a relaxed store, as any
+ * initialisation of the key) and refills k (2 pages).  Thread 1, no CPU,
+ * counts the cached pages of k twice (memcg7_pages(), which calls the
+ * key's in_subtree()).  Invariant: a reader that finds k in a slot sees
  * its payload (O13: the install weakened to relaxed).
  */
 #define _GNU_SOURCE
