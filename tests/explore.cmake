@@ -61,58 +61,57 @@ foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_MARK
 	pcstock_add_explorer(pcstock-explore-${dashed} pcstock_mut_${lower})
 endforeach()
 
-# explore_budget(<var> <scenario> <strategy>): the arguments of a clean
-# run: a fixed budget per scenario and strategy, fixed seeds.  PCT runs
-# about ten times as many schedules per second (few switches).  Group
-# schedules build and destroy a tree, whose RCU grace periods (the call_rcu
-# thread polls) make them about 30 per second on an idle machine, far fewer
-# on a loaded one: a small budget.  stock-disable's random walk takes a
-# few thousand schedules to find a weakened drain read.
-function(explore_budget var scenario strategy)
-	if(scenario MATCHES "^group-(publish|unlink)")
-		set(n 200)
-	elseif(scenario MATCHES "^group-")
-		set(n 60)
-	elseif(strategy STREQUAL pct OR scenario MATCHES "^stock-disable")
-		set(n 10000)
-	else()
-		set(n 2000)
-	endif()
-	set(args --scenario ${scenario} --strategy ${strategy} --schedules ${n}
-		--seed 1)
-	if(strategy STREQUAL pct)
-		list(APPEND args --depth 3)
-	endif()
-	set(${var} ${args} PARENT_SCOPE)
-endfunction()
+include(${EXPLORE_DIR}/budget.cmake)
 
-# Clean scenarios, sequentially consistent and in weak memory (--weak).
-# group-publish and group-unlink run only weak: in SC every walker sees every group it
-# reaches initialised, whatever the orders.
-# Each design that stocks runs in every one (exact: the fifth design).
-set(EXPLORE_CLEAN counter-tree counter-tight)
-foreach(kind default v4 exact)
-	list(APPEND EXPLORE_CLEAN stock-charge-${kind} stock-drain-${kind}
-		stock-lifecycle-${kind} stock-limit-${kind}
-		stock-disable-${kind} group-${kind} group-offline-${kind})
-	list(APPEND EXPLORE_WEAK_ONLY group-publish-${kind}
-		group-unlink-${kind})
-endforeach()
-# exact's switch at its near-max bound, with drain_all racing
-# (tests/explore/explore_group.c).
-list(APPEND EXPLORE_CLEAN group-exact-switch)
+# Clean scenarios of their own, sequentially consistent and in weak
+# memory (--weak).
 foreach(strategy random pct)
-	foreach(scenario ${EXPLORE_CLEAN})
+	foreach(scenario counter-tree counter-tight)
 		explore_budget(args ${scenario} ${strategy})
 		pcstock_add_explore_test(explore_${scenario}_${strategy}
 			ARGS ${args})
-	endforeach()
-	foreach(scenario ${EXPLORE_CLEAN} ${EXPLORE_WEAK_ONLY})
-		explore_budget(args ${scenario} ${strategy})
 		pcstock_add_explore_test(explore_${scenario}_weak_${strategy}
 			ARGS ${args} --weak)
 	endforeach()
 endforeach()
+
+# The per-design scenarios follow the registry of stock designs
+# (src/policy.c): the explorer crosses each of its templates (stock-charge,
+# group, group-offline, ...) with every registered design whose properties
+# (pcstock_tree_policy_info()) the template applies to, "<template>-<design
+# name>", and its expectations come from those properties.  Which
+# scenarios exist is therefore known only to the built explorer, and CTest
+# learns them as gtest_discover_tests() learns a test binary's cases:
+# after each build of pcstock-explore, discover.cmake runs
+# `pcstock-explore --list-designed` and writes explore_designed.cmake, one
+# test per scenario and memory model (explore_<scenario> in SC,
+# explore_<scenario>_weak), each running the random walk then PCT, which
+# CTest includes when it starts.  A registered design thus gets its runs
+# with no edit here.  (Configure time cannot run the explorer, and a
+# design list parsed from the registry's source would not know which
+# templates apply to which design.)
+# group-offline-memcg7: memcg7's consume serves a charge from the cache
+# before the flow's online check, so a charge made after its caller saw
+# the group offline can succeed (pcstock_group_charge() promises -ENOENT):
+# registered to be caught until that is fixed.
+set(EXPLORE_KNOWN_VIOLATIONS group-offline-memcg7)
+set(EXPLORE_DESIGNED ${CMAKE_CURRENT_BINARY_DIR}/explore_designed.cmake)
+add_custom_command(TARGET pcstock-explore POST_BUILD
+	COMMAND ${CMAKE_COMMAND} -DEXPLORER=$<TARGET_FILE:pcstock-explore>
+		-DOUT=${EXPLORE_DESIGNED}
+		"-DKNOWN=${EXPLORE_KNOWN_VIOLATIONS}"
+		-P ${EXPLORE_DIR}/discover.cmake
+	BYPRODUCTS ${EXPLORE_DESIGNED}
+	COMMENT "Listing the explorer's per-design scenarios"
+	VERBATIM)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/explore_designed_include.cmake
+	"if(EXISTS \"${EXPLORE_DESIGNED}\")\n"
+	"  include(\"${EXPLORE_DESIGNED}\")\n"
+	"else()\n"
+	"  add_test(explore_designed_NOT_BUILT explore_designed_NOT_BUILT)\n"
+	"endif()\n")
+set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES
+	${CMAKE_CURRENT_BINARY_DIR}/explore_designed_include.cmake)
 
 # Detection power: each planted bug, and V4's missing cap, must be found
 # within the budget by both strategies (fixed seeds: deterministic).
@@ -142,11 +141,11 @@ endforeach()
 
 # exact without make_room (src/policy_exact.c, EXACT_NO_MAKE_ROOM): a
 # charge refused at a's max fails (NOWAIT) for pages a1's slots hold.
-# group-exact-switch finds it, SC and weak, with the budget of its clean
+# group-switch-exact finds it, SC and weak, with the budget of its clean
 # runs: at rest a NOWAIT charge of a's room fails (random: schedule 2 of
 # seed 1, SC and weak; PCT: schedule 1).
 foreach(strategy random pct)
-	explore_budget(args group-exact-switch ${strategy})
+	explore_budget(args group-switch-exact ${strategy})
 	pcstock_add_explore_test(explore_detect_exact_no_make_room_${strategy}
 		BINARY pcstock-explore-exact-no-make-room
 		ARGS ${args} --expect-violation)
@@ -230,16 +229,10 @@ pcstock_add_weak_detection_test(m7_relaxed_unlock memcg7-locked)
 pcstock_add_weak_detection_test(relaxed_cpu_own memcg7-reenter)
 
 # A drain's exchange acquires the refill: stock-protect-default
-# (tests/explore/explore_protect.c) sees a weakened one through the
-# min_usage its uncharge publishes, which usage's seq_cst RMWs cannot show.
-# The weakened refill is caught there too.
-foreach(strategy random pct)
-	explore_budget(args stock-protect-default ${strategy})
-	pcstock_add_explore_test(explore_stock-protect-default_${strategy}
-		ARGS ${args})
-	pcstock_add_explore_test(explore_stock-protect-default_weak_${strategy}
-		ARGS ${args} --weak)
-endforeach()
+# (tests/explore/explore_protect.c; its clean runs are per-design, above)
+# sees a weakened one through the min_usage its uncharge publishes, which
+# usage's seq_cst RMWs cannot show.  The weakened refill is caught there
+# too.
 pcstock_add_weak_detection_test(relaxed_drain stock-protect-default)
 
 # Two more removals that must acquire the refill, seen through the peak

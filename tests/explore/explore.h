@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <pcstock/hierarchy.h>
+
 #define EXPLORE_MAX_THREADS 8
 
 enum explore_strategy {
@@ -68,6 +70,21 @@ void explore_source_bytes(struct explore_source *src, const uint8_t *bytes,
  * @check_end: after all threads finished, unscheduled; same return
  * @teardown: after each schedule, unscheduled
  * @arg: scenario parameters
+ * @applies: NULL for a scenario of its own; else the scenario is a
+ *           template, run once per registered stock design (enum
+ *           pcstock_tree_policy, 0..PCSTOCK_TREE_NR_POLICIES - 1) whose
+ *           properties it applies to: "<name>-<design name>", with
+ *           @design and @info set (explore_find(), explore_list())
+ * @design_info: a template's pcstock_tree_policy_info() (explore.c, which
+ *               the kernel explorer links without the library, calls it
+ *               through this)
+ * @weak_only: only the weak-memory model can fail it (--list-designed
+ *             asks CMake for --weak runs only)
+ * @design: @info: a generated scenario's design and its properties
+ *
+ * A template's callbacks take everything that differs between designs
+ * from @info, never from the design's value or name: a newly registered
+ * design is explored without an edit here.
  */
 struct explore_scenario {
 	const char *name;
@@ -82,6 +99,12 @@ struct explore_scenario {
 	const char *(*check_end)(const struct explore_scenario *s);
 	void (*teardown)(const struct explore_scenario *s);
 	const void *arg;
+	bool (*applies)(const struct pcstock_policy_info *info);
+	int (*design_info)(enum pcstock_tree_policy p,
+			   struct pcstock_policy_info *out);
+	bool weak_only;
+	enum pcstock_tree_policy design;
+	struct pcstock_policy_info info;
 };
 
 /* NULL-terminated lists of scenarios, one per source file. */
@@ -91,10 +114,26 @@ extern const struct explore_scenario *const explore_group_scenarios[];
 extern const struct explore_scenario *const explore_memcg7_scenarios[];
 extern const struct explore_scenario *const explore_protect_scenarios[];
 
-/* explore_find() - the scenario called @name, or NULL */
+/*
+ * explore_find() - the scenario called @name, or NULL.  A per-design one
+ * is built in static storage, which the next call reuses.
+ */
 const struct explore_scenario *explore_find(const char *name);
 /* explore_list() - print every scenario's name and help to stdout */
 void explore_list(void);
+/*
+ * explore_list_designed() - for the build (tests/explore.cmake): one line
+ * per generated scenario that must pass, "<name> sc,weak" or "<name> weak",
+ * the memory models to run it in.
+ */
+void explore_list_designed(void);
+
+/*
+ * explore_caps_slots() - whether @info's design promises that no per-CPU
+ * slot ever holds more than batch pages.  struct pcstock_policy_info has
+ * no such member yet: the one place that asks the stock's kind instead.
+ */
+bool explore_caps_slots(const struct pcstock_policy_info *info);
 
 /* ---- labels: stable names for the objects of an interleaving ---------- */
 

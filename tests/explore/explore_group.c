@@ -2,8 +2,12 @@
 /*
  * explore_group.c - schedule-explorer scenarios for groups (hierarchy).
  *
- * Per schedule a fresh tree (DEFAULT, V4 or exact stock, batch 4) on a
- * domain of two simulated CPUs:  root <- a (max 8) <- a1,  root <- b.  Threads 0 and
+ * Every scenario here is a template run once per registered stock design
+ * (explore.h): group-default, group-v4, ..., each design's expectations
+ * taken from its properties (struct pcstock_policy_info).
+ *
+ * Per schedule a fresh tree (the design's, batch 4) on a domain of two
+ * simulated CPUs:  root <- a (max 8) <- a1,  root <- b.  Threads 0 and
  * 1 share CPU 0 and charge and uncharge a1 and b; thread 2 (CPU 1) charges
  * a, drains a's subtree, takes CPU 0 offline, destroys b and drains
  * everything.
@@ -16,19 +20,23 @@
  * a reference on every group until teardown, so no group is freed by the
  * call_rcu thread (which is not scheduled) while threads run; teardown
  * destroys the tree, which waits for those frees: the next schedule starts
- * from the same state.  memcg7 (per-CPU locks) is left out.
+ * from the same state.
  *
  * Invariants, per group g and with "subtree" meaning g and its
  * descendants, online or not:
- *  - every step: 0 <= usage(g) - held(subtree) - stock(subtree) <= pages
- *    in flight, no underflow warning, (a capped design: all but V4)
- *    every slot <= batch, held(a's subtree) <= max(a);
- *  - at the end: usage(g) == held(subtree) + stock(subtree); (exact) a
- *    NOWAIT charge of a's room succeeds; after drain_all(root) the online
- *    groups' stock is 0.
+ *  - every step: |usage(g) - held(subtree) - stock(subtree)| <= pages in
+ *    flight, and never below 0 for the per-counter stock (usage is the
+ *    first to gain and the last to lose, stock.h; another design may
+ *    uncharge a stock's pages before it empties the stock), no underflow
+ *    warning, (a design that caps its slots, explore_caps_slots()) every
+ *    slot <= batch, held(a's subtree) <= max(a);
+ *  - at the end: usage(g) == held(subtree) + stock(subtree); (a design
+ *    that never fails a charge for pages in stock: exact_at_limit, or no
+ *    stock at all) a NOWAIT charge of a's room succeeds; after
+ *    drain_all(root) the online groups' stock is 0.
  *
- * group-exact-switch: the same tree and checks with a's max at 20, see
- * switch_script below.
+ * group-switch-*: for the designs that are exact at the limit, the same
+ * tree and checks with a's max at 20, see switch_script below.
  *
  * group-publish-*: the same tree; thread 0 creates a child "n" of a while
  * threads 1 and 2 walk the tree (pcstock_group_walk()) and look "a/n" up.
@@ -97,20 +105,13 @@ static bool in_subtree(int g, int of)
 }
 
 /*
- * struct group_params - one group scenario's tree and expectations
- * @policy: the tree's design
- * @capped: the design caps every slot at batch (all but V4)
- * @exact: the design drains a refusing level's stocks before it refuses
- *         (make_room): at rest a NOWAIT charge of a's whole room succeeds,
- *         and so does every charge that runs alone (see solo_charge_ok())
+ * struct group_params - one group scenario's tree (the design is the
+ * scenario's, explore_scenario.design)
  * @a_max: a's memory.max
  * @flags: group_run()'s charge flags
  * @script: group_run()'s operations per thread
  */
 struct group_params {
-	enum pcstock_tree_policy policy;
-	bool capped;
-	bool exact;
 	unsigned long a_max;
 	unsigned int flags;
 	const struct group_step (*script)[MAX_OPS];
@@ -177,7 +178,7 @@ static const struct pcstock_counter *mem(int g)
 static void group_setup(const struct explore_scenario *s)
 {
 	const struct group_params *p = s->arg;
-	struct pcstock_tree_attr attr = { .policy = p->policy, .batch = BATCH };
+	struct pcstock_tree_attr attr = { .policy = s->design, .batch = BATCH };
 	struct pcstock_group *root;
 	char name[32];
 	unsigned int cpu;
@@ -225,15 +226,21 @@ static unsigned long held_in(int of)
 	return sum;
 }
 
+/* Whatever the design keeps its stock in. */
 static unsigned long stock_in(int of)
 {
-	unsigned long sum = 0;
-	int g;
+	return pcstock_group_stock_pages(S.g[of]);
+}
 
-	for (g = 0; g < NR_GROUPS; g++)
-		if (in_subtree(g, of))
-			sum += pcstock_counter_stock_pages(mem(g));
-	return sum;
+/*
+ * The design fails no charge for pages that sit in a stock: it drains
+ * them first (exact_at_limit), or it has none.  Then at rest a NOWAIT
+ * charge of a's whole room succeeds, and so does every charge that runs
+ * alone (solo_charge_failed(), room_at_rest()).
+ */
+static bool no_failure_for_stock(const struct explore_scenario *s)
+{
+	return s->info.exact_at_limit || !s->info.stocks;
 }
 
 /* Any slot of any group above batch? (A capped design promises none.) */
@@ -263,27 +270,29 @@ static const char *check_cap(void)
 static const char *group_check_step(const struct explore_scenario *s)
 {
 	const struct group_params *p = s->arg;
-	unsigned long inflight = 0;
+	long inflight = 0, lowest;
 	int t, g;
 
 	if (pcstock_warn_count())
 		return "usage underflow (warn_count != 0)";
 	if (S.observed)
 		return S.observed;
-	if (p->capped && check_cap())
+	if (explore_caps_slots(&s->info) && check_cap())
 		return S.msg;
 	if (held_in(G_A) > p->a_max)
 		return "a: pages held above its max";
 	for (t = 0; t < NR_THREADS; t++)
-		inflight += S.inflight[t];
+		inflight += (long)S.inflight[t];
+	lowest = s->info.per_counter ? 0 : -inflight;
 	for (g = 0; g < NR_GROUPS; g++) {
 		long gap = (long)pcstock_counter_read(mem(g)) -
 			   (long)held_in(g) - (long)stock_in(g);
 
-		if (gap < 0 || gap > (long)inflight) {
+		if (gap < lowest || gap > inflight) {
 			snprintf(S.msg, sizeof(S.msg),
 				 "%s: usage - held - stock = %ld, outside "
-				 "[0, %lu in flight]", names[g], gap, inflight);
+				 "[%ld, %ld in flight]", names[g], gap, lowest,
+				 inflight);
 			return S.msg;
 		}
 	}
@@ -309,17 +318,21 @@ static void op_start(unsigned int t)
 }
 
 /*
- * (exact) A charge of @n pages to @g (a or a1) that failed: a violation
+ * (no_failure_for_stock()) A charge of @n pages to @g (a or a1) that
+ * failed: a violation
  * if no other thread's operation was in flight at any time during it and
  * held(a's subtree) + @n <= max(a).  Then usage(a) was held + stock, no
  * batch of another charge in flight, and make_room must have drained the
  * stocks that stood in the way (NOWAIT: neither reclaim nor drain_all
  * would have done it).
  */
-static void solo_charge_failed(const struct group_params *p, unsigned int t,
-			       int g, unsigned long n)
+static void solo_charge_failed(const struct explore_scenario *s,
+			       unsigned int t, int g, unsigned long n)
 {
-	if (!p->exact || S.overlapped[t] || !in_subtree(g, G_A) || S.observed)
+	const struct group_params *p = s->arg;
+
+	if (!no_failure_for_stock(s) || S.overlapped[t] ||
+	    !in_subtree(g, G_A) || S.observed)
 		return;
 	if (held_in(G_A) + n <= p->a_max)
 		S.observed = "a charge that ran alone failed with held + "
@@ -342,7 +355,7 @@ static void group_run(const struct explore_scenario *s, unsigned int t)
 			if (!pcstock_group_charge(g, st->n, p->flags))
 				S.held[t][st->g] += st->n;
 			else
-				solo_charge_failed(p, t, st->g, st->n);
+				solo_charge_failed(s, t, st->g, st->n);
 			break;
 		case OP_UNCHARGE:
 			if (S.held[t][st->g] < st->n)
@@ -371,16 +384,17 @@ static void group_run(const struct explore_scenario *s, unsigned int t)
 }
 
 /*
- * (exact) At rest, a's whole room, max(a) - held(a's subtree), can be
+ * (no_failure_for_stock()) At rest, a's whole room, max(a) - held(a's subtree), can be
  * charged to a without waiting (NOWAIT: no reclaim, no drain_all): pages
  * in any stock under a must not stand in the way (make_room).  Given
  * back at once.
  */
-static const char *room_at_rest(const struct group_params *p)
+static const char *room_at_rest(const struct explore_scenario *s)
 {
+	const struct group_params *p = s->arg;
 	unsigned long room = p->a_max - held_in(G_A);
 
-	if (!p->exact || !room)
+	if (!no_failure_for_stock(s) || !room)
 		return NULL;
 	if (pcstock_group_charge(S.g[G_A], room, PCSTOCK_CHARGE_NOWAIT))
 		return "at rest: a NOWAIT charge of a's room (max - held) "
@@ -399,7 +413,7 @@ static const char *group_check_end(const struct explore_scenario *s)
 	for (g = 0; g < NR_GROUPS; g++)
 		if (pcstock_counter_read(mem(g)) != held_in(g) + stock_in(g))
 			return "at rest: usage != held + stock";
-	msg = room_at_rest(s->arg);
+	msg = room_at_rest(s);
 	if (msg)
 		return msg;
 	/*
@@ -581,9 +595,9 @@ static void offline_run(const struct explore_scenario *s, unsigned int t)
 }
 
 /*
- * group-exact-switch: the exact design with a's max at 20, far above what
- * a stock can hide (nr_cpus x batch = 8), so a's subtree stocks while
- * usage(a) <= 12 and goes exact above.  All three threads (0 and 1 on
+ * group-switch-*: a design exact at the limit with a's max at 20, far
+ * above what a stock can hide (nr_cpus x batch = 8), so (for exact) a's
+ * subtree stocks while usage(a) <= 12 and goes exact above.  All three threads (0 and 1 on
  * CPU 0, 2 on CPU 1) first charge a1 while far from max, leaving pages
  * in a1's slots; threads 1 and 2 then charge a across the bound while
  * thread 2 drains a's subtree.  The threads hold at most 20 pages at
@@ -603,85 +617,64 @@ static const struct group_step switch_script[NR_THREADS][MAX_OPS] = {
 	  { OP_CHARGE, G_A, 2 }, { OP_UNCHARGE, G_A1, 2 } },
 };
 
-#define PARAMS(id, pol, cap, ex)                                            \
-	static const struct group_params id = {                             \
-		.policy = pol, .capped = cap, .exact = ex, .a_max = A_MAX,   \
-		.script = script,                                           \
-	}
-PARAMS(policy_default, PCSTOCK_TREE_DEFAULT, true, false);
-PARAMS(policy_v4, PCSTOCK_TREE_V4, false, false);
-PARAMS(policy_exact, PCSTOCK_TREE_EXACT, true, true);
+static const struct group_params tree = {
+	.a_max = A_MAX, .script = script,
+};
 
 static const struct group_params exact_switch = {
-	.policy = PCSTOCK_TREE_EXACT, .capped = true, .exact = true,
 	.a_max = 20, .flags = PCSTOCK_CHARGE_NOWAIT, .script = switch_script,
 };
 
-#define GROUP_SCENARIO(id, nm, hlp, run_fn, end_fn, pol)                    \
+/* Every registered design whose largest batch admits the scenarios'. */
+static bool any_design(const struct pcstock_policy_info *info)
+{
+	return info->max_batch >= BATCH;
+}
+
+/* group-switch: a design that is exact at the limit. */
+static bool exact_at_limit(const struct pcstock_policy_info *info)
+{
+	return any_design(info) && info->exact_at_limit;
+}
+
+#define GROUP_SCENARIO(id, nm, hlp, run_fn, end_fn, par, which, weak)       \
 	static const struct explore_scenario id = {                         \
 		.name = nm, .help = hlp, .nr_threads = NR_THREADS,          \
 		.init = group_init, .thread_init = group_thread_init,        \
 		.setup = group_setup, .run = run_fn,                        \
 		.check_step = group_check_step,                             \
 		.check_end = end_fn, .teardown = group_teardown,            \
-		.arg = &pol,                                                \
+		.arg = &par, .applies = which, .weak_only = weak,           \
+		.design_info = pcstock_tree_policy_info,                    \
 	}
 
-GROUP_SCENARIO(group_default, "group-default",
+GROUP_SCENARIO(group, "group",
 	       "groups: charge/uncharge, drain_all, offline, destroy",
-	       group_run, group_check_end, policy_default);
-GROUP_SCENARIO(group_v4, "group-v4", "as group-default, V4 stock",
-	       group_run, group_check_end, policy_v4);
-GROUP_SCENARIO(group_exact, "group-exact", "as group-default, exact",
-	       group_run, group_check_end, policy_exact);
-GROUP_SCENARIO(group_exact_switch, "group-exact-switch",
-	       "exact: charges cross the near-max bound, drain_all races",
-	       group_run, group_check_end, exact_switch);
-
-/* Nothing to check at rest beyond every step's invariants. */
-GROUP_SCENARIO(publish_default, "group-publish-default",
+	       group_run, group_check_end, tree, any_design, false);
+GROUP_SCENARIO(group_switch, "group-switch",
+	       "charges cross the near-max bound, drain_all races",
+	       group_run, group_check_end, exact_switch, exact_at_limit,
+	       false);
+/*
+ * Nothing to check at rest beyond every step's invariants.  In SC every
+ * walker sees every group it reaches initialised, whatever the orders:
+ * weak memory only.
+ */
+GROUP_SCENARIO(publish, "group-publish",
 	       "a child created while walkers and lookups run", publish_run,
-	       group_check_step, policy_default);
-GROUP_SCENARIO(publish_v4, "group-publish-v4",
-	       "as group-publish-default, V4 stock", publish_run,
-	       group_check_step, policy_v4);
-GROUP_SCENARIO(publish_exact, "group-publish-exact",
-	       "as group-publish-default, exact", publish_run,
-	       group_check_step, policy_exact);
-
-GROUP_SCENARIO(unlink_default, "group-unlink-default",
+	       group_check_step, tree, any_design, true);
+GROUP_SCENARIO(unlink, "group-unlink",
 	       "a child unlinked from the head of its siblings while walkers "
-	       "run", unlink_run, group_check_step, policy_default);
-GROUP_SCENARIO(unlink_v4, "group-unlink-v4",
-	       "as group-unlink-default, V4 stock", unlink_run,
-	       group_check_step, policy_v4);
-GROUP_SCENARIO(unlink_exact, "group-unlink-exact",
-	       "as group-unlink-default, exact", unlink_run,
-	       group_check_step, policy_exact);
-
-GROUP_SCENARIO(offline_default, "group-offline-default",
+	       "run", unlink_run, group_check_step, tree, any_design, true);
+GROUP_SCENARIO(offline, "group-offline",
 	       "charges, hits and misses, racing the group's destroy",
-	       offline_run, group_check_end, policy_default);
-GROUP_SCENARIO(offline_v4, "group-offline-v4",
-	       "as group-offline-default, V4 stock", offline_run,
-	       group_check_end, policy_v4);
-GROUP_SCENARIO(offline_exact, "group-offline-exact",
-	       "as group-offline-default, exact", offline_run,
-	       group_check_end, policy_exact);
+	       offline_run, group_check_end, tree, any_design, false);
 
 const struct explore_scenario *const explore_group_scenarios[] = {
-	&group_default,
-	&group_v4,
-	&group_exact,
-	&group_exact_switch,
-	&publish_default,
-	&publish_v4,
-	&publish_exact,
-	&unlink_default,
-	&unlink_v4,
-	&unlink_exact,
-	&offline_default,
-	&offline_v4,
-	&offline_exact,
+	&group,
+	&group_switch,
+	&publish,
+	&unlink,
+	&offline,
 	NULL,
 };

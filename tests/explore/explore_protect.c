@@ -14,8 +14,10 @@
  * what it would publish, and skip: min_usage and the parent's
  * children_min_usage then keep the refiller's value for good.
  *
- * stock-protect-default: counter c (protection, min = low = 1000) under p,
- * stocked DEFAULT with batch 4 on two SIM CPUs.  Thread 0, CPU 0, charges
+ * stock-protect-*: per registered design whose per-counter stock keeps
+ * uncharges (properties per_counter and uncharges_refill; explore.h):
+ * counter c (protection, min = low = 1000) under p, stocked with the
+ * design's kind with batch 4 on two SIM CPUs.  Thread 0, CPU 0, charges
  * one page (a miss: 4 charged, 3 left in the slot) and gives it back (into
  * the slot, which holds 4 then); thread 1, no CPU, drains CPU 0 at any
  * time, and again once thread 0 has returned.  Only
@@ -34,6 +36,7 @@
 #include <stdio.h>
 
 #include <pcstock/cpu.h>
+#include <pcstock/hierarchy.h>
 #include <pcstock/stock.h>
 
 #include "atomic.h"
@@ -72,12 +75,11 @@ static void protect_thread_init(const struct explore_scenario *s,
 
 static void protect_setup(const struct explore_scenario *s)
 {
-	(void)s;
 	pcstock_counter_init(&S.p, NULL, true);
 	pcstock_counter_init(&S.c, &S.p, true);
 	pcstock_counter_set_min(&S.c, PROTECTION);
 	pcstock_counter_set_low(&S.c, PROTECTION);
-	pcstock_counter_alloc_stock(&S.c, S.d, BATCH, PCSTOCK_STOCK_DEFAULT);
+	pcstock_counter_alloc_stock(&S.c, S.d, BATCH, s->info.counter_stock);
 	explore_label(&S.p, sizeof(S.p), "p", explore_counter_fields);
 	explore_label(&S.c, sizeof(S.c), "c", explore_counter_fields);
 	S.done = false;
@@ -155,10 +157,18 @@ static void protect_teardown(const struct explore_scenario *s)
 	pcstock_counter_free_stock(&S.c);
 }
 
-static const struct explore_scenario protect_default = {
-	.name = "stock-protect-default",
+/* The scenario's uncharge must go into the slot, for the drain to take. */
+static bool refilling_counter_stock(const struct pcstock_policy_info *info)
+{
+	return info->per_counter && info->uncharges_refill;
+}
+
+static const struct explore_scenario protect = {
+	.name = "stock-protect",
 	.help = "a remote drain's uncharge publishes min_usage after the "
 		"refill's",
+	.applies = refilling_counter_stock,
+	.design_info = pcstock_tree_policy_info,
 	.nr_threads = 2,
 	.init = protect_init,
 	.thread_init = protect_thread_init,
@@ -284,7 +294,7 @@ static const struct explore_scenario remark_watermark = {
 };
 
 const struct explore_scenario *const explore_protect_scenarios[] = {
-	&protect_default,
+	&protect,
 	&flush_watermark,
 	&remark_watermark,
 	NULL,

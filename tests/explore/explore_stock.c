@@ -2,6 +2,9 @@
 /*
  * explore_stock.c - schedule-explorer scenarios for the stock layer.
  *
+ * Every scenario is run per registered design whose stock is the
+ * per-counter one, with that design's kind of it (explore.h).
+ *
  * A stocked counter c (batch 4) under an unstocked parent p, on a domain
  * of two simulated CPUs.  Each explored thread runs a small script of
  * stocked charges, stocked uncharges, drains of either CPU, and (thread 2
@@ -27,8 +30,9 @@
  *  - every step: 0 <= usage(c) - held - sum(slots) <= in flight, no slot
  *    negative (a slot's pages: a disabled stock's slots carry its mark),
  *    no underflow warning, held + sum(slots) <= max(p);
- *  - every step, for a kind that caps its slots (all but V4; and V4 in
- *    the cap scenario, to be caught): every slot <= batch;
+ *  - every step, for a design that caps its slots
+ *    (explore_caps_slots(); and one that does not in stock-cap, to be
+ *    caught): every slot <= batch;
  *  - after each of its operations a thread reads usage(c) (relaxed) and
  *    never sees less than it holds: in weak mode (--weak) the read may
  *    return an older value, but the pages it holds were charged before it
@@ -43,6 +47,7 @@
 #include <stdio.h>
 
 #include <pcstock/cpu.h>
+#include <pcstock/hierarchy.h>
 #include <pcstock/percpu.h>
 #include <pcstock/stock.h>
 /* The slot's encoding (the disable mark): the library's, not API. */
@@ -78,8 +83,13 @@ struct stock_step {
 	unsigned long n;
 };
 
+/*
+ * struct stock_params - one stock scenario's script (the stock's kind
+ * comes from the scenario's design, explore_scenario.info)
+ * @check_cap: assert slot <= batch even if the design's stock does not
+ *	promise it (stock-cap: to be caught)
+ */
 struct stock_params {
-	enum pcstock_stock_policy policy;
 	bool check_cap;
 	bool check_disable;		/* thread 2 disables, then drains all */
 	unsigned long parent_max;
@@ -130,7 +140,7 @@ static void stock_setup(const struct explore_scenario *s)
 	pcstock_counter_init(&S.p, NULL, false);
 	pcstock_counter_init(&S.c, &S.p, false);
 	pcstock_counter_set_max(&S.p, p->parent_max);
-	pcstock_counter_alloc_stock(&S.c, S.d, BATCH, p->policy);
+	pcstock_counter_alloc_stock(&S.c, S.d, BATCH, s->info.counter_stock);
 	explore_label(&S.p, sizeof(S.p), "p", explore_counter_fields);
 	explore_label(&S.c, sizeof(S.c), "c", explore_counter_fields);
 	for (cpu = 0; cpu < NR_CPUS; cpu++) {
@@ -187,7 +197,8 @@ static const char *stock_check_step(const struct explore_scenario *s)
 	for (cpu = 0; cpu < NR_CPUS; cpu++) {
 		int v = slot_pages(atomic_load(slot(cpu)));
 
-		if (v < 0 || (p->check_cap && v > BATCH)) {
+		if (v < 0 || ((p->check_cap || explore_caps_slots(&s->info)) &&
+			      v > BATCH)) {
 			snprintf(S.msg, sizeof(S.msg),
 				 "slot of cpu%u holds %d pages (batch %d)",
 				 cpu, v, BATCH);
@@ -309,158 +320,106 @@ static void stock_teardown(const struct explore_scenario *s)
 #define OFF(n) { OP_OFFLINE, n }
 #define DIS { OP_DISABLE, 0 }
 
-/*
- * Every kind but V4 caps a slot at batch (V4's racing refills do not: the
- * stock-cap-v4 scenario exists to show it).
- */
-#define CAPS(pol) ((pol) != PCSTOCK_STOCK_V4)
-
 /* Two threads on CPU0 (preemption), one on CPU1 draining CPU0 remotely. */
-#define CHARGE_PARAMS(pol, cap)                                             \
+#define CHARGE_PARAMS(cap)                                                  \
 	{                                                                   \
-		.policy = pol, .check_cap = cap, .parent_max = 1000,        \
+		.check_cap = cap, .parent_max = 1000,                       \
 		.cpu = { 0, 0, 1 },                                         \
 		.ops = { { C(1), C(1), U(1), C(2), U(2), C(1) },            \
 			 { C(1), C(3), U(1), C(5), U(3), U(5) },            \
 			 { C(1), D(0), C(2), D(0), U(1), D(1) } },          \
 	}
 
+static const struct stock_params charge = CHARGE_PARAMS(false);
+static const struct stock_params cap = CHARGE_PARAMS(true);
+
 /* Owners on both CPUs, a thread outside the domain draining both. */
-#define DRAIN_PARAMS(pol)                                                   \
-	{                                                                   \
-		.policy = pol, .check_cap = CAPS(pol),                      \
-		.parent_max = 1000, .cpu = { 0, 1, -1 },                    \
-		.ops = { { C(1), C(1), C(1), U(2), C(2), U(1) },            \
-			 { C(2), U(1), C(1), C(3) },                        \
-			 { D(0), D(1), C(2), D(0), D(1), U(2), D(0) } },    \
-	}
+static const struct stock_params drain = {
+	.parent_max = 1000, .cpu = { 0, 1, -1 },
+	.ops = { { C(1), C(1), C(1), U(2), C(2), U(1) },
+		 { C(2), U(1), C(1), C(3) },
+		 { D(0), D(1), C(2), D(0), D(1), U(2), D(0) } },
+};
 
 /* Offline of CPU0 while its owner runs, then disable. */
-#define LIFECYCLE_PARAMS(pol)                                               \
-	{                                                                   \
-		.policy = pol, .check_cap = CAPS(pol),                      \
-		.parent_max = 1000, .cpu = { 0, 1, 1 },                     \
-		.ops = { { C(1), C(2), U(1), C(1), C(1), U(2) },            \
-			 { C(1), U(1), C(2), C(1) },                        \
-			 { D(0), OFF(0), C(1), DIS, D(1), U(1), C(1) } },   \
-	}
+static const struct stock_params lifecycle = {
+	.parent_max = 1000, .cpu = { 0, 1, 1 },
+	.ops = { { C(1), C(2), U(1), C(1), C(1), U(2) },
+		 { C(1), U(1), C(2), C(1) },
+		 { D(0), OFF(0), C(1), DIS, D(1), U(1), C(1) } },
+};
 
 /* A parent limit of 6 with batch 4: greedy charges fail, exact ones. */
-#define LIMIT_PARAMS(pol)                                                   \
-	{                                                                   \
-		.policy = pol, .check_cap = CAPS(pol),                      \
-		.parent_max = 6, .cpu = { 0, 1, 0 },                        \
-		.ops = { { C(1), C(2), U(1), C(2) },                        \
-			 { C(2), C(1), U(2), C(1) },                        \
-			 { C(1), D(1), U(1), D(0), C(3) } },                \
-	}
+static const struct stock_params limit = {
+	.parent_max = 6, .cpu = { 0, 1, 0 },
+	.ops = { { C(1), C(2), U(1), C(2) },
+		 { C(2), C(1), U(2), C(1) },
+		 { C(1), D(1), U(1), D(0), C(3) } },
+};
 
 /*
  * Owners on both CPUs charge (refills race the disable); thread 2 disables
  * and then drains both CPUs: the mark must leave no page behind.
  */
-#define DISABLE_PARAMS(pol)                                                 \
-	{                                                                   \
-		.policy = pol, .check_cap = CAPS(pol),                      \
-		.check_disable = true, .parent_max = 1000,                  \
-		.cpu = { 0, 1, -1 },                                        \
-		.ops = { { C(1), U(1) },                                    \
-			 { C(2), U(2) },                                    \
-			 { D(1), D(0), DIS, D(0), D(1) } },                 \
-	}
+static const struct stock_params disable = {
+	.check_disable = true, .parent_max = 1000, .cpu = { 0, 1, -1 },
+	.ops = { { C(1), U(1) },
+		 { C(2), U(2) },
+		 { D(1), D(0), DIS, D(0), D(1) } },
+};
 
-static const struct stock_params charge_default =
-	CHARGE_PARAMS(PCSTOCK_STOCK_DEFAULT, true);
-static const struct stock_params charge_v4 =
-	CHARGE_PARAMS(PCSTOCK_STOCK_V4, false);
-static const struct stock_params cap_v4 = CHARGE_PARAMS(PCSTOCK_STOCK_V4, true);
-static const struct stock_params drain_default =
-	DRAIN_PARAMS(PCSTOCK_STOCK_DEFAULT);
-static const struct stock_params drain_v4 = DRAIN_PARAMS(PCSTOCK_STOCK_V4);
-static const struct stock_params lifecycle_default =
-	LIFECYCLE_PARAMS(PCSTOCK_STOCK_DEFAULT);
-static const struct stock_params lifecycle_v4 =
-	LIFECYCLE_PARAMS(PCSTOCK_STOCK_V4);
-static const struct stock_params limit_default =
-	LIMIT_PARAMS(PCSTOCK_STOCK_DEFAULT);
-static const struct stock_params limit_v4 = LIMIT_PARAMS(PCSTOCK_STOCK_V4);
-static const struct stock_params disable_default =
-	DISABLE_PARAMS(PCSTOCK_STOCK_DEFAULT);
-static const struct stock_params disable_v4 = DISABLE_PARAMS(PCSTOCK_STOCK_V4);
-static const struct stock_params charge_exact =
-	CHARGE_PARAMS(PCSTOCK_STOCK_EXACT, true);
-static const struct stock_params drain_exact =
-	DRAIN_PARAMS(PCSTOCK_STOCK_EXACT);
-static const struct stock_params lifecycle_exact =
-	LIFECYCLE_PARAMS(PCSTOCK_STOCK_EXACT);
-static const struct stock_params limit_exact =
-	LIMIT_PARAMS(PCSTOCK_STOCK_EXACT);
-static const struct stock_params disable_exact =
-	DISABLE_PARAMS(PCSTOCK_STOCK_EXACT);
+/*
+ * Every scenario here runs once per registered design whose stock is the
+ * per-counter one (the kind its properties name), "stock-charge-default"
+ * and so on; stock-cap only for a kind that does not cap its slots (the
+ * series' V4: its racing refills do not), to show that it does not.
+ */
+static bool per_counter(const struct pcstock_policy_info *info)
+{
+	return info->per_counter;
+}
 
-#define STOCK_SCENARIO(id, nm, hlp, exp)                                    \
+static bool uncapped(const struct pcstock_policy_info *info)
+{
+	return info->per_counter && !explore_caps_slots(info);
+}
+
+#define STOCK_SCENARIO(id, nm, hlp, exp, which)                             \
 	static const struct explore_scenario id##_scenario = {              \
 		.name = nm, .help = hlp, .nr_threads = NR_THREADS,          \
 		.expect = exp, .init = stock_init,                          \
 		.thread_init = stock_thread_init, .setup = stock_setup,     \
 		.run = stock_run, .check_step = stock_check_step,           \
 		.check_end = stock_check_end, .teardown = stock_teardown,   \
-		.arg = &id,                                                 \
+		.arg = &id, .applies = which,                               \
+		.design_info = pcstock_tree_policy_info,                    \
 	}
 
-STOCK_SCENARIO(charge_default, "stock-charge-default",
+STOCK_SCENARIO(charge, "stock-charge",
 	       "charges/uncharges, two threads share cpu0, remote drains",
-	       NULL);
-STOCK_SCENARIO(charge_v4, "stock-charge-v4",
-	       "as stock-charge-default under V4 (no cap check)", NULL);
-STOCK_SCENARIO(cap_v4, "stock-cap-v4",
-	       "V4 with the DEFAULT cap asserted (slot <= batch)",
-	       "V4 refills race past batch");
-STOCK_SCENARIO(drain_default, "stock-drain-default",
-	       "owners on both CPUs, an outside thread draining both", NULL);
-STOCK_SCENARIO(drain_v4, "stock-drain-v4", "as stock-drain-default, V4",
-	       NULL);
-STOCK_SCENARIO(lifecycle_default, "stock-lifecycle-default",
-	       "CPU offline and disable_stock while owners charge", NULL);
-STOCK_SCENARIO(lifecycle_v4, "stock-lifecycle-v4",
-	       "as stock-lifecycle-default, V4", NULL);
-STOCK_SCENARIO(limit_default, "stock-limit-default",
+	       NULL, per_counter);
+STOCK_SCENARIO(cap, "stock-cap",
+	       "as stock-charge with slot <= batch asserted",
+	       "refills race past batch", uncapped);
+STOCK_SCENARIO(drain, "stock-drain",
+	       "owners on both CPUs, an outside thread draining both", NULL,
+	       per_counter);
+STOCK_SCENARIO(lifecycle, "stock-lifecycle",
+	       "CPU offline and disable_stock while owners charge", NULL,
+	       per_counter);
+STOCK_SCENARIO(limit, "stock-limit",
 	       "parent max 6 with batch 4: greedy and exact charges fail",
-	       NULL);
-STOCK_SCENARIO(limit_v4, "stock-limit-v4", "as stock-limit-default, V4",
-	       NULL);
-STOCK_SCENARIO(disable_default, "stock-disable-default",
-	       "refills on both CPUs race disable + drain of both", NULL);
-STOCK_SCENARIO(disable_v4, "stock-disable-v4",
-	       "as stock-disable-default, V4", NULL);
-STOCK_SCENARIO(charge_exact, "stock-charge-exact",
-	       "as stock-charge-default, EXACT (far from max)", NULL);
-STOCK_SCENARIO(drain_exact, "stock-drain-exact",
-	       "as stock-drain-default, EXACT (far from max)", NULL);
-STOCK_SCENARIO(lifecycle_exact, "stock-lifecycle-exact",
-	       "as stock-lifecycle-default, EXACT (far from max)", NULL);
-STOCK_SCENARIO(limit_exact, "stock-limit-exact",
-	       "as stock-limit-default, EXACT (always near max: exact)",
-	       NULL);
-STOCK_SCENARIO(disable_exact, "stock-disable-exact",
-	       "as stock-disable-default, EXACT (far from max)", NULL);
+	       NULL, per_counter);
+STOCK_SCENARIO(disable, "stock-disable",
+	       "refills on both CPUs race disable + drain of both", NULL,
+	       per_counter);
 
 const struct explore_scenario *const explore_stock_scenarios[] = {
-	&charge_default_scenario,
-	&charge_v4_scenario,
-	&cap_v4_scenario,
-	&drain_default_scenario,
-	&drain_v4_scenario,
-	&lifecycle_default_scenario,
-	&lifecycle_v4_scenario,
-	&limit_default_scenario,
-	&limit_v4_scenario,
-	&disable_default_scenario,
-	&disable_v4_scenario,
-	&charge_exact_scenario,
-	&drain_exact_scenario,
-	&lifecycle_exact_scenario,
-	&limit_exact_scenario,
-	&disable_exact_scenario,
+	&charge_scenario,
+	&cap_scenario,
+	&drain_scenario,
+	&lifecycle_scenario,
+	&limit_scenario,
+	&disable_scenario,
 	NULL,
 };
