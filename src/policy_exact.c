@@ -45,7 +45,7 @@ static bool exact_make_room(struct pcstock_group *over)
 	 * Planted bug, explorer builds only (tests/explore.cmake): no room
 	 * made, as if the design had no make_room; a charge refused at a
 	 * level then fails (NOWAIT) or reclaims for pages other groups hold
-	 * in stock.  group-exact-switch must catch it.
+	 * in stock.  group-switch-exact must catch it.
 	 */
 	return false;
 #endif

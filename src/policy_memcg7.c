@@ -87,15 +87,22 @@ static void m7_group_offline(struct pcstock_group *g)
 }
 
 /*
- * consume_stock().  Before any check of the charge: only non-root groups
- * are cached, at most a batch is taken, and an offline group's slots are
- * drained before (locked) or at (owner) the next lookup after its destroy
- * queued that.
+ * consume_stock().  Before any other check of the charge: only non-root
+ * groups are cached and at most a batch is taken.  The group's online
+ * flag is read first, though: its destroy drains its slots on other CPUs
+ * only when their owners next look (owner variant) or when the drain work
+ * runs, so a charge whose caller saw the group offline would otherwise be
+ * served from a slot not yet drained, where pcstock_group_charge()
+ * promises -ENOENT (the explorer's group-offline-memcg7).  The kernel's
+ * consume_stock() serves a dying memcg; our groups refuse charges once
+ * offline, for every design.  Acquire pairs with the release in
+ * pcstock_group_destroy().
  */
 static bool m7_consume(struct pcstock_tree *t, struct pcstock_group *g,
 		       unsigned long nr_pages)
 {
-	return memcg7_consume(tree_m7(t), g, nr_pages);
+	return pcs_load(&g->online, PCS_ACQUIRE) &&
+	       memcg7_consume(tree_m7(t), g, nr_pages);
 }
 
 static void m7_refill(struct pcstock_group *g, unsigned long nr_pages)
