@@ -5,8 +5,11 @@
  * The group layer's flows (charge.c, reclaim.c, hierarchy.c, tree.c,
  * stats.c) ask a tree's design for everything that differs between
  * designs through its struct pcs_policy_ops, and test no design by name.
- * A design is one file that defines its table, and one line in the
- * registry (policy.c) that gives it its enum pcstock_tree_policy value.
+ * A design is one file, src/policy_<name>.c, that defines its table
+ * pcs_policy_<name>, and one line in the list of designs,
+ * <pcstock/policies.h>, that gives it its enum pcstock_tree_policy value
+ * and its place in the registry (policy.c); per-group state, if any, is
+ * a member of struct pcstock_group's design union (group.h).
  *
  * The hit is not in the table: the group hit paths (charge.c) run the
  * per-counter stock's inline hit on the key a design publishes in
@@ -123,12 +126,11 @@ struct pcs_policy_ops {
 			   struct pcstock_tree_stats *st);
 };
 
-/* The designs (policy_*.c). */
-extern const struct pcs_policy_ops pcs_policy_none;
-extern const struct pcs_policy_ops pcs_policy_default;
-extern const struct pcs_policy_ops pcs_policy_v4;
-extern const struct pcs_policy_ops pcs_policy_memcg7;
-extern const struct pcs_policy_ops pcs_policy_exact;
+/* The designs' tables (policy_*.c; "none" is policy.c's). */
+#define PCSTOCK_POLICY(id, name)                                             \
+	extern const struct pcs_policy_ops pcs_policy_##name;
+#include <pcstock/policies.h>
+#undef PCSTOCK_POLICY
 
 /*
  * The per-counter stock's members (policy_counter.c), for the designs that

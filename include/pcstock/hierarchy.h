@@ -132,13 +132,18 @@ struct pcstock_group;
  *	from every max, holds no stock near one, and a charge refused at a
  *	level first drains and switches off every stock under that level,
  *	before the max event, reclaim or failure
+ * @PCSTOCK_TREE_NR_POLICIES: the number of designs; every value below it
+ *	is one
+ *
+ * The values come from the list of designs, <pcstock/policies.h>, one
+ * line each in the order above (DEFAULT is 0): a design registered later
+ * gets the next value, and pcstock_tree_policy_info() tells its
+ * properties.
  */
 enum pcstock_tree_policy {
-	PCSTOCK_TREE_DEFAULT = 0,
-	PCSTOCK_TREE_V4,
-	PCSTOCK_TREE_MEMCG7,
-	PCSTOCK_TREE_NONE,
-	PCSTOCK_TREE_EXACT,
+#define PCSTOCK_POLICY(id, name) PCSTOCK_TREE_##id,
+#include <pcstock/policies.h>
+#undef PCSTOCK_POLICY
 	PCSTOCK_TREE_NR_POLICIES,
 };
 
