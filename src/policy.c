@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * policy.c - the registry of stock designs: one line per design gives its
- * table (policy.h) an enum pcstock_tree_policy value; names are parsed and
- * printed from the tables.  "none", no stock at all, is the empty table:
+ * policy.c - the registry of stock designs: each line of the list,
+ * <pcstock/policies.h>, gives a design's table (policy.h) its enum
+ * pcstock_tree_policy value; names are parsed and printed from the tables.  "none", no stock at all, is the empty table:
  * every member NULL, so every flow takes its plain path.
  */
 #include <errno.h>
@@ -11,7 +11,9 @@
 #include <pcstock/hierarchy.h>
 #include <pcstock/stock.h>
 
+#include "group.h"
 #include "policy.h"
+#include "rcu.h"
 
 const struct pcs_policy_ops pcs_policy_none = {
 	.name = "none",
@@ -19,16 +21,19 @@ const struct pcs_policy_ops pcs_policy_none = {
 };
 
 static const struct pcs_policy_ops *const registry[] = {
-	[PCSTOCK_TREE_DEFAULT] = &pcs_policy_default,
-	[PCSTOCK_TREE_V4] = &pcs_policy_v4,
-	[PCSTOCK_TREE_MEMCG7] = &pcs_policy_memcg7,
-	[PCSTOCK_TREE_NONE] = &pcs_policy_none,
-	[PCSTOCK_TREE_EXACT] = &pcs_policy_exact,
+#define PCSTOCK_POLICY(id, name) [PCSTOCK_TREE_##id] = &pcs_policy_##name,
+#include <pcstock/policies.h>
+#undef PCSTOCK_POLICY
 };
 
 _Static_assert(sizeof(registry) / sizeof(registry[0]) ==
 		       PCSTOCK_TREE_NR_POLICIES,
 	       "every enum pcstock_tree_policy value has a design");
+/* The ABI: the values of released designs never change. */
+_Static_assert(PCSTOCK_TREE_DEFAULT == 0 && PCSTOCK_TREE_V4 == 1 &&
+		       PCSTOCK_TREE_MEMCG7 == 2 && PCSTOCK_TREE_NONE == 3 &&
+		       PCSTOCK_TREE_EXACT == 4,
+	       "a design is added at the end of <pcstock/policies.h>");
 
 const struct pcs_policy_ops *pcs_policy_ops(enum pcstock_tree_policy p)
 {
@@ -76,4 +81,16 @@ int pcstock_tree_policy_info(enum pcstock_tree_policy p,
 		.exact_at_limit = ops->make_room != NULL,
 	};
 	return 0;
+}
+
+unsigned long pcstock_group_stock_bound(const struct pcstock_group *g)
+{
+	unsigned long sum;
+
+	if (!g || !g->tree->ops->stock_bound)
+		return 0;
+	rcu_lock();
+	sum = g->tree->ops->stock_bound((struct pcstock_group *)g);
+	rcu_unlock();
+	return sum;
 }

@@ -5,8 +5,11 @@
  * The group layer's flows (charge.c, reclaim.c, hierarchy.c, tree.c,
  * stats.c) ask a tree's design for everything that differs between
  * designs through its struct pcs_policy_ops, and test no design by name.
- * A design is one file that defines its table, and one line in the
- * registry (policy.c) that gives it its enum pcstock_tree_policy value.
+ * A design is one file, src/policy_<name>.c, that defines its table
+ * pcs_policy_<name>, and one line in the list of designs,
+ * <pcstock/policies.h>, that gives it its enum pcstock_tree_policy value
+ * and its place in the registry (policy.c); per-group state, if any, is
+ * a member of struct pcstock_group's design union (group.h).
  *
  * The hit is not in the table: the group hit paths (charge.c) run the
  * per-counter stock's inline hit on the key a design publishes in
@@ -83,6 +86,10 @@ struct pcstock_counter;
  *	once.  NULL: the kernel's order (reclaim first, then drain_all).
  * @stock_pages: under RCU, the pages the subtree of @g has in stock.
  *	NULL: 0.
+ * @stock_bound: under RCU, the most pages the subtree of @g's stock can
+ *	hide in its present state (pcstock_group_stock_bound()): at least
+ *	what @stock_pages could read while that state lasts.  NULL: 0 (no
+ *	stock).
  * @tree_stats: the design's part of pcstock_tree_stats().  NULL: none.
  *
  * Only @name is required.  The flows copy @consume, @counter_try and
@@ -114,16 +121,16 @@ struct pcs_policy_ops {
 	bool (*drain_all)(struct pcstock_group *g);
 	bool (*make_room)(struct pcstock_group *over);
 	unsigned long (*stock_pages)(struct pcstock_group *g);
+	unsigned long (*stock_bound)(struct pcstock_group *g);
 	void (*tree_stats)(const struct pcstock_tree *t,
 			   struct pcstock_tree_stats *st);
 };
 
-/* The designs (policy_*.c). */
-extern const struct pcs_policy_ops pcs_policy_none;
-extern const struct pcs_policy_ops pcs_policy_default;
-extern const struct pcs_policy_ops pcs_policy_v4;
-extern const struct pcs_policy_ops pcs_policy_memcg7;
-extern const struct pcs_policy_ops pcs_policy_exact;
+/* The designs' tables (policy_*.c; "none" is policy.c's). */
+#define PCSTOCK_POLICY(id, name)                                             \
+	extern const struct pcs_policy_ops pcs_policy_##name;
+#include <pcstock/policies.h>
+#undef PCSTOCK_POLICY
 
 /*
  * The per-counter stock's members (policy_counter.c), for the designs that
@@ -136,6 +143,7 @@ void pcs_counter_group_free(struct pcstock_group *g);
 void pcs_counter_uncharge(struct pcstock_group *g, unsigned long nr_pages);
 bool pcs_counter_drain_all(struct pcstock_group *g);
 unsigned long pcs_counter_stock_pages(struct pcstock_group *g);
+unsigned long pcs_counter_stock_bound(struct pcstock_group *g);
 
 #define PCS_COUNTER_POLICY(policy_name, kind, refills)                       \
 	.name = (policy_name), .max_batch = PCSTOCK_STOCK_MAX_BATCH,         \
@@ -146,7 +154,8 @@ unsigned long pcs_counter_stock_pages(struct pcstock_group *g);
 	.counter_try = pcstock_counter_try_charge_stock,                     \
 	.uncharge = pcs_counter_uncharge,                                    \
 	.drain_all = pcs_counter_drain_all,                                  \
-	.stock_pages = pcs_counter_stock_pages
+	.stock_pages = pcs_counter_stock_pages,                              \
+	.stock_bound = pcs_counter_stock_bound
 
 /* The registry (policy.c): @p's table, NULL if @p names no design. */
 const struct pcs_policy_ops *pcs_policy_ops(enum pcstock_tree_policy p);

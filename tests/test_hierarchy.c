@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <urcu-bp.h>
@@ -35,6 +36,7 @@
 
 struct fixture {
 	enum pcstock_tree_policy policy;
+	struct pcstock_policy_info info;	/* the design's properties */
 	struct pcstock_domain *d;
 	struct pcstock_tree *t;
 	struct pcstock_group *root;
@@ -114,6 +116,8 @@ static int setup(void **state)
 		policy = *(enum pcstock_tree_policy *)*state;
 	memset(&fx, 0, sizeof(fx));
 	fx.policy = policy;
+	if (pcstock_tree_policy_info(policy, &fx.info))
+		return -1;
 	if (pcstock_domain_create(&attr, &fx.d) || pcstock_cpu_enter(fx.d, 0))
 		return -1;
 	return tree_open(policy, false, false);
@@ -138,7 +142,7 @@ static void on_cpu(unsigned int cpu)
 
 static bool has_stock(void)
 {
-	return fx.policy != PCSTOCK_TREE_NONE;
+	return fx.info.stocks;
 }
 
 /* ---- tree and groups ----------------------------------------------------- */
@@ -344,14 +348,13 @@ static void test_stock_hit_returns_at_once(void **state)
 /*
  * The two uncharge kinds (mainline): a folio batch goes straight to the
  * counters under every policy, memory and memsw, leaving the stock alone;
- * a kmem/socket uncharge refills the stock under memcg7 (refill_stock())
- * and DEFAULT, and uncharges the counters under V4 (as posted) and none.
+ * a kmem/socket uncharge refills the stock of a design whose uncharges
+ * refill (memcg7's refill_stock(), DEFAULT, EXACT), and uncharges the
+ * counters under the others (V4 as posted, none).
  */
 static void test_uncharge_kinds(void **state)
 {
-	bool refills = fx.policy == PCSTOCK_TREE_MEMCG7 ||
-		       fx.policy == PCSTOCK_TREE_DEFAULT ||
-		       fx.policy == PCSTOCK_TREE_EXACT;
+	bool refills = fx.info.uncharges_refill;
 	struct pcstock_group *a;
 	unsigned long usage, stock;
 
@@ -406,7 +409,7 @@ static void test_tight_limit_spread_stock(void **state)
 	assert_int_equal(pcstock_group_usage(a), BATCH + 1);
 	assert_int_equal(pcstock_group_usage_exact(a), BATCH + 1);
 	pcstock_tree_stats(fx.t, &ts);
-	if (fx.policy == PCSTOCK_TREE_EXACT) {
+	if (fx.info.exact_at_limit) {
 		assert_int_equal(fx.reclaim_calls, 0);
 		assert_int_equal(ts.drain_all, 0);
 		assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_MAX), 0);
@@ -449,7 +452,7 @@ static void test_sibling_stock_costs_no_reclaim(void **state)
 	on_cpu(1);
 	assert_int_equal(pcstock_group_charge(a, big, 0), 0);
 	assert_int_equal(pcstock_group_usage_exact(p), big + 1);
-	if (fx.policy == PCSTOCK_TREE_EXACT || !has_stock()) {
+	if (fx.info.exact_at_limit || !has_stock()) {
 		assert_int_equal(fx.reclaim_calls, 0);
 		assert_int_equal(pcstock_group_events(p, PCSTOCK_EVENT_MAX), 0);
 	} else {
@@ -476,12 +479,14 @@ static unsigned long memory_stock(struct pcstock_group *g)
 	return pcstock_counter_stock_pages(pcstock_group_memory(g));
 }
 
-/* usage == held + stock, for memory and memsw (per-counter stocks). */
+/*
+ * usage == held + stock, for memory and memsw: a per-counter stock per
+ * counter, a group-level one (memcg7) counts for both.
+ */
 static void assert_conserved(struct pcstock_group *g, unsigned long held)
 {
-	unsigned long m7 = fx.policy == PCSTOCK_TREE_MEMCG7 ?
-				   pcstock_group_stock_pages(g) :
-				   0;
+	unsigned long m7 = fx.info.per_counter ? 0 :
+				   pcstock_group_stock_pages(g);
 
 	assert_int_equal(pcstock_group_usage(g), held + memory_stock(g) + m7);
 	assert_int_equal(pcstock_group_memsw_usage(g),
@@ -503,8 +508,7 @@ static void test_memsw_rollback(void **state)
 	assert_int_equal(pcstock_group_charge(a, 1, 0), 0);
 	assert_conserved(a, 1);
 
-	if (fx.policy == PCSTOCK_TREE_DEFAULT ||
-	    fx.policy == PCSTOCK_TREE_V4) {
+	if (fx.info.per_counter && !fx.info.exact_at_limit) {
 		/* (a) memsw has stock on this CPU, memory has none */
 		pcstock_counter_drain_stock(
 			(struct pcstock_counter *)pcstock_group_memory(a), 0);
@@ -1026,6 +1030,89 @@ static void test_cpu_offline_drains(void **state)
 	rmgroup(a);
 }
 
+/*
+ * pcstock_group_stock_bound() caps what pcstock_group_stock_pages() reads,
+ * and is what the design's properties say: per-counter stock a batch per
+ * CPU per memory counter, none while an exact-at-limit counter is exact.
+ */
+static void assert_bounded(struct pcstock_group *g)
+{
+	assert_true(pcstock_group_stock_pages(g) <=
+		    pcstock_group_stock_bound(g));
+}
+
+static void test_stock_bound(void **state)
+{
+	struct pcstock_group *a = mkgroup(fx.root, "a"), *b = mkgroup(a, "b");
+	const unsigned long per = NR_CPUS * BATCH;
+	struct pcstock_policy_info info;
+	unsigned long held;
+
+	assert_int_equal(pcstock_tree_policy_info(fx.policy, &info), 0);
+	assert_int_equal(pcstock_group_stock_bound(NULL), 0);
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
+		on_cpu(cpu);
+		assert_int_equal(pcstock_group_charge(b, 1, 0), 0);
+		assert_int_equal(pcstock_group_charge(a, 1, 0), 0);
+	}
+	on_cpu(0);
+	assert_bounded(fx.root);
+	assert_bounded(a);
+	assert_bounded(b);
+	if (!info.stocks) {
+		assert_int_equal(pcstock_group_stock_bound(fx.root), 0);
+	} else if (info.per_counter) {
+		/* The root's counters are not stocked. */
+		assert_int_equal(pcstock_group_stock_bound(b), per);
+		assert_int_equal(pcstock_group_stock_bound(a), 2 * per);
+		assert_int_equal(pcstock_group_stock_bound(fx.root), 2 * per);
+	} else {
+		/* A group-level stock holds a batch of b per CPU at least. */
+		assert_true(pcstock_group_stock_bound(b) >= per);
+		assert_true(pcstock_group_stock_bound(fx.root) >=
+			    pcstock_group_stock_bound(b));
+	}
+	/*
+	 * memcg7's own: its 7 slots per CPU (NR_MEMCG_STOCK) may hold any
+	 * group's pages, so any subtree may have them all.
+	 */
+	if (fx.policy == PCSTOCK_TREE_MEMCG7) {
+		assert_int_equal(pcstock_group_stock_bound(b), 7 * per);
+		assert_int_equal(pcstock_group_stock_bound(fx.root), 7 * per);
+	}
+	if (info.stocks)
+		assert_true(pcstock_group_stock_pages(b) > 0);
+
+	/* a's margin below what b's stock could hide, then a miss at b */
+	pcstock_group_drain_all(fx.root);
+	held = pcstock_group_usage(a);
+	assert_int_equal(held, 2 * NR_CPUS);
+	assert_int_equal(pcstock_group_set_max(a, held + per / 2), 0);
+	assert_int_equal(pcstock_group_charge(b, 1, 0), 0);
+	assert_bounded(a);
+	assert_bounded(b);
+	if (info.exact_at_limit) {
+		/* b went exact; a, which has not missed, has not. */
+		assert_int_equal(pcstock_group_stock_bound(b), 0);
+		assert_int_equal(pcstock_group_stock_pages(b), 0);
+		assert_int_equal(pcstock_group_stock_bound(a), per);
+	} else if (info.per_counter) {
+		assert_int_equal(pcstock_group_stock_bound(b), per);
+	}
+	/* far from max again: b's next miss stocks, and the bound is back */
+	assert_int_equal(pcstock_group_set_max(a, PCSTOCK_COUNTER_MAX), 0);
+	on_cpu(1);
+	assert_int_equal(pcstock_group_charge(b, 1, 0), 0);
+	assert_bounded(b);
+	if (info.per_counter)
+		assert_int_equal(pcstock_group_stock_bound(b), per);
+	on_cpu(0);
+	pcstock_group_uncharge(b, NR_CPUS + 2);
+	pcstock_group_uncharge(a, NR_CPUS);
+	rmgroup(b);
+	rmgroup(a);
+}
+
 static void test_destroy_returns_stock(void **state)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a");
@@ -1126,7 +1213,8 @@ static void nested_drain_hook(enum pcs_atomic_op op, const void *obj)
 {
 	(void)obj;
 	if (!nested_armed || (op != PCS_OP_XCHG &&
-			      (op != PCS_OP_CAS || fx.policy != PCSTOCK_TREE_EXACT)))
+			      (op != PCS_OP_CAS ||
+			       fx.info.counter_stock != PCSTOCK_STOCK_EXACT)))
 		return;
 	nested_armed = false;
 	pcstock_group_drain_all(nested_group);
@@ -1206,44 +1294,41 @@ static void test_enomem_leaves_nothing(void **state)
 	assert_true(failures >= 3);
 }
 
-#define PER_POLICY(fn)                                                      \
-	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
-						 &policies[0]),             \
-	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
-						 &policies[1]),             \
-	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
-						 &policies[2]),             \
-	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
-						 &policies[3]),             \
-	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
-						 &policies[4])
-/* The four policies with a stock. */
-#define STOCKED(fn)                                                         \
-	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
-						 &policies[0]),             \
-	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
-						 &policies[1]),             \
-	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
-						 &policies[2]),             \
-	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
-						 &policies[3])
-/* The three policies with a per-counter stock. */
-#define COUNTER_STOCK(fn)                                                   \
-	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
-						 &policies[0]),             \
-	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
-						 &policies[1]),             \
-	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
-						 &policies[3])
-#define ONCE(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+/*
+ * The cases, each run once (ONCE, on "none") or on every registered
+ * design with a property: PER_POLICY on all, STOCKED on those with stock,
+ * COUNTER_STOCK on the per-counter ones.  main() builds the list from the
+ * registry at run time, so a new design runs them without an edit here.
+ */
+enum runs { RUN_ONCE, RUN_ALL, RUN_STOCKED, RUN_PER_COUNTER };
+
+struct case_def {
+	const char *name;
+	CMUnitTestFunction fn;
+	enum runs runs;
+};
+
+#define ONCE(fn) { #fn, fn, RUN_ONCE }
+#define PER_POLICY(fn) { #fn, fn, RUN_ALL }
+#define STOCKED(fn) { #fn, fn, RUN_STOCKED }
+#define COUNTER_STOCK(fn) { #fn, fn, RUN_PER_COUNTER }
+
+static bool runs_on(enum runs r, const struct pcstock_policy_info *info)
+{
+	switch (r) {
+	case RUN_STOCKED:
+		return info->stocks;
+	case RUN_PER_COUNTER:
+		return info->per_counter;
+	default:
+		return true;
+	}
+}
 
 int main(void)
 {
-	static enum pcstock_tree_policy policies[] = {
-		PCSTOCK_TREE_DEFAULT, PCSTOCK_TREE_V4, PCSTOCK_TREE_MEMCG7,
-		PCSTOCK_TREE_EXACT, PCSTOCK_TREE_NONE,
-	};
-	const struct CMUnitTest tests[] = {
+	static enum pcstock_tree_policy policies[PCSTOCK_TREE_NR_POLICIES];
+	static const struct case_def cases[] = {
 		ONCE(test_tree_bad_input),
 		ONCE(test_policy_info),
 		PER_POLICY(test_group_names_and_destroy),
@@ -1273,10 +1358,38 @@ int main(void)
 		PER_POLICY(test_offline_group_drops_protection),
 		PER_POLICY(test_cpu_offline_drains),
 		PER_POLICY(test_destroy_returns_stock),
+		PER_POLICY(test_stock_bound),
 		COUNTER_STOCK(test_offline_group_takes_no_hit),
 		PER_POLICY(test_stats_snapshot),
 		PER_POLICY(test_enomem_leaves_nothing),
 	};
+	enum { NR_CASES = sizeof(cases) / sizeof(cases[0]) };
+	static struct CMUnitTest tests[NR_CASES * PCSTOCK_TREE_NR_POLICIES];
+	static char names[NR_CASES * PCSTOCK_TREE_NR_POLICIES][80];
+	struct pcstock_policy_info info;
+	size_t n = 0;
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	for (int p = 0; p < PCSTOCK_TREE_NR_POLICIES; p++)
+		policies[p] = (enum pcstock_tree_policy)p;
+	for (size_t i = 0; i < NR_CASES; i++) {
+		const struct case_def *c = &cases[i];
+
+		if (c->runs == RUN_ONCE) {
+			tests[n++] = (struct CMUnitTest){ c->name, c->fn, setup,
+							  teardown, NULL };
+			continue;
+		}
+		for (int p = 0; p < PCSTOCK_TREE_NR_POLICIES; p++) {
+			if (pcstock_tree_policy_info(policies[p], &info) ||
+			    !runs_on(c->runs, &info))
+				continue;
+			/* "case/design": a design's cases can be counted. */
+			snprintf(names[n], sizeof(names[n]), "%s/%s", c->name,
+				 info.name);
+			tests[n] = (struct CMUnitTest){ names[n], c->fn, setup,
+							teardown, &policies[p] };
+			n++;
+		}
+	}
+	return _cmocka_run_group_tests("test_hierarchy", tests, n, NULL, NULL);
 }

@@ -276,14 +276,16 @@ static void test_refused_charge_max_events(void **state)
 
 /*
  * Outside callbacks nothing changed: a small pcstock_group_uncharge()
- * still goes into the stock (DEFAULT and memcg7 keep it there), also
- * right after a reclaim ran on this thread.
+ * still goes into the stock of a design whose uncharges refill (DEFAULT,
+ * memcg7, EXACT), also right after a reclaim ran on this thread.
  */
 static void test_stock_path_outside_callbacks(void **state)
 {
-	bool keeps = !fx.cfg->batch_uncharge &&
-		     (fx.cfg->policy == PCSTOCK_TREE_DEFAULT ||
-		      fx.cfg->policy == PCSTOCK_TREE_MEMCG7);
+	struct pcstock_policy_info info;
+	bool keeps;
+
+	assert_int_equal(pcstock_tree_policy_info(fx.cfg->policy, &info), 0);
+	keeps = !fx.cfg->batch_uncharge && info.uncharges_refill;
 
 	hold(150);
 	assert_int_equal(pcstock_group_set_max(fx.g, 100), 0);

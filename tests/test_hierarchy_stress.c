@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_hierarchy_stress.c - group lifecycle under load, every policy, on 64
- * SIM CPUs (more threads than cores: threads share and change CPUs), and
- * memcg7 and DEFAULT again on 64 COOP CPUs, where each CPU has one owner
+ * test_hierarchy_stress.c - group lifecycle under load, every registered
+ * design, on 64 SIM CPUs (more threads than cores: threads share and
+ * change CPUs), and again on 64 COOP CPUs, where each CPU has one owner
  * (memcg7's owner-exclusive variant, drains queued to the owners).
  *
  * Chargers look groups up by path, charge and keep pages with a reference,
@@ -387,62 +387,53 @@ static void run_policy(enum pcstock_tree_policy policy, bool coop)
 		pcstock_cpu_set_online(st.d, cpu, true);
 }
 
-static void test_lifecycle_default(void **state)
-{
-	run_policy(PCSTOCK_TREE_DEFAULT, false);
-}
+/* One registered design on one CPU mode: *state is its struct run. */
+struct run {
+	enum pcstock_tree_policy policy;
+	bool coop;
+};
 
-static void test_lifecycle_v4(void **state)
+static void test_lifecycle(void **state)
 {
-	run_policy(PCSTOCK_TREE_V4, false);
-}
+	const struct run *r = *state;
 
-static void test_lifecycle_memcg7(void **state)
-{
-	run_policy(PCSTOCK_TREE_MEMCG7, false);
-}
-
-static void test_lifecycle_exact(void **state)
-{
-	run_policy(PCSTOCK_TREE_EXACT, false);
-}
-
-static void test_lifecycle_none(void **state)
-{
-	run_policy(PCSTOCK_TREE_NONE, false);
-}
-
-static void test_lifecycle_memcg7_coop(void **state)
-{
-	run_policy(PCSTOCK_TREE_MEMCG7, true);
-}
-
-static void test_lifecycle_default_coop(void **state)
-{
-	run_policy(PCSTOCK_TREE_DEFAULT, true);
+	run_policy(r->policy, r->coop);
 }
 
 int main(int argc, char **argv)
 {
 	struct pcstock_domain_attr attr = { NR_CPUS, PCSTOCK_CPU_SIM, NULL };
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lifecycle_default),
-		cmocka_unit_test(test_lifecycle_v4),
-		cmocka_unit_test(test_lifecycle_memcg7),
-		cmocka_unit_test(test_lifecycle_exact),
-		cmocka_unit_test(test_lifecycle_none),
-		cmocka_unit_test(test_lifecycle_memcg7_coop),
-		cmocka_unit_test(test_lifecycle_default_coop),
-	};
+	/*
+	 * Every registered design, on SIM and on COOP CPUs, from the
+	 * registry: a new design is stressed with its conservation checked
+	 * without an edit here.
+	 */
+	static struct run runs[2 * PCSTOCK_TREE_NR_POLICIES];
+	static struct CMUnitTest tests[2 * PCSTOCK_TREE_NR_POLICIES];
+	static char names[2 * PCSTOCK_TREE_NR_POLICIES][64];
+	size_t n = 0;
 	int ret;
 
+	for (int coop = 0; coop < 2; coop++) {
+		for (int p = 0; p < PCSTOCK_TREE_NR_POLICIES; p++) {
+			runs[n] = (struct run){ (enum pcstock_tree_policy)p,
+						coop };
+			snprintf(names[n], sizeof(names[n]), "test_lifecycle/%s%s",
+				 pcstock_tree_policy_name(runs[n].policy),
+				 coop ? "_coop" : "");
+			tests[n] = (struct CMUnitTest){ names[n], test_lifecycle,
+							NULL, NULL, &runs[n] };
+			n++;
+		}
+	}
 	st.iterations = argc > 1 ? strtoul(argv[1], NULL, 0) : 40000;
 	if (pcstock_domain_create(&attr, &st.sim))
 		return 1;
 	attr.mode = PCSTOCK_CPU_COOP;
 	if (pcstock_domain_create(&attr, &st.coop))
 		return 1;
-	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	ret = _cmocka_run_group_tests("test_hierarchy_stress", tests, n, NULL,
+				      NULL);
 	pcstock_domain_destroy(st.coop);
 	pcstock_domain_destroy(st.sim);
 	return ret;
