@@ -11,7 +11,9 @@
 #include <pcstock/hierarchy.h>
 #include <pcstock/stock.h>
 
+#include "group.h"
 #include "policy.h"
+#include "rcu.h"
 
 const struct pcs_policy_ops pcs_policy_none = {
 	.name = "none",
@@ -76,4 +78,16 @@ int pcstock_tree_policy_info(enum pcstock_tree_policy p,
 		.exact_at_limit = ops->make_room != NULL,
 	};
 	return 0;
+}
+
+unsigned long pcstock_group_stock_bound(const struct pcstock_group *g)
+{
+	unsigned long sum;
+
+	if (!g || !g->tree->ops->stock_bound)
+		return 0;
+	rcu_lock();
+	sum = g->tree->ops->stock_bound((struct pcstock_group *)g);
+	rcu_unlock();
+	return sum;
 }

@@ -83,6 +83,10 @@ struct pcstock_counter;
  *	once.  NULL: the kernel's order (reclaim first, then drain_all).
  * @stock_pages: under RCU, the pages the subtree of @g has in stock.
  *	NULL: 0.
+ * @stock_bound: under RCU, the most pages the subtree of @g's stock can
+ *	hide in its present state (pcstock_group_stock_bound()): at least
+ *	what @stock_pages could read while that state lasts.  NULL: 0 (no
+ *	stock).
  * @tree_stats: the design's part of pcstock_tree_stats().  NULL: none.
  *
  * Only @name is required.  The flows copy @consume, @counter_try and
@@ -114,6 +118,7 @@ struct pcs_policy_ops {
 	bool (*drain_all)(struct pcstock_group *g);
 	bool (*make_room)(struct pcstock_group *over);
 	unsigned long (*stock_pages)(struct pcstock_group *g);
+	unsigned long (*stock_bound)(struct pcstock_group *g);
 	void (*tree_stats)(const struct pcstock_tree *t,
 			   struct pcstock_tree_stats *st);
 };
@@ -136,6 +141,7 @@ void pcs_counter_group_free(struct pcstock_group *g);
 void pcs_counter_uncharge(struct pcstock_group *g, unsigned long nr_pages);
 bool pcs_counter_drain_all(struct pcstock_group *g);
 unsigned long pcs_counter_stock_pages(struct pcstock_group *g);
+unsigned long pcs_counter_stock_bound(struct pcstock_group *g);
 
 #define PCS_COUNTER_POLICY(policy_name, kind, refills)                       \
 	.name = (policy_name), .max_batch = PCSTOCK_STOCK_MAX_BATCH,         \
@@ -146,7 +152,8 @@ unsigned long pcs_counter_stock_pages(struct pcstock_group *g);
 	.counter_try = pcstock_counter_try_charge_stock,                     \
 	.uncharge = pcs_counter_uncharge,                                    \
 	.drain_all = pcs_counter_drain_all,                                  \
-	.stock_pages = pcs_counter_stock_pages
+	.stock_pages = pcs_counter_stock_pages,                              \
+	.stock_bound = pcs_counter_stock_bound
 
 /* The registry (policy.c): @p's table, NULL if @p names no design. */
 const struct pcs_policy_ops *pcs_policy_ops(enum pcstock_tree_policy p);

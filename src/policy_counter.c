@@ -22,6 +22,7 @@
 #include "group.h"
 #include "policy.h"
 #include "rcu.h"
+#include "stock_hit.h"
 
 void pcs_counter_group_init(struct pcstock_group *g)
 {
@@ -91,6 +92,27 @@ unsigned long pcs_counter_stock_pages(struct pcstock_group *g)
 
 	for_each_in_subtree(pos, g)
 		sum += pcstock_counter_stock_pages(&pos->memory);
+	return sum;
+}
+
+/*
+ * What the subtree's memory counters can hide, as @stock_pages reads them:
+ * nr_cpus x batch each (V4 can exceed it, pcstock_counter_stock_bound()),
+ * but none for a counter in its exact state (only PCSTOCK_STOCK_EXACT's
+ * get there): its slots were marked, then drained, and every refill and
+ * uncharge into a marked slot goes up instead (stock.c).  While it
+ * switches either way, its slots may still hold up to a batch each.
+ */
+unsigned long pcs_counter_stock_bound(struct pcstock_group *g)
+{
+	struct pcstock_group *pos;
+	unsigned long sum = 0;
+
+	for_each_in_subtree(pos, g) {
+		if (pcs_load(&pos->memory.stock_state, PCS_RELAXED) !=
+		    STOCK_EXACT)
+			sum += pcstock_counter_stock_bound(&pos->memory);
+	}
 	return sum;
 }
 

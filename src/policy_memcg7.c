@@ -126,6 +126,18 @@ static unsigned long m7_stock_pages(struct pcstock_group *g)
 	return memcg7_pages(tree_m7(g->tree), g);
 }
 
+/*
+ * Any group of the tree may sit in any of a CPU's slots, each of at most a
+ * batch: the whole tree's stock, whatever the subtree.
+ */
+static unsigned long m7_stock_bound(struct pcstock_group *g)
+{
+	struct pcstock_tree *t = g->tree;
+
+	return (unsigned long)MEMCG7_NR_SLOTS *
+	       pcstock_domain_nr_cpus(t->domain) * t->attr.batch;
+}
+
 static void m7_tree_stats(const struct pcstock_tree *t,
 			  struct pcstock_tree_stats *st)
 {
@@ -146,5 +158,6 @@ const struct pcs_policy_ops pcs_policy_memcg7 = {
 	.uncharge = m7_group_uncharge,
 	.drain_all = m7_drain_all,
 	.stock_pages = m7_stock_pages,
+	.stock_bound = m7_stock_bound,
 	.tree_stats = m7_tree_stats,
 };

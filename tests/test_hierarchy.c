@@ -1026,6 +1026,89 @@ static void test_cpu_offline_drains(void **state)
 	rmgroup(a);
 }
 
+/*
+ * pcstock_group_stock_bound() caps what pcstock_group_stock_pages() reads,
+ * and is what the design's properties say: per-counter stock a batch per
+ * CPU per memory counter, none while an exact-at-limit counter is exact.
+ */
+static void assert_bounded(struct pcstock_group *g)
+{
+	assert_true(pcstock_group_stock_pages(g) <=
+		    pcstock_group_stock_bound(g));
+}
+
+static void test_stock_bound(void **state)
+{
+	struct pcstock_group *a = mkgroup(fx.root, "a"), *b = mkgroup(a, "b");
+	const unsigned long per = NR_CPUS * BATCH;
+	struct pcstock_policy_info info;
+	unsigned long held;
+
+	assert_int_equal(pcstock_tree_policy_info(fx.policy, &info), 0);
+	assert_int_equal(pcstock_group_stock_bound(NULL), 0);
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
+		on_cpu(cpu);
+		assert_int_equal(pcstock_group_charge(b, 1, 0), 0);
+		assert_int_equal(pcstock_group_charge(a, 1, 0), 0);
+	}
+	on_cpu(0);
+	assert_bounded(fx.root);
+	assert_bounded(a);
+	assert_bounded(b);
+	if (!info.stocks) {
+		assert_int_equal(pcstock_group_stock_bound(fx.root), 0);
+	} else if (info.per_counter) {
+		/* The root's counters are not stocked. */
+		assert_int_equal(pcstock_group_stock_bound(b), per);
+		assert_int_equal(pcstock_group_stock_bound(a), 2 * per);
+		assert_int_equal(pcstock_group_stock_bound(fx.root), 2 * per);
+	} else {
+		/* A group-level stock holds a batch of b per CPU at least. */
+		assert_true(pcstock_group_stock_bound(b) >= per);
+		assert_true(pcstock_group_stock_bound(fx.root) >=
+			    pcstock_group_stock_bound(b));
+	}
+	/*
+	 * memcg7's own: its 7 slots per CPU (NR_MEMCG_STOCK) may hold any
+	 * group's pages, so any subtree may have them all.
+	 */
+	if (fx.policy == PCSTOCK_TREE_MEMCG7) {
+		assert_int_equal(pcstock_group_stock_bound(b), 7 * per);
+		assert_int_equal(pcstock_group_stock_bound(fx.root), 7 * per);
+	}
+	if (info.stocks)
+		assert_true(pcstock_group_stock_pages(b) > 0);
+
+	/* a's margin below what b's stock could hide, then a miss at b */
+	pcstock_group_drain_all(fx.root);
+	held = pcstock_group_usage(a);
+	assert_int_equal(held, 2 * NR_CPUS);
+	assert_int_equal(pcstock_group_set_max(a, held + per / 2), 0);
+	assert_int_equal(pcstock_group_charge(b, 1, 0), 0);
+	assert_bounded(a);
+	assert_bounded(b);
+	if (info.exact_at_limit) {
+		/* b went exact; a, which has not missed, has not. */
+		assert_int_equal(pcstock_group_stock_bound(b), 0);
+		assert_int_equal(pcstock_group_stock_pages(b), 0);
+		assert_int_equal(pcstock_group_stock_bound(a), per);
+	} else if (info.per_counter) {
+		assert_int_equal(pcstock_group_stock_bound(b), per);
+	}
+	/* far from max again: b's next miss stocks, and the bound is back */
+	assert_int_equal(pcstock_group_set_max(a, PCSTOCK_COUNTER_MAX), 0);
+	on_cpu(1);
+	assert_int_equal(pcstock_group_charge(b, 1, 0), 0);
+	assert_bounded(b);
+	if (info.per_counter)
+		assert_int_equal(pcstock_group_stock_bound(b), per);
+	on_cpu(0);
+	pcstock_group_uncharge(b, NR_CPUS + 2);
+	pcstock_group_uncharge(a, NR_CPUS);
+	rmgroup(b);
+	rmgroup(a);
+}
+
 static void test_destroy_returns_stock(void **state)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a");
@@ -1273,6 +1356,7 @@ int main(void)
 		PER_POLICY(test_offline_group_drops_protection),
 		PER_POLICY(test_cpu_offline_drains),
 		PER_POLICY(test_destroy_returns_stock),
+		PER_POLICY(test_stock_bound),
 		COUNTER_STOCK(test_offline_group_takes_no_hit),
 		PER_POLICY(test_stats_snapshot),
 		PER_POLICY(test_enomem_leaves_nothing),

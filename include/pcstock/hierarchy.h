@@ -1081,6 +1081,27 @@ PCSTOCK_API unsigned long
 pcstock_group_stock_pages(const struct pcstock_group *g);
 
 /**
+ * pcstock_group_stock_bound() - the most pages the stock of @g's subtree
+ *	can hide right now
+ * @g: the group (NULL is fine)
+ *
+ * What the tree's design (enum pcstock_tree_policy) can hold of the
+ * subtree's usage in per-CPU stock in its present state, the figure
+ * pcstock_group_stock_pages() stays below: a per-counter design's
+ * nr_cpus x batch per memory counter of the subtree
+ * (pcstock_counter_stock_bound(); PCSTOCK_TREE_V4 can exceed it, as that
+ * says), PCSTOCK_TREE_EXACT's none for a counter in its exact state (near
+ * a max), PCSTOCK_TREE_MEMCG7's 7 slots of a batch per CPU whatever the
+ * subtree, PCSTOCK_TREE_NONE's 0.  A snapshot: while charges run, a
+ * counter of PCSTOCK_TREE_EXACT may leave its exact state.
+ *
+ * Context: any thread; O(groups of the subtree).
+ * Return: the bound in pages; 0 for NULL.
+ */
+PCSTOCK_API unsigned long
+pcstock_group_stock_bound(const struct pcstock_group *g);
+
+/**
  * pcstock_group_events() - hierarchical event count (memory.events)
  *
  * Return: the count, 0 for an unknown event or a NULL group.
