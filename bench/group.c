@@ -32,8 +32,6 @@ struct grp_tree {
 	struct pcstock_group **bucket;
 	unsigned int nr_buckets;
 	unsigned int created;		/* node[] entries holding a reference */
-	struct pcstock_policy_info info;	/* the design's properties */
-	unsigned int batch;
 	atomic_ulong reclaims;		/* reclaim callback calls */
 };
 
@@ -147,11 +145,8 @@ static int grp_create(const struct tree_spec *spec, void **inst,
 		return -ENOMEM;
 	tattr.cb_arg = t;
 	shape_init(&t->shape, spec);
-	ret = pcstock_tree_policy_info(policy, &t->info);
-	t->batch = spec->batch;
 	t->node = calloc(t->shape.nr_nodes, sizeof(*t->node));
-	if (!ret)
-		ret = t->node ? pcstock_domain_create(&dattr, &t->d) : -ENOMEM;
+	ret = t->node ? pcstock_domain_create(&dattr, &t->d) : -ENOMEM;
 	if (!ret)
 		ret = pcstock_tree_create(t->d, &tattr, &t->t);
 	if (!ret)
@@ -229,52 +224,12 @@ static unsigned long grp_stock_pages(void *inst)
 	return pcstock_group_stock_pages(pcstock_tree_root(t->t));
 }
 
-/* Whether @g or an ancestor has a max below @room. */
-static bool max_below(struct pcstock_group *g, unsigned long room)
-{
-	for (; g; g = pcstock_group_parent(g))
-		if (pcstock_counter_max(pcstock_group_memory(g)) < room)
-			return true;
-	return false;
-}
-
-struct bound_arg {
-	unsigned long sum;
-	bool exact;
-};
-
-/*
- * exact_at_limit: a counter under a max below what its slots can hide
- * finds its margin below that on every miss, so it stocks nothing from
- * its first miss on (and nothing before it): its bound is 0 there, else
- * nr_cpus × batch as default's.  (Between that and twice it, it depends
- * on the counter's history: the bench counts the larger.)
- */
-static int bound_one(struct pcstock_group *g, void *arg)
-{
-	struct bound_arg *a = arg;
-	unsigned long b = pcstock_counter_stock_bound(pcstock_group_memory(g));
-
-	if (!a->exact || !max_below(g, b))
-		a->sum += b;
-	return 0;
-}
-
-/*
- * A stock of the design's own (memcg7's): 7 slots per CPU for the whole
- * tree; a per-counter stock: per counter.
- */
+/* The design answers for itself: memcg7's slots, exact's exact state. */
 static unsigned long grp_stock_bound(void *inst)
 {
 	struct grp_tree *t = inst;
-	struct bound_arg a = { .exact = t->info.exact_at_limit };
 
-	if (!t->info.stocks)
-		return 0;
-	if (!t->info.per_counter)
-		return 7UL * pcstock_domain_nr_cpus(t->d) * t->batch;
-	pcstock_group_walk(pcstock_tree_root(t->t), bound_one, &a);
-	return a.sum;
+	return pcstock_group_stock_bound(pcstock_tree_root(t->t));
 }
 
 static long grp_usage(void *inst, unsigned int node)
