@@ -25,7 +25,8 @@
 #define BENCH_LINE 256
 #define BENCH_MAX_THREADS 512
 #define BENCH_MAX_CONFIGS 256
-#define BENCH_MAX_STRATEGIES 8
+/* Room to select every strategy at once: 6 fixed ones and the designs. */
+#define BENCH_MAX_STRATEGIES (6 + PCSTOCK_TREE_NR_POLICIES)
 #define BENCH_MAX_REPS 1000
 
 /*
@@ -48,6 +49,7 @@ struct tree_spec {
 #define STRAT_DOMAIN	0x4	/* threads must be CPUs of its domain */
 #define STRAT_BOUNDED	0x8	/* stock never exceeds stock_bound() */
 #define STRAT_PRESSURE	0x10	/* counts reclaim calls and max events */
+#define STRAT_DESIGN	0x20	/* a registered design: @policy is valid */
 
 /**
  * struct strategy - one way of charging a tree
@@ -61,11 +63,16 @@ struct tree_spec {
  * reclaim callback calls (the callback reclaims nothing) and max events.
  * counters(), optional, calls @fn on every counter of the tree with a
  * label ("level 0", "leaf 3"), so that the line model can name lines.
+ * With STRAT_DESIGN, @policy is the registered design the strategy runs
+ * through the group API (group.c makes one such strategy per design);
+ * the bench asks its properties, pcstock_tree_policy_info(), not its
+ * value.
  */
 struct strategy {
 	const char *name;
 	const char *what;
 	unsigned int flags;
+	enum pcstock_tree_policy policy;	/* with STRAT_DESIGN */
 	int (*create)(const struct tree_spec *spec, void **inst);
 	void (*destroy)(void *inst);
 	int (*enter)(void *inst, unsigned int cpu);
@@ -165,9 +172,11 @@ struct opts {
 	int *os_cpus;
 };
 
-/* strategy.c */
-extern const struct strategy *const bench_strategies[];
+/* strategy.c: the table, built at first use (designs from the registry) */
+const struct strategy *bench_strategy_nth(unsigned int i);
 const char *bench_default_strategies(void);
+const char *bench_design_strategies(void);
+bool bench_strategy_is_default(const struct strategy *s);
 const struct strategy *bench_strategy(const char *name);
 const char *bench_strategy_note(void);
 

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * group.c - the stock policies through the group API (hierarchy.h), the
- * code path an accounting daemon uses: none, memcg7, v4, default, exact.
+ * group.c - the stock designs through the group API (hierarchy.h), the
+ * code path an accounting daemon uses: one strategy per registered design
+ * (pcstock_tree_policy_info()), made at startup by grp_strategies(), named
+ * as the design, so a newly registered design is in the matrix with no
+ * edit here.
  *
  * Shape mapping.  The root group's counter is charged by every descendant
  * (as the root memcg's page_counter), so it is node 0 of the shape: a tree
@@ -29,8 +32,6 @@ struct grp_tree {
 	struct pcstock_group **bucket;
 	unsigned int nr_buckets;
 	unsigned int created;		/* node[] entries holding a reference */
-	enum pcstock_tree_policy policy;
-	unsigned int batch;
 	atomic_ulong reclaims;		/* reclaim callback calls */
 };
 
@@ -144,8 +145,6 @@ static int grp_create(const struct tree_spec *spec, void **inst,
 		return -ENOMEM;
 	tattr.cb_arg = t;
 	shape_init(&t->shape, spec);
-	t->policy = policy;
-	t->batch = spec->batch;
 	t->node = calloc(t->shape.nr_nodes, sizeof(*t->node));
 	ret = t->node ? pcstock_domain_create(&dattr, &t->d) : -ENOMEM;
 	if (!ret)
@@ -164,31 +163,6 @@ static int grp_create(const struct tree_spec *spec, void **inst,
 	}
 	*inst = t;
 	return 0;
-}
-
-static int grp_create_none(const struct tree_spec *spec, void **inst)
-{
-	return grp_create(spec, inst, PCSTOCK_TREE_NONE);
-}
-
-static int grp_create_memcg7(const struct tree_spec *spec, void **inst)
-{
-	return grp_create(spec, inst, PCSTOCK_TREE_MEMCG7);
-}
-
-static int grp_create_v4(const struct tree_spec *spec, void **inst)
-{
-	return grp_create(spec, inst, PCSTOCK_TREE_V4);
-}
-
-static int grp_create_default(const struct tree_spec *spec, void **inst)
-{
-	return grp_create(spec, inst, PCSTOCK_TREE_DEFAULT);
-}
-
-static int grp_create_exact(const struct tree_spec *spec, void **inst)
-{
-	return grp_create(spec, inst, PCSTOCK_TREE_EXACT);
 }
 
 static int grp_enter(void *inst, unsigned int cpu)
@@ -250,47 +224,12 @@ static unsigned long grp_stock_pages(void *inst)
 	return pcstock_group_stock_pages(pcstock_tree_root(t->t));
 }
 
-/* Whether @g or an ancestor has a max below @room. */
-static bool max_below(struct pcstock_group *g, unsigned long room)
-{
-	for (; g; g = pcstock_group_parent(g))
-		if (pcstock_counter_max(pcstock_group_memory(g)) < room)
-			return true;
-	return false;
-}
-
-struct bound_arg {
-	unsigned long sum;
-	bool exact;
-};
-
-/*
- * exact: a counter under a max below what its slots can hide finds its
- * margin below that on every miss, so it stocks nothing from its first
- * miss on (and nothing before it): its bound is 0 there, else
- * nr_cpus × batch as default's.  (Between that and twice it, it depends
- * on the counter's history: the bench counts the larger.)
- */
-static int bound_one(struct pcstock_group *g, void *arg)
-{
-	struct bound_arg *a = arg;
-	unsigned long b = pcstock_counter_stock_bound(pcstock_group_memory(g));
-
-	if (!a->exact || !max_below(g, b))
-		a->sum += b;
-	return 0;
-}
-
-/* memcg7: 7 slots per CPU for the whole tree; else per counter. */
+/* The design answers for itself: memcg7's slots, exact's exact state. */
 static unsigned long grp_stock_bound(void *inst)
 {
 	struct grp_tree *t = inst;
-	struct bound_arg a = { .exact = t->policy == PCSTOCK_TREE_EXACT };
 
-	if (t->policy == PCSTOCK_TREE_MEMCG7)
-		return 7UL * pcstock_domain_nr_cpus(t->d) * t->batch;
-	pcstock_group_walk(pcstock_tree_root(t->t), bound_one, &a);
-	return a.sum;
+	return pcstock_group_stock_bound(pcstock_tree_root(t->t));
 }
 
 static long grp_usage(void *inst, unsigned int node)
@@ -355,35 +294,106 @@ static void grp_counters(void *inst,
 	}
 }
 
-#define GRP_STRATEGY(sname, swhat, sflags, screate)                          \
+/*
+ * The create hook takes no argument saying which design (main.c and
+ * lines.c call it as every strategy's), so each design gets a trampoline
+ * of its own, indexed by its enum value.
+ */
+#define GRP_CREATE(i)                                                        \
+	static int grp_create_##i(const struct tree_spec *spec, void **inst) \
 	{                                                                    \
-		.name = sname, .what = swhat, .flags = sflags,               \
-		.create = screate, .destroy = grp_destroy,                   \
-		.enter = grp_enter, .exit = grp_exit,                        \
-		.charge = grp_charge, .uncharge = grp_uncharge,              \
-		.uncharge_batch = grp_uncharge_batch, .idle = grp_idle,      \
-		.drain_all = grp_drain_all,                                  \
-		.stock_pages = grp_stock_pages,                              \
-		.stock_bound = grp_stock_bound, .check = grp_check,          \
-		.pressure = grp_pressure, .counters = grp_counters,          \
+		return grp_create(spec, inst, (enum pcstock_tree_policy)(i)); \
 	}
+GRP_CREATE(0) GRP_CREATE(1) GRP_CREATE(2) GRP_CREATE(3)
+GRP_CREATE(4) GRP_CREATE(5) GRP_CREATE(6) GRP_CREATE(7)
+GRP_CREATE(8) GRP_CREATE(9) GRP_CREATE(10) GRP_CREATE(11)
+GRP_CREATE(12) GRP_CREATE(13) GRP_CREATE(14) GRP_CREATE(15)
 
-const struct strategy strat_none = GRP_STRATEGY("none",
-	"group API, no stock: every charge walks the counters",
-	STRAT_LIMITS | STRAT_DOMAIN | STRAT_PRESSURE, grp_create_none);
-const struct strategy strat_memcg7 = GRP_STRATEGY("memcg7",
-	"group API, pre-series memcg stock: 7 slots per CPU",
-	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED |
-	STRAT_PRESSURE, grp_create_memcg7);
-const struct strategy strat_v4 = GRP_STRATEGY("v4",
-	"group API, per-counter stock as posted (v4)",
-	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_PRESSURE,
-	grp_create_v4);
-const struct strategy strat_default = GRP_STRATEGY("default",
-	"group API, per-counter stock with the review fixes",
-	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED |
-	STRAT_PRESSURE, grp_create_default);
-const struct strategy strat_exact = GRP_STRATEGY("exact",
-	"group API, per-counter stock, exact at the limit (no stock near max)",
-	STRAT_LIMITS | STRAT_STOCK | STRAT_DOMAIN | STRAT_BOUNDED |
-	STRAT_PRESSURE, grp_create_exact);
+static int (*const grp_creators[])(const struct tree_spec *, void **) = {
+	grp_create_0, grp_create_1, grp_create_2, grp_create_3,
+	grp_create_4, grp_create_5, grp_create_6, grp_create_7,
+	grp_create_8, grp_create_9, grp_create_10, grp_create_11,
+	grp_create_12, grp_create_13, grp_create_14, grp_create_15,
+};
+
+_Static_assert(PCSTOCK_TREE_NR_POLICIES <=
+		       sizeof(grp_creators) / sizeof(grp_creators[0]),
+	       "more designs than GRP_CREATE trampolines: add some");
+
+/*
+ * Whether a design's stock stays within the bound stock_bound() reports:
+ * every design's does, but the per-counter stock's V4 kind, which
+ * <pcstock/stock.h> documents to exceed it (the series as posted).
+ */
+static bool design_bounded(const struct pcstock_policy_info *in)
+{
+	return in->stocks && !(in->per_counter &&
+			       in->counter_stock == PCSTOCK_STOCK_V4);
+}
+
+/* What --list says of a design, from its properties. */
+static void design_what(const struct pcstock_policy_info *in, char *buf,
+			size_t len)
+{
+	if (!in->stocks) {
+		snprintf(buf, len, "group API, no stock: every charge walks "
+			 "the counters");
+		return;
+	}
+	snprintf(buf, len, "group API, %s%s%s%s",
+		 in->per_counter ? "per-counter stock" :
+		 "per-CPU stock of its own",
+		 in->group_batch ? ", batched per group" : "",
+		 in->uncharges_refill ? ", uncharges refill" :
+		 ", uncharges to the counters",
+		 in->exact_at_limit ? ", exact at the limit" : "");
+}
+
+static struct strategy grp_strats[PCSTOCK_TREE_NR_POLICIES];
+static char grp_what[PCSTOCK_TREE_NR_POLICIES][128];
+
+/**
+ * grp_strategies() - one strategy per registered design
+ * @out: receives pointers to them, in the registry's order
+ * @room: entries @out has
+ *
+ * Each strategy is named as its design and has the flags its properties
+ * give.  Not thread-safe: strategy.c calls it once, at startup.
+ *
+ * Return: the number written.
+ */
+unsigned int grp_strategies(const struct strategy **out, unsigned int room)
+{
+	struct pcstock_policy_info in;
+	unsigned int i, n = 0;
+	struct strategy *s;
+
+	for (i = 0; i < PCSTOCK_TREE_NR_POLICIES && n < room; i++) {
+		if (pcstock_tree_policy_info((enum pcstock_tree_policy)i,
+					     &in)) {
+			fprintf(stderr, "pcstock-bench: design %u has no "
+				"properties: left out\n", i);
+			continue;
+		}
+		s = &grp_strats[i];
+		design_what(&in, grp_what[i], sizeof(grp_what[i]));
+		*s = (struct strategy){
+			.name = in.name, .what = grp_what[i],
+			.flags = STRAT_LIMITS | STRAT_DOMAIN | STRAT_PRESSURE |
+				 STRAT_DESIGN |
+				 (in.stocks ? STRAT_STOCK : 0) |
+				 (design_bounded(&in) ? STRAT_BOUNDED : 0),
+			.policy = (enum pcstock_tree_policy)i,
+			.create = grp_creators[i], .destroy = grp_destroy,
+			.enter = grp_enter, .exit = grp_exit,
+			.charge = grp_charge, .uncharge = grp_uncharge,
+			.uncharge_batch = grp_uncharge_batch,
+			.idle = grp_idle, .drain_all = grp_drain_all,
+			.stock_pages = grp_stock_pages,
+			.stock_bound = grp_stock_bound, .check = grp_check,
+			.pressure = grp_pressure, .counters = grp_counters,
+		};
+		out[n++] = s;
+	}
+	return n;
+}

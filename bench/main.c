@@ -47,6 +47,9 @@ static const char usage_text[] =
 "  --json             JSON Lines on stdout instead of the table\n"
 "  --out DIR          results directory (default: results)\n"
 "  --list             list workloads and strategies\n"
+"  --list-strategies  the same for scripts: name, default|extra, design\n"
+"                     properties, workloads, tab-separated\n"
+"  --list-designs     the library's registered designs, one a line\n"
 "  --profile WHAT     callgrind mode: run N operations of one kind in a\n"
 "                     marked function (see scripts/callgrind-fastpath)\n"
 "  --ops N            operations for --profile (default 100000)\n"
@@ -78,7 +81,8 @@ enum {
 	OPT_DURATION, OPT_WARMUP, OPT_REPS, OPT_BATCH, OPT_CPU_MODE, OPT_SEED,
 	OPT_FULL, OPT_QUICK, OPT_JSON, OPT_OUT, OPT_LIST, OPT_PROFILE, OPT_OPS,
 	OPT_HELP, OPT_LINES, OPT_CPUS, OPT_TOPOLOGY, OPT_REMOTE,
-	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB,
+	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB, OPT_LIST_STRATEGIES,
+	OPT_LIST_DESIGNS,
 };
 
 static const struct option long_opts[] = {
@@ -97,6 +101,8 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "out", required_argument, NULL, OPT_OUT },
 	{ "list", no_argument, NULL, OPT_LIST },
+	{ "list-strategies", no_argument, NULL, OPT_LIST_STRATEGIES },
+	{ "list-designs", no_argument, NULL, OPT_LIST_DESIGNS },
 	{ "profile", required_argument, NULL, OPT_PROFILE },
 	{ "ops", required_argument, NULL, OPT_OPS },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -160,16 +166,66 @@ static int parse_uint(const char *s, unsigned long lo, unsigned long hi,
 
 static void list_all(void)
 {
+	const struct strategy *s;
 	unsigned int i;
 
 	printf("workloads:");
 	for (i = 0; i < bench_nr_workloads(); i++)
 		printf(" %s", bench_workloads[i]->name);
 	printf("\nstrategies:\n");
-	for (i = 0; bench_strategies[i]; i++)
-		printf("  %-12s %s\n", bench_strategies[i]->name,
-		       bench_strategies[i]->what);
+	for (i = 0; (s = bench_strategy_nth(i)); i++)
+		printf("  %-12s %s\n", s->name, s->what);
 	printf("default: %s\n", bench_default_strategies());
+}
+
+/*
+ * --list-strategies, for scripts (bench/smoke.cmake): one line per
+ * strategy, tab-separated: its name; "default" or "extra" (in the default
+ * set or on request); its design's properties (a comma list of those that
+ * hold, "design" first) or "-"; the workloads it takes part in, or "-".
+ */
+static void list_strategies(void)
+{
+	struct pcstock_policy_info in;
+	const struct strategy *s;
+	unsigned int i, w, n;
+
+	for (i = 0; (s = bench_strategy_nth(i)); i++) {
+		printf("%s\t%s\t", s->name,
+		       bench_strategy_is_default(s) ? "default" : "extra");
+		if ((s->flags & STRAT_DESIGN) &&
+		    !pcstock_tree_policy_info(s->policy, &in))
+			printf("design%s%s%s%s%s", in.stocks ? ",stocks" : "",
+			       in.per_counter ? ",per_counter" : "",
+			       in.group_batch ? ",group_batch" : "",
+			       in.uncharges_refill ? ",uncharges_refill" : "",
+			       in.exact_at_limit ? ",exact_at_limit" : "");
+		else
+			printf("-");
+		printf("\t");
+		for (w = 0, n = 0; w < bench_nr_workloads(); w++)
+			if ((s->flags & bench_workloads[w]->needs) ==
+			    bench_workloads[w]->needs)
+				printf("%s%s", n++ ? "," : "",
+				       bench_workloads[w]->name);
+		printf("%s\n", n ? "" : "-");
+	}
+}
+
+/*
+ * --list-designs: the library's registry, one name a line, asked of it
+ * directly (not of the strategy table), so that a test can check the
+ * table against it.
+ */
+static void list_designs(void)
+{
+	const char *name;
+	int p;
+
+	for (p = 0; p < PCSTOCK_TREE_NR_POLICIES; p++) {
+		name = pcstock_tree_policy_name((enum pcstock_tree_policy)p);
+		printf("%s\n", name ? name : "?");
+	}
 }
 
 static int allowed_cpus(struct opts *o)
@@ -295,6 +351,10 @@ static int pick(struct opts *o, const struct strategy **st,
 {
 	const char *slist = o->strategies ? o->strategies :
 			    bench_default_strategies();
+	/*
+	 * memcg7 by name: the seed's "before", the stock the series replaces,
+	 * is what every ratio is about; without it, no stock at all.
+	 */
 	const char *fallback[] = { o->baseline, "memcg7", "none", "ctr-none" };
 	const char *p;
 	char name[32];
@@ -388,6 +448,7 @@ int main(int argc, char **argv)
 	struct opts o = {
 		.duration = 0.1, .warmup = -1, .reps = 5, .batch = 64,
 		.mode = PCSTOCK_CPU_SIM, .seed = 1, .out = "results",
+		/* the seed's "before": see pick()'s fallback */
 		.baseline = "memcg7", .remote_factor = 1,
 	};
 	static struct config cfg[BENCH_MAX_CONFIGS];
@@ -451,6 +512,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_LIST:
 			list_all();
+			return 0;
+		case OPT_LIST_STRATEGIES:
+			list_strategies();
+			return 0;
+		case OPT_LIST_DESIGNS:
+			list_designs();
 			return 0;
 		case OPT_PROFILE:
 			profile = optarg;

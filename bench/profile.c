@@ -29,9 +29,10 @@
  *   g-drain     pcstock_group_drain_all() of the root over 66 groups x 16
  *               CPUs, every slot empty (divide by 1056 for a slot)
  * The g- kinds run on a group tree (root, middle, leaf: the root's counter
- * is charged too, so 3 counters again).  Prefix v4- for the V4 policy,
- * and NAME- (g- kinds only) for any other registered tree policy
- * (pcstock_tree_policy_name(): memcg7-, none-, exact-, ...); memcg7x-
+ * is charged too, so 3 counters again).  Prefix NAME- for any registered
+ * design (pcstock_tree_policy_name(): v4-, memcg7-, none-, exact-, ...;
+ * none: the default design): the g- kinds for every design, the others
+ * for a per-counter one (its stock kind on the leaf counter); memcg7x-
  * runs memcg7 on a COOP domain (its owner-exclusive variant, the kernel's
  * lock-free hit) where memcg7- runs on SIM CPUs (the locked variant).
  * rseq- runs the default policy on an RSEQ domain (what
@@ -154,19 +155,23 @@ static int prof_setup(struct prof *p, enum pcstock_tree_policy policy,
 	struct pcstock_tree_attr tattr = {
 		.policy = policy, .batch = PROF_BATCH,
 	};
+
+	struct pcstock_policy_info in;
 	int ret;
 
 	memset(p, 0, sizeof(*p));
-	ret = pcstock_domain_create(&attr, &p->d);
+	ret = pcstock_tree_policy_info(policy, &in);
+	if (!ret)
+		ret = pcstock_domain_create(&attr, &p->d);
 	if (ret)
 		return ret;
 	pcstock_counter_init(&p->c[0], NULL, false);
 	pcstock_counter_init(&p->c[1], &p->c[0], false);
 	pcstock_counter_init(&p->c[2], &p->c[1], false);
-	if (policy == PCSTOCK_TREE_DEFAULT || policy == PCSTOCK_TREE_V4)
+	/* A per-counter design's stock kind, for the counter kinds. */
+	if (in.per_counter)
 		ret = pcstock_counter_alloc_stock(&p->c[2], p->d, PROF_BATCH,
-			policy == PCSTOCK_TREE_V4 ? PCSTOCK_STOCK_V4 :
-			PCSTOCK_STOCK_DEFAULT);
+						  in.counter_stock);
 	if (!ret)
 		ret = pcstock_tree_create(p->d, &tattr, &p->t);
 	if (!ret)
@@ -364,6 +369,11 @@ static const char *parse_prefix(const char *what,
 				enum pcstock_tree_policy *policy,
 				enum pcstock_cpu_mode *mode)
 {
+	/*
+	 * Named rows of scripts/callgrind-fastpath: memcg7 as the kernel
+	 * runs it (the comparison's "before"), the library's default design
+	 * on the CPU numbering an application gets.
+	 */
 	static const struct {
 		const char *prefix;
 		enum pcstock_tree_policy policy;
@@ -408,8 +418,7 @@ int profile_main(const char *what, unsigned long n)
 	ret = prof_setup(&p, policy, mode);
 	if (!ret && !strncmp(kind, "g-", 2))
 		ret = run_group(&p, kind, n);
-	else if (!ret && (policy == PCSTOCK_TREE_DEFAULT ||
-			  policy == PCSTOCK_TREE_V4))
+	else if (!ret && pcstock_counter_stock_batch(&p.c[2]))
 		ret = run(&p, kind, n);
 	else if (!ret)
 		ret = -EINVAL;

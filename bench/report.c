@@ -9,6 +9,15 @@
  * repetition and then summarised (median, min, max).  A ratio is always a
  * speedup: above 1 means the first strategy did better, whatever the
  * direction of the metric.
+ *
+ * Every strategy, so every registered design, gets its columns, records
+ * and plot lines from the strategy table.  The designs this file names
+ * are the subject of the comparisons it reproduces, the seed's paper and
+ * the kernel series' headline: default (the series with its review
+ * fixes) against memcg7 (the stock it replaces, the cover letter's
+ * "before") and against v4 (the series as posted).  A new design is
+ * compared with default in every table row and pair record like the
+ * others; it is not part of those named comparisons.
  */
 #include <errno.h>
 #include <math.h>
@@ -218,7 +227,10 @@ static bool takes_part(const struct workload *wl, const struct strategy *s)
 	return (s->flags & wl->needs) == wl->needs;
 }
 
-/* The strategies "default" is compared with in the table's last columns. */
+/*
+ * The strategies "default" is compared with in the table's last columns:
+ * the baseline, and the paper's two references (see the file's head).
+ */
 static unsigned int versus_list(const struct ctx *x,
 				const struct workload *wl, int ref, int *vs)
 {
@@ -310,7 +322,10 @@ static void table_workload(const struct ctx *x, const struct workload *wl)
 	}
 }
 
-/* Which memcg7 ran: the kernel's owner-only cache needs exclusive CPUs. */
+/*
+ * Which memcg7 ran: the kernel's owner-only cache needs exclusive CPUs (a
+ * note on the comparison's "before", whose engine has the two variants).
+ */
 static void memcg7_variant(const struct ctx *x, const struct workload *wl)
 {
 	enum pcstock_cpu_mode m = PCSTOCK_CPU_SIM;
@@ -391,6 +406,8 @@ static void fault_vs_seed(const struct ctx *x, const struct workload *wl)
 }
 
 /* ---- key figures (the acceptance comparisons) --------------------------- */
+
+/* The goals of the series' comparisons, so by design name (file head). */
 
 struct key {
 	const char *workload;
@@ -621,7 +638,7 @@ static void emit_summary(const struct ctx *x, FILE *j, unsigned int c,
 	fprintf(x->csv, ",,,,,,,,\n");
 }
 
-/* "default" against every other strategy, per configuration. */
+/* "default" against every other strategy, new designs included. */
 static void emit_pairs(const struct ctx *x, FILE *j, unsigned int c)
 {
 	int ref = strat_index(x, "default");

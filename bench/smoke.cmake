@@ -6,9 +6,13 @@
 # Runs pcstock-bench --quick and checks what it wrote, not how fast it was:
 # exit status 0 (so conservation held in every run), every JSON Lines
 # record parses, every rep record says cons_ok, every workload has a
-# summary for every strategy that takes part in it, the CSV has its
-# columns, meta.json names the machine, and the table, the gnuplot script
-# and (when gnuplot exists) the plots are there.
+# summary for every strategy that takes part in it, every design the
+# library registers is in the default set and in the output (table and
+# records), the CSV has its columns, meta.json names the machine, and the
+# table, the gnuplot script and (when gnuplot exists) the plots are there.
+# Which strategies and designs there are, and which workloads each takes
+# part in, is asked of the binary (--list-strategies, --list-designs), so
+# that a newly registered design is checked with no edit here.
 
 cmake_minimum_required(VERSION 3.20)
 
@@ -23,6 +27,58 @@ set(wl_arg "${WORKLOADS}")
 string(REPLACE "," ";" WORKLOADS "${WORKLOADS}")
 separate_arguments(ARGS UNIX_COMMAND "${ARGS}")
 
+# The library's registry, and the bench's strategies: name, set, design
+# properties, workloads (tab-separated, see bench/main.c); one list item a
+# line.
+function(ask_bench option out)
+	execute_process(COMMAND "${BENCH}" ${option} RESULT_VARIABLE rc
+		OUTPUT_VARIABLE text ERROR_VARIABLE err)
+	if(NOT rc EQUAL 0)
+		message(FATAL_ERROR "pcstock-bench ${option}: ${rc}:\n${err}")
+	endif()
+	string(STRIP "${text}" text)
+	string(REPLACE "\n" ";" text "${text}")
+	set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+ask_bench(--list-designs designs)
+list(LENGTH designs nr_designs)
+if(nr_designs LESS 1)
+	message(FATAL_ERROR "pcstock-bench --list-designs listed none")
+endif()
+ask_bench(--list-strategies listing)
+set(defaults "")
+set(exact_designs "")
+foreach(row IN LISTS listing)
+	string(REPLACE "\t" ";" row "${row}")
+	list(LENGTH row nf)
+	if(NOT nf EQUAL 4)
+		message(FATAL_ERROR "--list-strategies: bad line '${row}'")
+	endif()
+	list(GET row 0 name)
+	list(GET row 1 in_set)
+	list(GET row 2 props)
+	list(GET row 3 wls)
+	if(NOT in_set STREQUAL "default")
+		continue()
+	endif()
+	list(APPEND defaults ${name})
+	# Which strategies take part in which workload (the bench's needs).
+	string(REPLACE "," ";" wls "${wls}")
+	foreach(w IN LISTS wls)
+		list(APPEND want_${w} ${name})
+	endforeach()
+	string(REPLACE "," ";" props "${props}")
+	if("exact_at_limit" IN_LIST props)
+		list(APPEND exact_designs ${name})
+	endif()
+endforeach()
+foreach(d IN LISTS designs)
+	if(NOT d IN_LIST defaults)
+		message(FATAL_ERROR "design ${d} is registered but not in the "
+			"bench's default set (--list-strategies)")
+	endif()
+endforeach()
+
 file(REMOVE_RECURSE "${OUT}")
 execute_process(COMMAND "${BENCH}" --quick --reps 2 --workload ${wl_arg}
 		--out "${OUT}" ${ARGS}
@@ -33,19 +89,6 @@ endif()
 if(NOT table MATCHES "### Key figures")
 	message(FATAL_ERROR "no table on stdout:\n${table}")
 endif()
-
-# Which strategies take part in which workload (the bench's `needs`).
-set(all floor mutex none memcg7 v4 default exact)
-set(want_fault ${all})
-set(want_fault-stock ${all})
-set(want_tenants ${all})
-set(want_sock ${all})
-set(want_scale ${all})
-set(want_depth ${all})
-set(want_tight mutex none memcg7 v4 default exact)
-set(want_drain memcg7 v4 default exact)
-set(want_strand memcg7 v4 default exact)
-set(want_nearmax none memcg7 v4 default exact)
 
 file(STRINGS "${OUT}/bench.jsonl" lines)
 list(LENGTH lines nr)
@@ -69,14 +112,15 @@ foreach(line IN LISTS lines)
 		if(NOT ok)
 			message(FATAL_ERROR "bench.jsonl:${n}: cons_ok false")
 		endif()
-		# exact drains before it reclaims: near max, with the pages in
-		# use below it, no reclaim call and no failure (a property).
+		# A design exact at the limit drains before it reclaims:
+		# near max, with the pages in use below it, no reclaim call
+		# and no failure (its property, whatever its name).
 		string(JSON w GET "${line}" workload)
 		string(JSON s GET "${line}" strategy)
-		if(w STREQUAL "nearmax" AND s STREQUAL "exact")
+		if(w STREQUAL "nearmax" AND s IN_LIST exact_designs)
 			string(JSON f GET "${line}" "failed charges")
 			if(NOT value EQUAL 0 OR NOT f EQUAL 0)
-				message(FATAL_ERROR "bench.jsonl:${n}: exact "
+				message(FATAL_ERROR "bench.jsonl:${n}: ${s} "
 					"near max: ${value} reclaim calls, "
 					"${f} failed charges")
 			endif()
@@ -93,6 +137,16 @@ foreach(w IN LISTS WORKLOADS)
 			message(FATAL_ERROR "no summary for ${s} on ${w}")
 		endif()
 	endforeach()
+endforeach()
+# Every registered design ran and has a column in the table.
+foreach(d IN LISTS designs)
+	if(NOT seen MATCHES "(^|;)[^;/]+/${d}(;|$)")
+		message(FATAL_ERROR "design ${d} has no record in the default "
+			"run (bench.jsonl)")
+	endif()
+	if(NOT table MATCHES "\\| ${d} \\|")
+		message(FATAL_ERROR "design ${d} has no column in the table")
+	endif()
 endforeach()
 
 file(STRINGS "${OUT}/bench.csv" csv LIMIT_COUNT 1)

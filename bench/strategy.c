@@ -16,8 +16,9 @@
  *           ctr-default compiled with PCSTOCK_INLINE (inline.c): the hit
  *           and the uncharge into the stock inline in the caller.
  *
- * group.c has the default set's none, memcg7, v4, default and exact: the same
- * policies through the group API.
+ * group.c makes the rest of the default set: one strategy per registered
+ * stock design (none, memcg7, v4, default, exact, ...), each through the
+ * group API, named as its design.
  * Every strategy builds the same shape (bench.h, struct tree_spec): node 0
  * is the top, ancestors 0..nr_anc-1 form a chain, leaves follow; and every
  * strategy checks its own conservation invariant.
@@ -521,33 +522,113 @@ const struct strategy strat_ctr_inline = CTR_STRATEGY_OPS("ctr-inline",
 /* ---- the table --------------------------------------------------------- */
 
 /*
- * Every strategy pcstock-bench knows; the ones named in default_set run
- * unless --strategy says otherwise.
+ * Every strategy pcstock-bench knows: floor and mutex, then one per
+ * registered design (group.c, in the registry's order), then the ctr-*
+ * ones.  All but ctr-* run unless --strategy says otherwise.  Built once,
+ * at first use, from the registry: a new design needs no edit here.
  */
-const struct strategy *const bench_strategies[] = {
-	&strat_floor, &strat_mutex, &strat_none, &strat_memcg7, &strat_v4,
-	&strat_default, &strat_exact, &strat_ctr_none, &strat_ctr_v4, &strat_ctr_default,
-	&strat_ctr_inline, NULL,
+#define NR_FIXED 2	/* floor, mutex: ahead of the designs */
+
+static const struct strategy *const extra_strategies[] = {
+	&strat_ctr_none, &strat_ctr_v4, &strat_ctr_default, &strat_ctr_inline,
 };
 
+#define NR_EXTRA (sizeof(extra_strategies) / sizeof(extra_strategies[0]))
+
+static struct {
+	const struct strategy *all[NR_FIXED + PCSTOCK_TREE_NR_POLICIES +
+				   NR_EXTRA + 1];
+	unsigned int nr_default;	/* all[0..nr_default-1] */
+	char default_list[NR_FIXED * 8 + PCSTOCK_TREE_NR_POLICIES * 64];
+	char design_list[PCSTOCK_TREE_NR_POLICIES * 64];
+	char note[PCSTOCK_TREE_NR_POLICIES * 64 + 128];
+} table;
+
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+/* Appends @name to the comma list @buf of @len bytes. */
+static void list_add(char *buf, size_t len, const char *name,
+		     const char *sep)
+{
+	size_t used = strlen(buf);
+
+	snprintf(buf + used, len - used, "%s%s", used ? sep : "", name);
+}
+
+static void table_build(void)
+{
+	unsigned int n = 0, nr_design, i;
+
+	table.all[n++] = &strat_floor;
+	table.all[n++] = &strat_mutex;
+	nr_design = grp_strategies(table.all + n, PCSTOCK_TREE_NR_POLICIES);
+	for (i = 0; i < NR_FIXED + nr_design; i++) {
+		list_add(table.default_list, sizeof(table.default_list),
+			 table.all[i]->name, ",");
+		if (i >= NR_FIXED) {
+			list_add(table.design_list, sizeof(table.design_list),
+				 table.all[i]->name, ",");
+			list_add(table.note, sizeof(table.note),
+				 table.all[i]->name, "/");
+		}
+	}
+	n += nr_design;
+	table.nr_default = n;
+	for (i = 0; i < NR_EXTRA; i++)
+		table.all[n++] = extra_strategies[i];
+	table.all[n] = NULL;
+	snprintf(table.note + strlen(table.note),
+		 sizeof(table.note) - strlen(table.note),
+		 " go through the group API (hierarchy.h); ctr-* (on "
+		 "request) drive counter.h + stock.h directly");
+}
+
+/* The @i-th strategy, NULL past the last. */
+const struct strategy *bench_strategy_nth(unsigned int i)
+{
+	pthread_once(&table_once, table_build);
+	return i < sizeof(table.all) / sizeof(table.all[0]) ? table.all[i] :
+	       NULL;
+}
+
+/* The default set: floor, mutex and every registered design. */
 const char *bench_default_strategies(void)
 {
-	return "floor,mutex,none,memcg7,v4,default,exact";
+	pthread_once(&table_once, table_build);
+	return table.default_list;
+}
+
+/* The registered designs' strategies, a comma list in registry order. */
+const char *bench_design_strategies(void)
+{
+	pthread_once(&table_once, table_build);
+	return table.design_list;
+}
+
+bool bench_strategy_is_default(const struct strategy *s)
+{
+	unsigned int i;
+
+	pthread_once(&table_once, table_build);
+	for (i = 0; i < table.nr_default; i++)
+		if (table.all[i] == s)
+			return true;
+	return false;
 }
 
 const char *bench_strategy_note(void)
 {
-	return "none/memcg7/v4/default/exact go through the group API "
-	       "(hierarchy.h); ctr-* (on request) drive counter.h + stock.h "
-	       "directly";
+	pthread_once(&table_once, table_build);
+	return table.note;
 }
 
 const struct strategy *bench_strategy(const char *name)
 {
+	const struct strategy *s;
 	unsigned int i;
 
-	for (i = 0; bench_strategies[i]; i++)
-		if (!strcmp(bench_strategies[i]->name, name))
-			return bench_strategies[i];
+	for (i = 0; (s = bench_strategy_nth(i)); i++)
+		if (!strcmp(s->name, name))
+			return s;
 	return NULL;
 }

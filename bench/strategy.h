@@ -51,7 +51,7 @@ void ctr_destroy(void *inst);
 extern const struct strategy strat_floor, strat_mutex;
 extern const struct strategy strat_ctr_none, strat_ctr_v4, strat_ctr_default;
 extern const struct strategy strat_ctr_inline;
-extern const struct strategy strat_none, strat_memcg7, strat_v4;
-extern const struct strategy strat_default, strat_exact;
+/* group.c: one strategy per registered design */
+unsigned int grp_strategies(const struct strategy **out, unsigned int room);
 
 #endif /* BENCH_STRATEGY_H */
