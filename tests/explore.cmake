@@ -13,14 +13,21 @@ set(EXPLORE_SOURCES ${EXPLORE_DIR}/explore.c ${EXPLORE_DIR}/explore_wmm.c
 set(EXPLORE_DEFINES PCSTOCK_EXPLORE PCSTOCK_EXPLORE_WMM PCSTOCK_FAULT_INJECT)
 pcstock_add_library(pcstock_explorelib STATIC DEFINES ${EXPLORE_DEFINES})
 
+# The driver's objects, compiled once: they name no planted bug's switch,
+# so every explorer binary links the same ones.
+add_library(pcstock_explore_driver OBJECT ${EXPLORE_SOURCES}
+	${EXPLORE_DIR}/main.c)
+pcstock_target_flags(pcstock_explore_driver)
+target_include_directories(pcstock_explore_driver PRIVATE
+	${PROJECT_SOURCE_DIR}/src ${EXPLORE_DIR})
+target_compile_definitions(pcstock_explore_driver PRIVATE ${EXPLORE_DEFINES})
+target_link_libraries(pcstock_explore_driver PRIVATE pcstock_explorelib)
+
 # pcstock_add_explorer(<binary> <library>): the driver over one library
 # flavour (the test library, or a variant with a planted bug).
 function(pcstock_add_explorer name lib)
-	add_executable(${name} ${EXPLORE_SOURCES} ${EXPLORE_DIR}/main.c)
+	add_executable(${name} $<TARGET_OBJECTS:pcstock_explore_driver>)
 	pcstock_target_flags(${name})
-	target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src
-		${EXPLORE_DIR})
-	target_compile_definitions(${name} PRIVATE ${EXPLORE_DEFINES})
 	target_link_libraries(${name} PRIVATE ${lib} Threads::Threads)
 endfunction()
 
@@ -45,7 +52,19 @@ endfunction()
 # src/names.c and src/policy_exact.c),
 # and an explorer over each.  The RELAXED_* ones, and the dropped fences,
 # weaken one memory order: only --weak finds them.
-foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_MARK
+# pcstock_add_mutant_explorers(<MUTATION>...): for each, the library with
+# PCSTOCK_MUTATE_<MUTATION> and pcstock-explore-<mutation, dashed> over it.
+function(pcstock_add_mutant_explorers)
+	foreach(mutation ${ARGN})
+		string(TOLOWER ${mutation} lower)
+		string(REPLACE _ - dashed ${lower})
+		pcstock_add_library(pcstock_mut_${lower} STATIC
+			DEFINES ${EXPLORE_DEFINES} PCSTOCK_MUTATE_${mutation})
+		pcstock_add_explorer(pcstock-explore-${dashed}
+			pcstock_mut_${lower})
+	endforeach()
+endfunction()
+pcstock_add_mutant_explorers(PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_MARK
 		RELAXED_REFILL RELAXED_MAX_LOAD
 		RELAXED_USAGE_RECHECK RELAXED_PUBLISH NO_EXIT_RECHECK
 		M7_NO_TRYLOCK RELAXED_DRAIN RELAXED_CPU_RELEASE
@@ -54,12 +73,6 @@ foreach(mutation PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_MARK
 		RELAXED_OFFLINE RELAXED_ONLINE_LOAD RELAXED_FLUSH
 		RELAXED_REMARK RELAXED_USAGE_ADD RELAXED_MAX_XCHG
 		RELAXED_UNLINK EXACT_NO_MAKE_ROOM)
-	string(TOLOWER ${mutation} lower)
-	string(REPLACE _ - dashed ${lower})
-	pcstock_add_library(pcstock_mut_${lower} STATIC
-		DEFINES ${EXPLORE_DEFINES} PCSTOCK_MUTATE_${mutation})
-	pcstock_add_explorer(pcstock-explore-${dashed} pcstock_mut_${lower})
-endforeach()
 
 include(${EXPLORE_DIR}/budget.cmake)
 

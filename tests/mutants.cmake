@@ -19,14 +19,8 @@ pcstock_add_test(test_mutants_memcg7 SOURCES test_mutants_memcg7.c
 # drops the dead key's reference); the owner's done_epoch stored relaxed
 # (a reaper frees the key before it sees the owner's drain); a slot's
 # install relaxed (a reader finds the key but not its contents).
-foreach(mutation M7_RELAXED_WORK M7_RELAXED_QUEUE M7_RELAXED_DONE
-		M7_RELAXED_INSTALL)
-	string(TOLOWER ${mutation} lower)
-	string(REPLACE _ - dashed ${lower})
-	pcstock_add_library(pcstock_mut_${lower} STATIC
-		DEFINES ${EXPLORE_DEFINES} PCSTOCK_MUTATE_${mutation})
-	pcstock_add_explorer(pcstock-explore-${dashed} pcstock_mut_${lower})
-endforeach()
+pcstock_add_mutant_explorers(M7_RELAXED_WORK M7_RELAXED_QUEUE M7_RELAXED_DONE
+	M7_RELAXED_INSTALL)
 foreach(strategy random pct)
 	set(args --strategy ${strategy} --schedules 10000 --seed 1)
 	if(strategy STREQUAL pct)
