@@ -322,13 +322,12 @@ _Static_assert(PCSTOCK_TREE_NR_POLICIES <=
 
 /*
  * Whether a design's stock stays within the bound stock_bound() reports:
- * every design's does, but the per-counter stock's V4 kind, which
- * <pcstock/stock.h> documents to exceed it (the series as posted).
+ * a design that caps its slots (not the series' V4 kind, which
+ * <pcstock/stock.h> documents to exceed it).
  */
 static bool design_bounded(const struct pcstock_policy_info *in)
 {
-	return in->stocks && !(in->per_counter &&
-			       in->counter_stock == PCSTOCK_STOCK_V4);
+	return in->stocks && in->caps_slots;
 }
 
 /* What --list says of a design, from its properties. */

@@ -13,6 +13,7 @@
 
 #include "group.h"
 #include "policy.h"
+#include "stock_impl.h"
 #include "rcu.h"
 
 const struct pcs_policy_ops pcs_policy_none = {
@@ -79,6 +80,9 @@ int pcstock_tree_policy_info(enum pcstock_tree_policy p,
 		.group_batch = ops->group_batch,
 		.uncharges_refill = ops->uncharges_refill,
 		.exact_at_limit = ops->make_room != NULL,
+		.caps_slots = ops->counter_try !=
+				      pcstock_counter_try_charge_stock ||
+			      pcs_stock_kind_capped(ops->counter_stock),
 	};
 	return 0;
 }

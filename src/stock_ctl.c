@@ -20,6 +20,12 @@ static const unsigned char kind_flags[] = {
 	[PCSTOCK_STOCK_EXACT] = STOCK_DEFAULT_FLAGS | STOCK_AT_LIMIT,
 };
 
+bool pcs_stock_kind_capped(enum pcstock_stock_policy kind)
+{
+	return (unsigned int)kind < sizeof(kind_flags) &&
+	       (kind_flags[kind] & STOCK_CAPPED);
+}
+
 /* ---- lifecycle ------------------------------------------------------------ */
 
 static void stock_cpu_offline(struct pcstock_domain *d, unsigned int cpu,

@@ -37,6 +37,9 @@ enum stock_flags {
 #define STOCK_DEFAULT_FLAGS                                                  \
 	(STOCK_CAPPED | STOCK_READ_DRAIN | STOCK_UNCHARGE_REFILL)
 
+/* stock_ctl.c: whether a kind's refill never takes a slot above batch. */
+bool pcs_stock_kind_capped(enum pcstock_stock_policy kind);
+
 static inline bool has_flag(const struct pcstock_counter *c,
 			    enum stock_flags f)
 {

@@ -200,12 +200,14 @@ static void test_policy_info(void **state)
 	/* The designs the kernel has, as the kernel has them. */
 	assert_int_equal(pcstock_tree_policy_info(PCSTOCK_TREE_MEMCG7, &info),
 			 0);
-	assert_true(info.stocks && info.group_batch && info.uncharges_refill);
+	assert_true(info.stocks && info.group_batch && info.uncharges_refill &&
+		    info.caps_slots);
 	assert_false(info.per_counter || info.exact_at_limit);
 	assert_int_equal(pcstock_tree_policy_info(PCSTOCK_TREE_V4, &info), 0);
 	/* The series' uncharge goes to the counters. */
 	assert_true(info.stocks && info.per_counter);
-	assert_false(info.uncharges_refill || info.exact_at_limit);
+	assert_false(info.uncharges_refill || info.exact_at_limit ||
+		     info.caps_slots);
 	assert_int_equal(info.counter_stock, PCSTOCK_STOCK_V4);
 	assert_int_equal(pcstock_tree_policy_info(PCSTOCK_TREE_NONE, &info), 0);
 	assert_false(info.stocks);

@@ -509,6 +509,9 @@ PCSTOCK_API const char *pcstock_tree_policy_name(enum pcstock_tree_policy p);
  *	counters every page its subtree holds in stock, before the max
  *	event, reclaim or failure: no charge fails or reclaims for pages
  *	that sit idle in stock
+ * @caps_slots: no CPU's stock of a group ever holds more than a batch, so
+ *	pcstock_group_stock_bound() bounds the stock at all times; false
+ *	for the series' V4 kind, whose racing refills grow a slot past it
  *
  * Tests, explorers and the bench ask these, not the enum value, so a new
  * design is exercised by them once it is registered.
@@ -522,6 +525,7 @@ struct pcstock_policy_info {
 	bool group_batch;
 	bool uncharges_refill;
 	bool exact_at_limit;
+	bool caps_slots;
 };
 
 /**

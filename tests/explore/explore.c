@@ -368,8 +368,7 @@ static const struct explore_scenario *const *const lists[] = {
 
 bool explore_caps_slots(const struct pcstock_policy_info *info)
 {
-	/* Of the per-counter stock's kinds, only the series' V4 does not. */
-	return !info->per_counter || info->counter_stock != PCSTOCK_STOCK_V4;
+	return info->caps_slots;
 }
 
 enum walk_mode { WALK_FIND, WALK_LIST, WALK_DESIGNED };
