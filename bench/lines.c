@@ -46,7 +46,8 @@
 #define LM_LINE 64U
 #define LM_HOT 3		/* hottest lines reported per run */
 #define LM_MAX_N 16		/* CPU counts per run */
-#define LM_STRATS 4
+/* The group strategies, one per registered design. */
+#define LM_STRATS PCSTOCK_TREE_NR_POLICIES
 #define LM_LOCAL_Q 64		/* steps per turn when timing local cost */
 #define LM_CALIB_CPUS 2U	/* where local costs and measurements are */
 #define LM_BOTH_RAN 0.95	/* measured: both threads ran this share */
@@ -2092,8 +2093,8 @@ static int pick_strategies(struct lm_run *x, const char *list)
 		if (!bench_strategy(name) || x->nr_st == LM_STRATS ||
 		    !(bench_strategy(name)->flags & STRAT_DOMAIN)) {
 			fprintf(stderr, "pcstock-bench: --lines models the "
-				"group strategies (none memcg7 v4 default), "
-				"not '%s'\n", name);
+				"group strategies (%s), not '%s'\n",
+				bench_design_strategies(), name);
 			return -EINVAL;
 		}
 		x->st[x->nr_st++] = bench_strategy(name);
@@ -2278,7 +2279,7 @@ int lines_main(const struct opts *o)
 		for (rep = 0; rep < LM_STRATS; rep++)
 			x.file_local[i][rep] = NAN;
 	if (pick_strategies(&x, o->strategies ? o->strategies :
-			    "none,memcg7,v4,default") ||
+			    bench_design_strategies()) ||
 	    parse_cpus(&x, o->sim_cpus ? o->sim_cpus : "2,16,64,224,1024"))
 		return 1;
 	if (o->nr_os_cpus < LM_CALIB_CPUS) {

@@ -42,6 +42,15 @@ endif()
 
 set(args --lines --quick --reps 1 --cpus 2,16 --workload scale)
 
+# The designs the library registers: --lines models every one of them.
+execute_process(COMMAND "${BENCH}" --list-designs RESULT_VARIABLE rc
+	OUTPUT_VARIABLE designs OUTPUT_STRIP_TRAILING_WHITESPACE)
+string(REPLACE "\n" ";" designs "${designs}")
+list(LENGTH designs nr_designs)
+if(NOT rc EQUAL 0 OR nr_designs LESS 4)
+	message(FATAL_ERROR "${BENCH} --list-designs: ${rc}, '${designs}'")
+endif()
+
 function(run_lines bin dir)
 	file(REMOVE_RECURSE "${dir}")
 	file(MAKE_DIRECTORY "${OUT}")
@@ -99,8 +108,9 @@ function(read_lines dir prefix)
 		set(${prefix}_${wl}_${st}_${cpus}_xfer ${xfer} PARENT_SCOPE)
 		set(${prefix}_${wl}_${st}_${cpus}_hot "${hot}" PARENT_SCOPE)
 	endforeach()
-	# 2 series x 2 CPU counts x 4 strategies
-	if(NOT n EQUAL 16)
+	# 2 series x 2 CPU counts x every design
+	math(EXPR want "4 * ${nr_designs}")
+	if(NOT n EQUAL want)
 		message(FATAL_ERROR "${dir}/lines.jsonl: ${n} lines records")
 	endif()
 	# One sample per series and strategy (--reps 1), each with the
@@ -114,7 +124,8 @@ function(read_lines dir prefix)
 			math(EXPR n "${n} + 1")
 		endif()
 	endforeach()
-	if(NOT n EQUAL 8)
+	math(EXPR want "2 * ${nr_designs}")
+	if(NOT n EQUAL want)
 		message(FATAL_ERROR "${dir}/lines.jsonl: ${n} lines_sample "
 			"records")
 	endif()
@@ -123,6 +134,12 @@ endfunction()
 set(file_calib FALSE)
 run_lines("${BENCH}" "${OUT}/clean")
 read_lines("${OUT}/clean" clean)
+foreach(d IN LISTS designs)
+	if(NOT DEFINED clean_scale-own_${d}_2_xfer OR
+	   NOT DEFINED clean_scale-shared_${d}_16_xfer)
+		message(FATAL_ERROR "design ${d} is registered but not modelled")
+	endif()
+endforeach()
 run_lines("${PLANTED}" "${OUT}/planted")
 read_lines("${OUT}/planted" bug)
 
