@@ -152,33 +152,37 @@ consume_slot(struct memcg7_pcp *p, void *key, unsigned int nr_pages)
  * The owner-exclusive hit, out of line so that its machine code can be
  * checked: the owner's plain loads and stores, no locked instruction.
  */
-static __attribute__((noinline)) bool
-consume_owned(struct memcg7 *m, void *key, unsigned int nr_pages)
+bool memcg7_consume_owned(struct memcg7 *m, void *key,
+			  unsigned long nr_pages)
 {
 	struct memcg7_pcp *p;
 	bool ok;
 	int cpu;
 
+	if (nr_pages > m->batch)
+		return false;
 	p = this_pcp_owned(m, &cpu);
 	if (!p)
 		return false;
-	ok = consume_slot(p, key, nr_pages);
+	ok = consume_slot(p, key, (unsigned int)nr_pages);
 	stat_add(true, p, ok ? ST_HITS : ST_MISSES, 1);
 	return ok;
 }
 
 /* The locked variant's hit: trylock, or bypass a busy cache. */
-static __attribute__((noinline)) bool
-consume_locked(struct memcg7 *m, void *key, unsigned int nr_pages)
+bool memcg7_consume_locked(struct memcg7 *m, void *key,
+			   unsigned long nr_pages)
 {
 	struct memcg7_pcp *p;
 	bool ok;
 	int cpu;
 
+	if (nr_pages > m->batch)
+		return false;
 	p = this_pcp_trylock(m, &cpu);
 	if (!p)
 		return false;
-	ok = consume_slot(p, key, nr_pages);
+	ok = consume_slot(p, key, (unsigned int)nr_pages);
 	stat_add(false, p, ok ? ST_HITS : ST_MISSES, 1);
 	pcp_unlock(p);
 	return ok;
@@ -186,11 +190,13 @@ consume_locked(struct memcg7 *m, void *key, unsigned int nr_pages)
 
 bool memcg7_consume(struct memcg7 *m, void *key, unsigned long nr_pages)
 {
-	if (nr_pages > m->batch)
-		return false;
-	if (m->owned)
-		return consume_owned(m, key, (unsigned int)nr_pages);
-	return consume_locked(m, key, (unsigned int)nr_pages);
+	return m->owned ? memcg7_consume_owned(m, key, nr_pages) :
+			  memcg7_consume_locked(m, key, nr_pages);
+}
+
+bool memcg7_is_owned(const struct memcg7 *m)
+{
+	return m->owned;
 }
 
 /*

@@ -68,6 +68,17 @@ void memcg7_flush(struct memcg7 *m);
 
 /* consume_stock(): take @nr_pages of @key from this CPU's slot. */
 bool memcg7_consume(struct memcg7 *m, void *key, unsigned long nr_pages);
+/*
+ * The same for a cache known to be of the locked, or of the owner
+ * variant (memcg7_is_owned()): a caller that picks one once skips the
+ * variant test of every hit, which the kernel, with one variant, does not
+ * pay.
+ */
+bool memcg7_consume_locked(struct memcg7 *m, void *key,
+			   unsigned long nr_pages);
+bool memcg7_consume_owned(struct memcg7 *m, void *key,
+			  unsigned long nr_pages);
+bool memcg7_is_owned(const struct memcg7 *m);
 /* refill_stock(): put @nr_pages of @key in this CPU's cache. */
 void memcg7_refill(struct memcg7 *m, void *key, unsigned long nr_pages);
 /*

@@ -59,9 +59,13 @@ struct pcstock_counter;
  *	which @group_init never saw).  NULL: nothing.
  * @consume: step 1 of the charge flow, a charge the inline hit did not
  *	serve: take @nr_pages of @g, a group of @t, from the design's
- *	per-group cache (memcg7's consume_stock()).  True if it did.  Called for any group, online or
- *	not, root or not, with any @nr_pages (the cache holds only non-root
- *	groups' pages, at most a batch).  NULL: no such cache.
+ *	per-group cache (memcg7's consume_stock()).  True if it did.
+ *	Called for any group, online or not, root or not, with any
+ *	@nr_pages (the cache holds only non-root groups' pages, at most a
+ *	batch): it must not serve an offline group.  NULL: no such cache.
+ *	@tree_init may replace the tree's copy (struct pcstock_tree's
+ *	@consume) with another function of the same contract, a variant
+ *	picked once per tree.
  * @counter_try: steps 3 and 4 on one counter (memsw, then memory): charge
  *	@nr_pages to @c and its ancestors; on failure *@fail is the counter
  *	over its limit and nothing stays charged by the attempt.  *@charged

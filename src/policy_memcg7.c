@@ -63,11 +63,43 @@ static struct memcg7 *tree_m7(const struct pcstock_tree *t)
 	return t->design.memcg7;
 }
 
+/*
+ * consume_stock().  Before any other check of the charge: only non-root
+ * groups are cached and at most a batch is taken.  The group's online
+ * flag is read first, though: its destroy drains its slots on other CPUs
+ * only when their owners next look (owner variant) or when the drain loop
+ * reaches them, so a charge whose caller saw the group offline would
+ * otherwise be served from a slot not yet drained, where
+ * pcstock_group_charge() promises -ENOENT (the explorer's
+ * group-offline-memcg7).  The kernel's consume_stock() serves a dying
+ * memcg; our groups refuse charges once offline, for every design.
+ * Acquire pairs with the release in pcstock_group_destroy().  The tree
+ * takes the variant's own function at its creation (m7_tree_init()), so
+ * that a hit tests the group's online flag instead of the variant.
+ */
+static bool m7_consume_locked(struct pcstock_tree *t, struct pcstock_group *g,
+			      unsigned long nr_pages)
+{
+	return pcs_load(&g->online, PCS_ACQUIRE) &&
+	       memcg7_consume_locked(tree_m7(t), g, nr_pages);
+}
+
+static bool m7_consume_owned(struct pcstock_tree *t, struct pcstock_group *g,
+			     unsigned long nr_pages)
+{
+	return pcs_load(&g->online, PCS_ACQUIRE) &&
+	       memcg7_consume_owned(tree_m7(t), g, nr_pages);
+}
+
 static int m7_tree_init(struct pcstock_tree *t)
 {
-	return memcg7_create(t->domain, t->attr.batch,
-			     t->attr.memcg7_isolated_fix, &m7_ops,
-			     &t->design.memcg7);
+	int err = memcg7_create(t->domain, t->attr.batch,
+				t->attr.memcg7_isolated_fix, &m7_ops,
+				&t->design.memcg7);
+
+	if (!err && memcg7_is_owned(tree_m7(t)))
+		t->consume = m7_consume_owned;
+	return err;
 }
 
 /* The cache holds references on (offline) groups: drop them. */
@@ -84,25 +116,6 @@ static void m7_tree_fini(struct pcstock_tree *t)
 static void m7_group_offline(struct pcstock_group *g)
 {
 	memcg7_drain_key(tree_m7(g->tree), g, &g->design.memcg7_dead);
-}
-
-/*
- * consume_stock().  Before any other check of the charge: only non-root
- * groups are cached and at most a batch is taken.  The group's online
- * flag is read first, though: its destroy drains its slots on other CPUs
- * only when their owners next look (owner variant) or when the drain work
- * runs, so a charge whose caller saw the group offline would otherwise be
- * served from a slot not yet drained, where pcstock_group_charge()
- * promises -ENOENT (the explorer's group-offline-memcg7).  The kernel's
- * consume_stock() serves a dying memcg; our groups refuse charges once
- * offline, for every design.  Acquire pairs with the release in
- * pcstock_group_destroy().
- */
-static bool m7_consume(struct pcstock_tree *t, struct pcstock_group *g,
-		       unsigned long nr_pages)
-{
-	return pcs_load(&g->online, PCS_ACQUIRE) &&
-	       memcg7_consume(tree_m7(t), g, nr_pages);
 }
 
 static void m7_refill(struct pcstock_group *g, unsigned long nr_pages)
@@ -160,7 +173,7 @@ const struct pcs_policy_ops pcs_policy_memcg7 = {
 	.tree_release = m7_tree_release,
 	.tree_fini = m7_tree_fini,
 	.group_offline = m7_group_offline,
-	.consume = m7_consume,
+	.consume = m7_consume_locked,
 	.refill = m7_refill,
 	.uncharge = m7_group_uncharge,
 	.drain_all = m7_drain_all,
