@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <pcstock/hierarchy.h>
@@ -299,44 +300,80 @@ static void test_stock_path_outside_callbacks(void **state)
 	assert_int_equal(pcstock_group_usage_exact(fx.g), 90);
 }
 
-#define CASE(fn, i)                                                         \
-	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,       \
-						 &configs[i])
-#define EVERY_CONFIG(fn)                                                    \
-	CASE(fn, 0), CASE(fn, 1), CASE(fn, 2), CASE(fn, 3), CASE(fn, 4),    \
-	CASE(fn, 5), CASE(fn, 6), CASE(fn, 7), CASE(fn, 8), CASE(fn, 9),    \
-	CASE(fn, 10), CASE(fn, 11), CASE(fn, 12), CASE(fn, 13)
-#define MEMSW_CONFIGS(fn)                                                   \
-	CASE(fn, 4), CASE(fn, 5), CASE(fn, 6), CASE(fn, 7), CASE(fn, 11)
+/*
+ * The configurations, from the registry: every design plain and with
+ * memsw; every design with a stock also with callbacks that free through
+ * pcstock_group_uncharge_batch(), alone and with memsw; every design
+ * whose stock is the per-counter one also on the default (RSEQ) domain,
+ * whose hits go through their own cache entry (domain.h).
+ */
+#define MAX_CONFIGS (6 * PCSTOCK_TREE_NR_POLICIES)
+static struct config configs[MAX_CONFIGS];
+static unsigned int nr_configs;
+
+static void add_config(enum pcstock_tree_policy p, bool memsw, bool batch,
+		       bool rseq)
+{
+	configs[nr_configs++] = (struct config){ p, memsw, batch, rseq };
+}
+
+static void make_configs(void)
+{
+	struct pcstock_policy_info info;
+
+	for (int p = 0; p < PCSTOCK_TREE_NR_POLICIES; p++) {
+		if (pcstock_tree_policy_info((enum pcstock_tree_policy)p,
+					     &info))
+			abort();
+		add_config((enum pcstock_tree_policy)p, false, false, false);
+		add_config((enum pcstock_tree_policy)p, true, false, false);
+		if (info.stocks) {
+			add_config((enum pcstock_tree_policy)p, false, true,
+				   false);
+			add_config((enum pcstock_tree_policy)p, true, true,
+				   false);
+		}
+		if (info.per_counter)
+			add_config((enum pcstock_tree_policy)p, false, false,
+				   true);
+	}
+}
+
+/* Every case on every configuration (memsw: those with memsw only). */
+static struct CMUnitTest tests[7 * MAX_CONFIGS];
+static unsigned int nr_tests;
+
+static void add_case(const char *name, CMUnitTestFunction fn,
+		     bool memsw_only)
+{
+	for (unsigned int i = 0; i < nr_configs; i++) {
+		if (memsw_only && !configs[i].memsw)
+			continue;
+		tests[nr_tests++] = (struct CMUnitTest){
+			.name = name, .test_func = fn,
+			.setup_func = setup, .teardown_func = teardown,
+			.initial_state = &configs[i],
+		};
+	}
+}
 
 int main(void)
 {
-	static struct config configs[] = {
-		{ PCSTOCK_TREE_DEFAULT, false, false, false },
-		{ PCSTOCK_TREE_V4, false, false, false },
-		{ PCSTOCK_TREE_MEMCG7, false, false, false },
-		{ PCSTOCK_TREE_NONE, false, false, false },
-		{ PCSTOCK_TREE_DEFAULT, true, false, false },
-		{ PCSTOCK_TREE_V4, true, false, false },
-		{ PCSTOCK_TREE_MEMCG7, true, false, false },
-		{ PCSTOCK_TREE_NONE, true, false, false },
-		{ PCSTOCK_TREE_DEFAULT, false, true, false },
-		{ PCSTOCK_TREE_V4, false, true, false },
-		{ PCSTOCK_TREE_MEMCG7, false, true, false },
-		{ PCSTOCK_TREE_DEFAULT, true, true, false },
-		/* RSEQ hits go through their own cache entry (domain.h). */
-		{ PCSTOCK_TREE_DEFAULT, false, false, true },
-		{ PCSTOCK_TREE_V4, false, false, true },
-	};
-	const struct CMUnitTest tests[] = {
-		EVERY_CONFIG(test_max_write_frees_excess),
-		EVERY_CONFIG(test_v1_limit_write_exact),
-		MEMSW_CONFIGS(test_v1_memsw_limit_write_exact),
-		EVERY_CONFIG(test_charge_reclaim_sees_progress),
-		EVERY_CONFIG(test_oom_kill_frees_at_once),
-		EVERY_CONFIG(test_refused_charge_max_events),
-		EVERY_CONFIG(test_stock_path_outside_callbacks),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	make_configs();
+	add_case("test_max_write_frees_excess", test_max_write_frees_excess,
+		 false);
+	add_case("test_v1_limit_write_exact", test_v1_limit_write_exact,
+		 false);
+	add_case("test_v1_memsw_limit_write_exact",
+		 test_v1_memsw_limit_write_exact, true);
+	add_case("test_charge_reclaim_sees_progress",
+		 test_charge_reclaim_sees_progress, false);
+	add_case("test_oom_kill_frees_at_once", test_oom_kill_frees_at_once,
+		 false);
+	add_case("test_refused_charge_max_events",
+		 test_refused_charge_max_events, false);
+	add_case("test_stock_path_outside_callbacks",
+		 test_stock_path_outside_callbacks, false);
+	return _cmocka_run_group_tests("test_hierarchy_reclaim", tests,
+				       nr_tests, NULL, NULL);
 }
