@@ -113,6 +113,8 @@ add_custom_command(TARGET pcstock-explore POST_BUILD
 	COMMAND ${CMAKE_COMMAND} -DEXPLORER=$<TARGET_FILE:pcstock-explore>
 		-DOUT=${EXPLORE_DESIGNED}
 		"-DKNOWN=${EXPLORE_KNOWN_VIOLATIONS}"
+		"-DSANITIZE=${PCSTOCK_SANITIZE}"
+		-DTSAN_SUPP=${PROJECT_SOURCE_DIR}/tests/tsan.supp
 		-P ${EXPLORE_DIR}/discover.cmake
 	BYPRODUCTS ${EXPLORE_DESIGNED}
 	COMMENT "Listing the explorer's per-design scenarios"
