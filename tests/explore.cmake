@@ -24,10 +24,13 @@ target_compile_definitions(pcstock_explore_driver PRIVATE ${EXPLORE_DEFINES})
 target_link_libraries(pcstock_explore_driver PRIVATE pcstock_explorelib)
 
 # pcstock_add_explorer(<binary> <library>): the driver over one library
-# flavour (the test library, or a variant with a planted bug).
+# flavour (the test library, or a variant with a planted bug).  The
+# library's documented aborts (pcs_die()) go to the driver, which reports
+# them as violations (tests/explore/explore.c: __wrap_pcs_die()).
 function(pcstock_add_explorer name lib)
 	add_executable(${name} $<TARGET_OBJECTS:pcstock_explore_driver>)
 	pcstock_target_flags(${name})
+	target_link_options(${name} PRIVATE -Wl,--wrap=pcs_die)
 	target_link_libraries(${name} PRIVATE ${lib} Threads::Threads)
 endfunction()
 
@@ -373,7 +376,7 @@ if(PCSTOCK_HAVE_LIBFUZZER AND PCSTOCK_SANITIZE STREQUAL "")
 				-I${PROJECT_SOURCE_DIR}/src -I${EXPLORE_DIR}
 				${URCU_CFLAGS} ${HWLOC_CFLAGS} ${sources}
 				${URCU_LDFLAGS} ${HWLOC_LDFLAGS} -lpthread
-				-o ${out}
+				-Wl,--wrap=pcs_die -o ${out}
 			DEPENDS ${sources} ${EXPLORE_DIR}/explore.h
 			COMMENT "Building libFuzzer target fuzz_explore_${name}"
 			VERBATIM)

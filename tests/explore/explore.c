@@ -20,14 +20,21 @@
  *
  * Traces record a step when its atomic is about to execute (on the way
  * out of the hook), so the trace is the order in which the atomics ran.
+ *
+ * The library's documented aborts (pcs_die(), src/internal.h: a group put
+ * more often than it was got, ...) are violations of the schedule that
+ * reached them, reported as explore_fail() reports any other (see
+ * __wrap_pcs_die() below).
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +76,7 @@ static struct {
 	bool done[EXPLORE_MAX_THREADS];
 	unsigned int live;
 	bool shutdown;
+	pthread_t driver;		/* the thread that runs the schedules */
 
 	/* The schedule being run. */
 	struct explore_source *src;
@@ -83,6 +91,7 @@ static struct {
 	unsigned long step;
 	unsigned long max_steps;
 	bool calibrating;
+	bool running;			/* from a schedule's setup to its teardown */
 
 	struct step *trace;
 	size_t trace_len;
@@ -252,6 +261,16 @@ static void print_trace(void)
 
 static void print_header(const char *what)
 {
+	if (X.calibrating) {
+		/* PCT's calibration: no seed, the first live thread runs. */
+		printf("%s\nscenario: %s  PCT's calibration run (the "
+		       "sequential schedule)%s\n", what, X.s->name,
+		       X.opt->weak ? "  memory: weak" : "");
+		printf("replay: pcstock-explore --scenario %s --strategy pct "
+		       "--depth %u --schedules 0%s\n", X.s->name,
+		       X.opt->depth, X.opt->weak ? " --weak" : "");
+		return;
+	}
 	printf("%s\nscenario: %s  strategy: %s%s", what, X.s->name,
 	       strategy_name(X.strategy), X.opt->weak ? "  memory: weak" : "");
 	if (X.strategy == EXPLORE_PCT)
@@ -274,12 +293,10 @@ static void print_header(const char *what)
  * scheduling points and cannot be unwound.  The status says whether the
  * caller wanted one (planted bugs).
  */
-void explore_fail(const char *msg)
+__attribute__((noreturn)) static void report(const char *msg)
 {
-	char what[256];
+	char what[320];
 
-	if (X.calibrating)
-		return;
 	snprintf(what, sizeof(what), "VIOLATION: %s", msg);
 	print_header(what);
 	if (!X.opt->quiet)
@@ -291,6 +308,84 @@ void explore_fail(const char *msg)
 		abort();
 	}
 	exit(X.opt->fail_status);
+}
+
+/* PCT's calibration ignores the checks' violations (explore_run()). */
+void explore_fail(const char *msg)
+{
+	if (!X.calibrating)
+		report(msg);
+}
+
+/*
+ * @msg into @out with every address ("0x...") replaced by its name in the
+ * trace: a label, or obj#N numbered as print_trace() numbers it.  A heap
+ * address differs from run to run, its name does not, so the replay of a
+ * library abort prints the same violation line.
+ */
+static void name_addresses(char *out, size_t len, const char *msg)
+{
+	const void *unknown[MAX_UNKNOWN];
+	unsigned int nr_unknown = 0;
+	const char *p = msg;
+	char obj[64], *end;
+	size_t i, n = 0;
+
+	for (i = 0; i < X.trace_len; i++)
+		format_obj(obj, sizeof(obj), X.trace[i].obj, unknown,
+			   &nr_unknown);
+	while (*p && n + 1 < len) {
+		if (p[0] != '0' || p[1] != 'x' ||
+		    !isxdigit((unsigned char)p[2])) {
+			out[n++] = *p++;
+			continue;
+		}
+		format_obj(obj, sizeof(obj),
+			   (const void *)(uintptr_t)strtoull(p, &end, 16),
+			   unknown, &nr_unknown);
+		p = end;
+		n += (size_t)snprintf(out + n, len - n, "%s", obj);
+		if (n >= len)
+			n = len - 1;
+	}
+	out[n] = '\0';
+}
+
+/*
+ * The library's documented aborts.  Every explorer binary is linked with
+ * --wrap=pcs_die (tests/explore.cmake), so the library's calls of
+ * pcs_die() come here, except those inside the object that defines it
+ * (counter.c's own: the linker redirects only references between
+ * objects).  An abort in an explored thread, which holds the baton, or in
+ * the driver's setup, checks or teardown of a schedule, while every
+ * explored thread is parked, is a violation of that schedule: "library
+ * aborted: <message>", with its seed and interleaving, so that a test
+ * expecting a violation finds it and the seed replays it; in PCT's
+ * calibration run too, whose checks' violations are ignored (the library
+ * cannot go on after its abort).  Anywhere else
+ * (liburcu's call_rcu thread, which runs beside the explored threads;
+ * before the first schedule) nothing can be printed safely: the message
+ * and abort(), as the library does.
+ */
+__attribute__((noreturn, format(printf, 1, 2)))
+void __wrap_pcs_die(const char *fmt, ...);
+
+void __wrap_pcs_die(const char *fmt, ...)
+{
+	char msg[200], named[200], line[240];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (X.running &&
+	    (self >= 0 || pthread_equal(pthread_self(), X.driver))) {
+		name_addresses(named, sizeof(named), msg);
+		snprintf(line, sizeof(line), "library aborted: %s", named);
+		report(line);
+	}
+	fprintf(stderr, "pcstock: %s\n", msg);
+	abort();
 }
 
 /* ---- strategies -------------------------------------------------------- */
@@ -590,6 +685,7 @@ int explore_start(const struct explore_scenario *s)
 	int err;
 
 	X.s = s;
+	X.driver = pthread_self();
 	pin_to_one_cpu();
 	if (s->init) {
 		err = s->init(s);
@@ -663,6 +759,7 @@ static void run_one(struct explore_source *src)
 	memset(X.done, 0, sizeof(X.done));
 	if (X.strategy == EXPLORE_PCT)
 		pct_init();
+	X.running = true;
 	X.s->setup(X.s);
 	if (X.opt->weak)
 		explore_wmm_reset();
@@ -677,6 +774,7 @@ static void run_one(struct explore_source *src)
 		explore_fail(msg);
 	if (X.s->teardown)
 		X.s->teardown(X.s);
+	X.running = false;
 }
 
 static void alloc_trace(const struct explore_options *opt)
