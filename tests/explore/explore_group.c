@@ -61,6 +61,10 @@
  * once its stock is filled, while thread 2 destroys it.  A charge made
  * after its caller saw b offline (pcstock_group_online()) must fail, and
  * at the end the invariants above hold with b's stock empty.
+ *
+ * group-last-put-*: the same tree and a group "v" under the root whose
+ * last reference may be put by a thread that did not destroy it, see
+ * last_put_run() below.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +143,7 @@ static struct {
 	bool overlapped[NR_THREADS];	/* another op ran during this one */
 	struct pcstock_group *created;	/* group-publish: "n", or NULL */
 	struct pcstock_group *doomed;	/* group-unlink: "n", or NULL */
+	struct pcstock_group *victim;	/* group-last-put: "v" */
 	const char *observed;		/* what a walker saw wrong */
 	char msg[160];
 } S;
@@ -594,6 +599,68 @@ static void offline_run(const struct explore_scenario *s, unsigned int t)
 	}
 }
 
+/* ---- group-last-put ----------------------------------------------------- */
+
+#define LAST_PUT_LOOKUPS 2
+#define LAST_PUT_READS 48
+
+/*
+ * "v" under the root with three references: the tree's (while online),
+ * the creator's, given to thread 0, and one more for thread 1.
+ */
+static void last_put_setup(const struct explore_scenario *s)
+{
+	group_setup(s);
+	if (pcstock_group_create(pcstock_tree_root(S.t), "v", &S.victim))
+		abort();
+	pcstock_group_get(S.victim);
+	/* Its address, as the abort's message prints it (explore.c). */
+	explore_label(S.victim, 1, "v", NULL);
+}
+
+/*
+ * Threads 0 and 1 each look "v" up and put the lookup's reference,
+ * LAST_PUT_LOOKUPS times, then, still holding their own reference, read
+ * v's usage LAST_PUT_READS times and put it, while thread 2 destroys v,
+ * which puts the tree's.  Whoever puts last queues v's free.  When that
+ * is thread 0 or 1, its decrement reads from the destroyer's (directly,
+ * or through the other thread's decrements), and pcstock_group_put()'s
+ * check after it (an online group at zero references was put more often
+ * than it was got) must see the destroy's store of online: the last
+ * decrement's acquire, with every earlier put's release, orders it.
+ * Seeing the group still online, the library aborts, which the explorer
+ * reports as the violation (explore.c).
+ *
+ * The reads (relaxed loads: they order nothing) make a thread's last put
+ * come after the destroy's, which takes about 50 steps, in the random
+ * walk too; a lookup, whose acquires may read the destroy's stores, would
+ * mostly order them.  Each lookup runs while its thread holds its own
+ * reference, so v is never freed under it: the model does not know the
+ * grace period, and a lookup after the free could read a stale name index
+ * and reach freed memory.  No thread touches v after its last put.
+ */
+static void last_put_run(const struct explore_scenario *s, unsigned int t)
+{
+	struct pcstock_group *g;
+	int i;
+
+	(void)s;
+	if (t == 2) {
+		pcstock_group_destroy(S.victim);
+		return;
+	}
+	for (i = 0; i < LAST_PUT_LOOKUPS; i++) {
+		if (pcstock_group_lookup(pcstock_tree_root(S.t), "v", &g))
+			continue;
+		if (g != S.victim && !S.observed)
+			S.observed = "a lookup of \"v\" found another group";
+		pcstock_group_put(g);
+	}
+	for (i = 0; i < LAST_PUT_READS; i++)
+		(void)pcstock_counter_read(pcstock_group_memory(S.victim));
+	pcstock_group_put(S.victim);
+}
+
 /*
  * group-switch-*: a design exact at the limit with a's max at 20, far
  * above what a stock can hide (nr_cpus x batch = 8), so (for exact) a's
@@ -669,6 +736,17 @@ GROUP_SCENARIO(unlink, "group-unlink",
 GROUP_SCENARIO(offline, "group-offline",
 	       "charges, hits and misses, racing the group's destroy",
 	       offline_run, group_check_end, tree, any_design, false);
+/* v may be freed by the end: the checks of every step only. */
+static const struct explore_scenario last_put = {
+	.name = "group-last-put",
+	.help = "lookups and puts racing a destroy: any may put last",
+	.nr_threads = NR_THREADS, .init = group_init,
+	.thread_init = group_thread_init, .setup = last_put_setup,
+	.run = last_put_run, .check_step = group_check_step,
+	.check_end = group_check_step, .teardown = group_teardown,
+	.arg = &tree, .applies = any_design,
+	.design_info = pcstock_tree_policy_info,
+};
 
 const struct explore_scenario *const explore_group_scenarios[] = {
 	&group,
@@ -676,5 +754,6 @@ const struct explore_scenario *const explore_group_scenarios[] = {
 	&publish,
 	&unlink,
 	&offline,
+	&last_put,
 	NULL,
 };
