@@ -525,7 +525,7 @@ static void pair_step(struct sim *m, unsigned int cpu)
  * rings for the whole replay, so counting sends would count messages
  * whose uncharge, the expensive half, is never made.
  */
-static void sock_step(struct sim *m, unsigned int cpu)
+static bool sock_step(struct sim *m, unsigned int cpu)
 {
 	unsigned int pair = cpu / 2, i;
 	struct sim_ring *tx = &m->ring[cpu], *rx = &m->ring[cpu ^ 1];
@@ -533,7 +533,7 @@ static void sock_step(struct sim *m, unsigned int cpu)
 	int got;
 
 	if (pair >= m->cfg->tree.nr_leaves)
-		return;
+		return false;
 	for (i = 0; i < 8; i++) {
 		trace_access(PCS_OP_LOAD, &rx->head);
 		if (rx->tail == rx->head)
@@ -549,7 +549,7 @@ static void sock_step(struct sim *m, unsigned int cpu)
 	}
 	trace_access(PCS_OP_LOAD, &tx->tail);
 	if (tx->head - tx->tail == SOCK_RING)
-		return;
+		return i > 0;
 	pages = 1 + rng_next(&m->rng[cpu]) % 4;
 	if (m->s->charge(m->inst, cpu, pair, pages)) {
 		m->held[pair] += (long)pages;
@@ -557,15 +557,18 @@ static void sock_step(struct sim *m, unsigned int cpu)
 		tx->pages[tx->head++ % SOCK_RING] = (unsigned char)pages;
 		trace_access(PCS_OP_STORE, &tx->head);
 		m->sent++;
+		return true;
 	}
+	return i > 0;
 }
 
-static void sim_step(struct sim *m, bool sock, unsigned int cpu)
+/* One step of @cpu; false: an idle pass of sock (nothing in, no room). */
+static bool sim_step(struct sim *m, bool sock, unsigned int cpu)
 {
 	if (sock)
-		sock_step(m, cpu);
-	else
-		pair_step(m, cpu);
+		return sock_step(m, cpu);
+	pair_step(m, cpu);
+	return true;
 }
 
 static int sim_init(struct sim *m, const struct strategy *s, void *inst,
@@ -860,11 +863,18 @@ static void clocks_start(struct sim *m)
  * a line in flight is not held busy and a taken line leaves at the next
  * request: the formula's hottest-line bound serialises
  * (docs/lines-model.md says why); with --pricing hold the holds do.
+ * A sock pass that finds nothing to receive and no room to send is idle:
+ * only its partner can change that, so the CPU waits for the partner's
+ * clock, and the pass does not count against @steps (spinning senders
+ * would otherwise use the replay up while few messages arrive).
  */
 static int sim_timed(struct sim *m, bool sock, unsigned long steps)
 {
 	unsigned int nr = m->n, cpu;
+	unsigned long idle = 64 * steps;
 	struct lm_queue *q;
+	unsigned int p;
+	bool busy;
 	int ret = 0;
 
 	clocks_start(m);
@@ -878,10 +888,23 @@ static int sim_timed(struct sim *m, bool sock, unsigned long steps)
 			if (ret)
 				break;
 			sim_cpu = (int)cpu;
-			sim_step(m, sock, cpu);
+			busy = sim_step(m, sock, cpu);
 			sim_cpu = -1;
 			m->s->exit(m->inst);
-			steps--;
+			p = cpu ^ 1;
+			if (busy) {
+				steps--;
+			} else if (!--idle) {
+				steps = 0;	/* nobody can go on */
+			} else if (p < m->n && m->clock[p] > m->clock[cpu]) {
+				/*
+				 * sock: nothing to receive and no room to
+				 * send.  Only the partner can change that,
+				 * not before its clock: wait for it there.
+				 */
+				m->spent_wait += m->clock[p] - m->clock[cpu];
+				m->clock[cpu] = m->clock[p];
+			}
 		}
 		if (q->at < q->nr) {
 			q->at += timed_apply(m, cpu, q->v[q->at]);
