@@ -469,6 +469,8 @@ struct sim {
 	bool hold;			/* --pricing hold */
 	/* Simulated seconds spent, all CPUs (time replay). */
 	double spent_local, spent_xfer, spent_wait;
+	unsigned long settle;		/* sock: passes before counting */
+	bool settled;			/* sock: the rings settled in them */
 };
 
 /* Count from here on: forget the traffic, operations and time so far. */
@@ -866,12 +868,18 @@ static void clocks_start(struct sim *m)
  * A sock pass that finds nothing to receive and no room to send is idle:
  * only its partner can change that, so the CPU waits for the partner's
  * clock, and the pass does not count against @steps (spinning senders
- * would otherwise use the replay up while few messages arrive).
+ * would otherwise use the replay up while few messages arrive).  sock
+ * counts nothing until its rings have settled (where the receivers are
+ * the slower side, the senders fill their rings first), for at most
+ * @steps passes.
  */
 static int sim_timed(struct sim *m, bool sock, unsigned long steps)
 {
 	unsigned int nr = m->n, cpu;
 	unsigned long idle = 64 * steps;
+	unsigned long chunk = 32UL * m->n, left = chunk, cap = steps;
+	unsigned long sent = m->sent, got = m->ops;
+	bool settling = sock;
 	struct lm_queue *q;
 	unsigned int p;
 	bool busy;
@@ -880,6 +888,24 @@ static int sim_timed(struct sim *m, bool sock, unsigned long steps)
 	clocks_start(m);
 	pending = m->q;
 	while (nr && !ret) {
+		if (settling && !left) {
+			/*
+			 * sock: settled once 32 passes per CPU that moved
+			 * a message sent at most 10 % more than they
+			 * delivered (give or take one per 8 CPUs): the
+			 * rings no longer fill.  Count from there, and
+			 * from @steps passes on in any case.
+			 */
+			m->settled = (m->sent - sent) * 10 <=
+				     (m->ops - got) * 11 + m->n * 10 / 8;
+			if (m->settled || m->settle >= cap) {
+				settling = false;
+				sim_count_from_here(m);
+			}
+			sent = m->sent;
+			got = m->ops;
+			left = chunk;
+		}
 		cpu = m->heap[0];
 		q = &m->q[cpu];
 		if (q->at == q->nr && steps) {
@@ -892,7 +918,10 @@ static int sim_timed(struct sim *m, bool sock, unsigned long steps)
 			sim_cpu = -1;
 			m->s->exit(m->inst);
 			p = cpu ^ 1;
-			if (busy) {
+			if (busy && settling) {
+				m->settle++;
+				left--;
+			} else if (busy) {
 				steps--;
 			} else if (!--idle) {
 				steps = 0;	/* nobody can go on */
@@ -1269,6 +1298,8 @@ struct lm_result {
 	double t_local, t_xfer, t_wait;
 	double rx_batch;		/* sock: messages per receiving pass */
 	double sent_per_op;		/* sock: sent per delivered */
+	double settle;			/* sock: passes per CPU not counted */
+	bool settled;			/* sock: and the rings settled */
 	bool done;
 };
 
@@ -1362,6 +1393,9 @@ static int model_run(const struct opts *o, const struct series *se,
 		r->t_wait = m.spent_wait / (double)m.ops;
 		r->rx_batch = m.rx_passes ? (double)m.rx_msgs /
 					    (double)m.rx_passes : (double)NAN;
+		r->settle = se->sock && !o->interleave_op ?
+			    (double)m.settle / n : (double)NAN;
+		r->settled = m.settled;
 		r->sent_per_op = se->sock ? (double)m.sent / (double)m.ops :
 					    (double)NAN;
 		r->done = true;
@@ -1759,6 +1793,9 @@ static void emit_result(const struct lm_run *x, const struct series *se,
 	json_d(f, "replay_wait_ns_per_op", r->t_wait * 1e9);
 	json_d(f, "messages_per_receiving_pass", r->rx_batch);
 	json_d(f, "messages_sent_per_delivered", r->sent_per_op);
+	json_d(f, "settle_passes_per_cpu", r->settle);
+	fprintf(f, ",\"rings_settled\":%s", isnan(r->settle) ? "null" :
+		   r->settled ? "true" : "false");
 	json_d(f, "predicted_ops_per_s", r->pred);
 	json_d(f, "predicted_cap_ops_per_s", r->cap);
 	json_d(f, "measured_ops_per_s", r->measured);
