@@ -452,6 +452,7 @@ struct sim {
 	long *held;			/* per leaf */
 	unsigned long ops;
 	unsigned long rx_passes, rx_msgs; /* sock: receiving passes */
+	unsigned long sent;		/* sock: messages sent */
 	bool folio;			/* the burst goes back in one batch */
 	/* The time replay (sim_timed()). */
 	struct lm_queue *q;		/* each CPU's pending accesses */
@@ -468,7 +469,18 @@ struct sim {
 	bool hold;			/* --pricing hold */
 	/* Simulated seconds spent, all CPUs (time replay). */
 	double spent_local, spent_xfer, spent_wait;
+	unsigned long settle;		/* sock: passes before counting */
+	bool settled;			/* sock: the rings settled in them */
 };
+
+/* Count from here on: forget the traffic, operations and time so far. */
+static void sim_count_from_here(struct sim *m)
+{
+	dir_zero(&dir);
+	m->ops = 0;
+	m->rx_passes = m->rx_msgs = m->sent = 0;
+	m->spent_local = m->spent_xfer = m->spent_wait = 0;
+}
 
 /*
  * One library call of pair_body()'s loop for @cpu (workload.c): the
@@ -507,9 +519,15 @@ static void pair_step(struct sim *m, unsigned int cpu)
 /*
  * One pass of sock_body()'s loop for @cpu, rr: pairs (2p, 2p + 1).  The
  * ring accesses ring_pop() and ring_push() make are traced too: they are
- * the workload's own line traffic.
+ * the workload's own line traffic.  The operation is a message
+ * delivered (received and uncharged), not one sent: the two rates agree
+ * once the rings have settled, but a replay is short against a ring of
+ * SOCK_RING messages, and where the receivers are the slower side (v4
+ * at 224 CPUs: every uncharge walks to the root) the senders fill their
+ * rings for the whole replay, so counting sends would count messages
+ * whose uncharge, the expensive half, is never made.
  */
-static void sock_step(struct sim *m, unsigned int cpu)
+static bool sock_step(struct sim *m, unsigned int cpu)
 {
 	unsigned int pair = cpu / 2, i;
 	struct sim_ring *tx = &m->ring[cpu], *rx = &m->ring[cpu ^ 1];
@@ -517,13 +535,14 @@ static void sock_step(struct sim *m, unsigned int cpu)
 	int got;
 
 	if (pair >= m->cfg->tree.nr_leaves)
-		return;
+		return false;
 	for (i = 0; i < 8; i++) {
 		trace_access(PCS_OP_LOAD, &rx->head);
 		if (rx->tail == rx->head)
 			break;
 		m->rx_passes += !i;
 		m->rx_msgs++;
+		m->ops++;
 		trace_access(PCS_OP_LOAD, &rx->pages[rx->tail % SOCK_RING]);
 		got = rx->pages[rx->tail++ % SOCK_RING];
 		trace_access(PCS_OP_STORE, &rx->tail);
@@ -532,23 +551,26 @@ static void sock_step(struct sim *m, unsigned int cpu)
 	}
 	trace_access(PCS_OP_LOAD, &tx->tail);
 	if (tx->head - tx->tail == SOCK_RING)
-		return;
+		return i > 0;
 	pages = 1 + rng_next(&m->rng[cpu]) % 4;
 	if (m->s->charge(m->inst, cpu, pair, pages)) {
 		m->held[pair] += (long)pages;
 		trace_access(PCS_OP_STORE, &tx->pages[tx->head % SOCK_RING]);
 		tx->pages[tx->head++ % SOCK_RING] = (unsigned char)pages;
 		trace_access(PCS_OP_STORE, &tx->head);
-		m->ops++;
+		m->sent++;
+		return true;
 	}
+	return i > 0;
 }
 
-static void sim_step(struct sim *m, bool sock, unsigned int cpu)
+/* One step of @cpu; false: an idle pass of sock (nothing in, no room). */
+static bool sim_step(struct sim *m, bool sock, unsigned int cpu)
 {
 	if (sock)
-		sock_step(m, cpu);
-	else
-		pair_step(m, cpu);
+		return sock_step(m, cpu);
+	pair_step(m, cpu);
+	return true;
 }
 
 static int sim_init(struct sim *m, const struct strategy *s, void *inst,
@@ -843,16 +865,47 @@ static void clocks_start(struct sim *m)
  * a line in flight is not held busy and a taken line leaves at the next
  * request: the formula's hottest-line bound serialises
  * (docs/lines-model.md says why); with --pricing hold the holds do.
+ * A sock pass that finds nothing to receive and no room to send is idle:
+ * only its partner can change that, so the CPU waits for the partner's
+ * clock, and the pass does not count against @steps (spinning senders
+ * would otherwise use the replay up while few messages arrive).  sock
+ * counts nothing until its rings have settled (where the receivers are
+ * the slower side, the senders fill their rings first), for at most
+ * @steps passes.
  */
 static int sim_timed(struct sim *m, bool sock, unsigned long steps)
 {
 	unsigned int nr = m->n, cpu;
+	unsigned long idle = 64 * steps;
+	unsigned long chunk = 32UL * m->n, left = chunk, cap = steps;
+	unsigned long sent = m->sent, got = m->ops;
+	bool settling = sock;
 	struct lm_queue *q;
+	unsigned int p;
+	bool busy;
 	int ret = 0;
 
 	clocks_start(m);
 	pending = m->q;
 	while (nr && !ret) {
+		if (settling && !left) {
+			/*
+			 * sock: settled once 32 passes per CPU that moved
+			 * a message sent at most 10 % more than they
+			 * delivered (give or take one per 8 CPUs): the
+			 * rings no longer fill.  Count from there, and
+			 * from @steps passes on in any case.
+			 */
+			m->settled = (m->sent - sent) * 10 <=
+				     (m->ops - got) * 11 + m->n * 10 / 8;
+			if (m->settled || m->settle >= cap) {
+				settling = false;
+				sim_count_from_here(m);
+			}
+			sent = m->sent;
+			got = m->ops;
+			left = chunk;
+		}
 		cpu = m->heap[0];
 		q = &m->q[cpu];
 		if (q->at == q->nr && steps) {
@@ -861,10 +914,26 @@ static int sim_timed(struct sim *m, bool sock, unsigned long steps)
 			if (ret)
 				break;
 			sim_cpu = (int)cpu;
-			sim_step(m, sock, cpu);
+			busy = sim_step(m, sock, cpu);
 			sim_cpu = -1;
 			m->s->exit(m->inst);
-			steps--;
+			p = cpu ^ 1;
+			if (busy && settling) {
+				m->settle++;
+				left--;
+			} else if (busy) {
+				steps--;
+			} else if (!--idle) {
+				steps = 0;	/* nobody can go on */
+			} else if (p < m->n && m->clock[p] > m->clock[cpu]) {
+				/*
+				 * sock: nothing to receive and no room to
+				 * send.  Only the partner can change that,
+				 * not before its clock: wait for it there.
+				 */
+				m->spent_wait += m->clock[p] - m->clock[cpu];
+				m->clock[cpu] = m->clock[p];
+			}
 		}
 		if (q->at < q->nr) {
 			q->at += timed_apply(m, cpu, q->v[q->at]);
@@ -1228,6 +1297,9 @@ struct lm_result {
 	/* Time replay: simulated seconds per op, local, transfers, waits. */
 	double t_local, t_xfer, t_wait;
 	double rx_batch;		/* sock: messages per receiving pass */
+	double sent_per_op;		/* sock: sent per delivered */
+	double settle;			/* sock: passes per CPU not counted */
+	bool settled;			/* sock: and the rings settled */
 	bool done;
 };
 
@@ -1293,9 +1365,7 @@ static int model_run(const struct opts *o, const struct series *se,
 	m.hold = isfinite(t_hold);
 	m.t_hold = m.hold ? t_hold : 0;
 	m.remote_factor = o->remote_factor;
-	dir_zero(&dir);
-	m.ops = 0;
-	m.rx_passes = m.rx_msgs = 0;
+	sim_count_from_here(&m);
 	if (!ret && o->interleave_op)
 		ret = sim_rounds(&m, se->sock, rounds, 1, true);
 	else if (!ret)
@@ -1323,6 +1393,11 @@ static int model_run(const struct opts *o, const struct series *se,
 		r->t_wait = m.spent_wait / (double)m.ops;
 		r->rx_batch = m.rx_passes ? (double)m.rx_msgs /
 					    (double)m.rx_passes : (double)NAN;
+		r->settle = se->sock && !o->interleave_op ?
+			    (double)m.settle / n : (double)NAN;
+		r->settled = m.settled;
+		r->sent_per_op = se->sock ? (double)m.sent / (double)m.ops :
+					    (double)NAN;
 		r->done = true;
 	}
 	i = sim_fini(&m) ? 1 : 0;
@@ -1717,6 +1792,10 @@ static void emit_result(const struct lm_run *x, const struct series *se,
 	json_d(f, "replay_transfer_ns_per_op", r->t_xfer * 1e9);
 	json_d(f, "replay_wait_ns_per_op", r->t_wait * 1e9);
 	json_d(f, "messages_per_receiving_pass", r->rx_batch);
+	json_d(f, "messages_sent_per_delivered", r->sent_per_op);
+	json_d(f, "settle_passes_per_cpu", r->settle);
+	fprintf(f, ",\"rings_settled\":%s", isnan(r->settle) ? "null" :
+		   r->settled ? "true" : "false");
 	json_d(f, "predicted_ops_per_s", r->pred);
 	json_d(f, "predicted_cap_ops_per_s", r->cap);
 	json_d(f, "measured_ops_per_s", r->measured);

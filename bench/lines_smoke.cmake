@@ -31,7 +31,14 @@
 #    (bench/lines_calib_nohold.jsonl: every shared add moves the line):
 #    the replay must hand the line over when its transfer starts, so that
 #    the holder's next add misses (a replay that lets the holder add once
-#    more while the line is in flight moves it only every other add).
+#    more while the line is in flight moves it only every other add);
+#  - sock v4 at 16 CPUs, both pricings: at least one access to the root's
+#    usage line per message, as v4's every uncharge walks to the root
+#    (a replay that counted messages sent, not delivered, gave 0.2-0.9),
+#    at most 1.1 messages sent per delivered (the rings settled before
+#    counting; 1.25 without) and at least 5,000 messages delivered in
+#    10,000 passes (a replay that let senders spinning at full rings use
+#    its passes up delivered 118-207).
 
 cmake_minimum_required(VERSION 3.20)
 
@@ -218,3 +225,61 @@ foreach(st none v4)
 endforeach()
 message(STATUS "lines hold: scale-own v4 ${AMD_scale-own_v4_2} (AMD EPYC), "
 	"${XEON_scale-own_v4_2} (Xeon) transfers/op at 2 CPUs")
+
+# sock counts a message when it is delivered (received and uncharged):
+# v4's uncharge goes straight up the hierarchy, so every delivered message
+# makes at least one access to the root's usage line, whichever pricing.
+# Counting sends instead fails this: v4's receivers are the slower side
+# and the senders fill their rings first (0.36 root accesses per send
+# at 16 CPUs without the settling, 0.92 with it).
+foreach(pricing move hold)
+	set(dir "${OUT}/sock-${pricing}")
+	file(REMOVE_RECURSE "${dir}")
+	execute_process(COMMAND "${BENCH}" --lines --quick --reps 1 --cpus 16
+		--workload sock --strategy v4 --pricing ${pricing}
+		--lines-calib "${XEON}" --out "${dir}"
+		RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+	if(NOT rc EQUAL 0)
+		message(FATAL_ERROR "sock v4 --pricing ${pricing}: ${rc}:\n${err}")
+	endif()
+	file(STRINGS "${dir}/lines.jsonl" recs REGEX "\"kind\":\"lines\"")
+	set(root "")
+	foreach(line IN LISTS recs)
+		string(JSON nr LENGTH "${line}" hot_lines)
+		math(EXPR last "${nr} - 1")
+		foreach(i RANGE ${last})
+			string(JSON name GET "${line}" hot_lines ${i} line)
+			if(name STREQUAL "level 0 usage")
+				string(JSON root GET "${line}" hot_lines ${i}
+					accesses_per_op)
+			endif()
+		endforeach()
+		string(JSON sent GET "${line}" messages_sent_per_delivered)
+		string(JSON ops GET "${line}" ops)
+	endforeach()
+	# The replay counts from where the rings have settled: about one
+	# message sent per message delivered (1.25 counted from the start).
+	if(sent GREATER 1.1)
+		message(FATAL_ERROR "sock v4 at 16 CPUs, ${pricing}: ${sent} "
+			"messages sent per delivered: rings not settled")
+	endif()
+	# Idle passes (nothing to receive, no room to send) wait for the
+	# partner and are not counted against the replay's 10,000 passes
+	# (--quick, 16 CPUs), each of which then delivers about one message;
+	# counted, the senders spinning at full rings use them up while
+	# 118-207 messages arrive.
+	if(ops LESS 5000)
+		message(FATAL_ERROR "sock v4 at 16 CPUs, ${pricing}: ${ops} "
+			"messages delivered in 10,000 passes: idle passes "
+			"used the replay up")
+	endif()
+	if(root STREQUAL "" OR root LESS 1)
+		message(FATAL_ERROR "sock v4 at 16 CPUs, ${pricing}: the root's "
+			"usage line '${root}' accesses per message, fewer than "
+			"the uncharges that walk to it (sent per delivered: "
+			"${sent})")
+	endif()
+	message(STATUS "lines sock v4 ${pricing}: ${root} root accesses per "
+		"delivered message, ${sent} sent per delivered, ${ops} "
+		"delivered")
+endforeach()
