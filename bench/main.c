@@ -66,11 +66,13 @@ static const char usage_text[] =
 "  --interleave HOW   --lines: time (default: each simulated CPU's\n"
 "                     accesses one at a time by its clock) or op (whole\n"
 "                     steps in a shuffled order per round)\n"
-"  --pricing HOW      --lines: move (default: every access may move the\n"
-"                     line, priced at a requester's loss, capped at the\n"
-"                     line's move time) or hold (a core keeps a line it\n"
-"                     took for the calibrated hold, a transfer costs the\n"
-"                     latency, the replay's clocks predict; experimental)\n"
+"  --pricing HOW      --lines: hold (default: a core keeps a line it\n"
+"                     took for the calibrated run of accesses, a transfer\n"
+"                     costs the latency, the replay's clocks predict) or\n"
+"                     move (the earlier pricing: every access may move\n"
+"                     the line, priced at a requester's loss, capped at\n"
+"                     the line's move time); --interleave op is always\n"
+"                     move\n"
 "  --lines-calib FILE --lines: take the transfer calibration (and the\n"
 "                     2-CPU local costs, if recorded) from a lines.jsonl\n"
 "                     of another run, e.g. another CPU's\n"
@@ -450,6 +452,7 @@ int main(int argc, char **argv)
 		.mode = PCSTOCK_CPU_SIM, .seed = 1, .out = "results",
 		/* the seed's "before": see pick()'s fallback */
 		.baseline = "memcg7", .remote_factor = 1,
+		.pricing_hold = true,
 	};
 	static struct config cfg[BENCH_MAX_CONFIGS];
 	const struct strategy *st[BENCH_MAX_STRATEGIES];
