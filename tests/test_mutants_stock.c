@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 
@@ -250,6 +251,71 @@ static void test_v4_slot_may_reach_its_ceiling(void **state)
 	{ #f "/default", f, s, teardown, &policy_default },                  \
 	{ #f "/v4", f, s, teardown, &policy_v4 }
 
+/*
+ * THREAD mode: a thread's table has PCS_THREAD_CACHE entries, by domain id
+ * modulo its size.  When a domain takes over the entry the hit cache was
+ * filled from, the cache goes with it: the replaced domain's next stocked
+ * charge asks the table again and gets its next CPU (1), where it misses
+ * (a batch of 4 charged), instead of a hit from CPU 0's slot.  Domain ids
+ * are consecutive, so the fifth domain after d shares d's entry.
+ * Mutant: pcs_thread_cpu_assign() dropping the cache only when it names
+ * the new domain.
+ */
+struct entry_replaced {
+	struct pcstock_counter *c;
+	unsigned long charged[2];	/* by each charge: a miss takes BATCH */
+	int cpu_other, err;
+};
+
+static void *thread_entry_replaced(void *arg)
+{
+	struct entry_replaced *r = arg;
+	struct pcstock_domain_attr attr = { 1, PCSTOCK_CPU_THREAD, NULL };
+	struct pcstock_domain *others[4];
+	int i;
+
+	if (!pcstock_counter_try_charge_stock(r->c, 1, NULL, &r->charged[0]))
+		r->err = -1;
+	for (i = 0; i < 4; i++)
+		r->err |= pcstock_domain_create(&attr, &others[i]);
+	if (r->err)
+		return NULL;
+	r->cpu_other = pcstock_this_cpu(others[3]);
+	if (!pcstock_counter_try_charge_stock(r->c, 1, NULL, &r->charged[1]))
+		r->err = -1;
+	for (i = 0; i < 4; i++)
+		r->err |= pcstock_domain_destroy(others[i]);
+	return NULL;
+}
+
+static void test_thread_entry_replaced_drops_cache(void **state)
+{
+	struct pcstock_domain_attr attr = { NR_CPUS, PCSTOCK_CPU_THREAD, NULL };
+	struct pcstock_domain *d;
+	struct pcstock_counter c;
+	struct entry_replaced r = { &c, { 0, 0 }, -1, 0 };
+	pthread_t th;
+
+	(void)state;
+	pcstock_counter_init(&c, NULL, false);
+	assert_int_equal(pcstock_domain_create(&attr, &d), 0);
+	assert_int_equal(pcstock_counter_alloc_stock(&c, d, BATCH,
+						     PCSTOCK_STOCK_DEFAULT),
+			 0);
+	assert_int_equal(pthread_create(&th, NULL, thread_entry_replaced, &r),
+			 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(r.err, 0);
+	assert_int_equal(r.cpu_other, 0);
+	assert_int_equal(r.charged[0], BATCH);	/* CPU 0: a miss */
+	assert_int_equal(r.charged[1], BATCH);	/* CPU 1: a miss again */
+	assert_int_equal(pcstock_counter_read(&c), 2 * BATCH);
+	assert_int_equal(pcstock_counter_drain_stock(&c, 0), BATCH - 1);
+	assert_int_equal(pcstock_counter_drain_stock(&c, 1), BATCH - 1);
+	pcstock_counter_free_stock(&c);
+	assert_int_equal(pcstock_domain_destroy(d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,6 +325,7 @@ int main(void)
 		{ "test_v4_slot_may_reach_its_ceiling",
 		  test_v4_slot_may_reach_its_ceiling, setup, teardown,
 		  &policy_v4 },
+		cmocka_unit_test(test_thread_entry_replaced_drops_cache),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
