@@ -290,6 +290,14 @@ pcs_exact_charge(struct pcstock_counter *c, unsigned char state,
 		return true;
 	if (!drain_every_cpu(c))
 		return false;
+#ifdef PCSTOCK_MUTATE_EXACT_NO_RETRY
+	/*
+	 * Planted bug, explorer builds only (tests/mutants.cmake): the
+	 * drain found pages and the charge still fails, for pages that sat
+	 * in this counter's own stock.  stock-retry-exact must catch it.
+	 */
+	return false;
+#endif
 	return pcs_stock_charge_exact(c, nr_pages, fail, nr_charged);
 }
 

@@ -59,3 +59,21 @@ endforeach()
 # passes.
 pcstock_add_mutant_explorers(RELAXED_PUT)
 pcstock_add_weak_detection_test(relaxed_put group-last-put-default)
+
+# An EXACT stock's charge that fails, drains every slot, finds pages and
+# does not try again (src/stock_ctl.c, EXACT_NO_RETRY; docs/mutation.md
+# Q10): stock-retry-exact (tests/explore/explore_stock.c; its clean runs
+# from discover.cmake) finds it, SC and weak, with the budget of its clean
+# runs: a charge of 9 fails while a switch to exact has marked the slots
+# and not yet drained them, and its own drain takes the 3 stocked pages
+# (seed 1: random at schedule 407, PCT at 2).
+pcstock_add_mutant_explorers(EXACT_NO_RETRY)
+foreach(strategy random pct)
+	explore_budget(args stock-retry-exact ${strategy})
+	pcstock_add_explore_test(explore_detect_exact_no_retry_${strategy}
+		BINARY pcstock-explore-exact-no-retry
+		ARGS ${args} --expect-violation)
+	pcstock_add_explore_test(explore_detect_exact_no_retry_weak_${strategy}
+		BINARY pcstock-explore-exact-no-retry
+		ARGS ${args} --weak --expect-violation)
+endforeach()

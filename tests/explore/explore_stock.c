@@ -40,6 +40,11 @@
  *  - (stock-disable) at the end, before the checker's own drains: the
  *    disable and the drains after it left every slot empty;
  *  - at the end, if the stock was disabled: every slot still marked;
+ *  - (stock-retry) a charge of thread 2 fails only if another thread's
+ *    drain took the stock's pages first, or there is no room for it once
+ *    its own drain gave them back: a failure after its own drain emptied
+ *    a slot, with no other thread charging or uncharging meanwhile and
+ *    room for it beside what they hold, is a violation;
  *  - at the end: usage(c) == usage(p) == held + sum(slots); after draining
  *    every CPU all slots are 0 and usage == held; after free_stock() and
  *    giving back what is held, usage is 0 at both levels.
@@ -76,6 +81,7 @@ enum stock_op {
 	OP_DRAIN,	/* drain_stock(cpu n) */
 	OP_OFFLINE,	/* cpu_set_online(n, false); thread 2 only */
 	OP_DISABLE,	/* disable_stock() */
+	OP_GO_EXACT,	/* stock_go_exact(), as make_room calls it */
 };
 
 struct stock_step {
@@ -92,6 +98,7 @@ struct stock_step {
 struct stock_params {
 	bool check_cap;
 	bool check_disable;		/* thread 2 disables, then drains all */
+	bool check_retry;		/* thread 2's charges, see the top */
 	unsigned long parent_max;
 	int cpu[NR_THREADS];		/* -1: not a CPU of the domain */
 	struct stock_step ops[NR_THREADS][MAX_OPS];
@@ -103,6 +110,11 @@ static struct {
 	unsigned long held[NR_THREADS];
 	unsigned long inflight[NR_THREADS];
 	const char *observed;		/* a thread's own read went wrong */
+	/* stock-retry: */
+	bool busy[NR_THREADS];		/* in a charge or an uncharge */
+	bool overlap;			/* another was busy during 2's */
+	bool drained;			/* 2 took pages out of a slot */
+	int last[NR_CPUS];		/* each slot's pages at the last step */
 	char msg[160];
 } S;
 
@@ -150,9 +162,14 @@ static void stock_setup(const struct explore_scenario *s)
 		explore_label(pcstock_percpu_ptr(S.d, S.c.stock_stats, cpu),
 			      6 * sizeof(unsigned long), name, NULL);
 	}
-	for (t = 0; t < NR_THREADS; t++)
+	for (t = 0; t < NR_THREADS; t++) {
 		S.held[t] = S.inflight[t] = 0;
+		S.busy[t] = false;
+	}
 	S.observed = NULL;
+	S.overlap = S.drained = false;
+	for (cpu = 0; cpu < NR_CPUS; cpu++)
+		S.last[cpu] = 0;
 	pcstock_warn_reset();
 }
 
@@ -183,6 +200,20 @@ static int slot_pages(int v)
 }
 
 /* Reads the slots directly: valid while the stock is allocated. */
+/*
+ * stock-retry's books, kept at each step.  A step's hook runs in the
+ * thread about to make an access, and only one thread runs at a time:
+ * the accesses since the previous hook were all that thread's.
+ */
+static void retry_books(unsigned int cpu, int pages)
+{
+	if (S.busy[2] && explore_self() == 2 && pages < S.last[cpu])
+		S.drained = true;
+	S.last[cpu] = pages;
+	if (S.busy[2] && (S.busy[0] || S.busy[1]))
+		S.overlap = true;
+}
+
 static const char *stock_check_step(const struct explore_scenario *s)
 {
 	const struct stock_params *p = s->arg;
@@ -205,6 +236,8 @@ static const char *stock_check_step(const struct explore_scenario *s)
 			return S.msg;
 		}
 		slots += v;
+		if (p->check_retry)
+			retry_books(cpu, v);
 	}
 	gap = usage - held - slots;
 	if (gap < 0 || gap > (long)sum(S.inflight)) {
@@ -223,26 +256,55 @@ static const char *stock_check_step(const struct explore_scenario *s)
 	return NULL;
 }
 
+/*
+ * stock-retry: thread 2's charge of @n failed.  Its own drain found pages
+ * (a slot emptied by its accesses), nobody else moved pages meanwhile, and
+ * what the others hold leaves room for @n: the retry after that drain
+ * cannot have failed.
+ */
+static void retry_check(const struct stock_params *p, unsigned long n)
+{
+	if (S.drained && !S.overlap &&
+	    S.held[0] + S.held[1] + n <= p->parent_max && !S.observed)
+		S.observed = "a charge failed for pages its own drain took out "
+			     "of the stock, with room for it once they were "
+			     "uncharged: an exact charge whose drain finds "
+			     "pages tries once more (no charge fails for pages "
+			     "in its own counter's stock)";
+}
+
 static void stock_run(const struct explore_scenario *s, unsigned int t)
 {
 	const struct stock_params *p = s->arg;
 	const struct stock_step *st;
+	bool ok;
 
 	for (st = p->ops[t]; st < p->ops[t] + MAX_OPS && st->op; st++) {
 		switch (st->op) {
 		case OP_CHARGE:
 			S.inflight[t] = (st->n > BATCH ? st->n : BATCH) +
 					SLOT_MAX;
-			if (pcstock_counter_try_charge_stock(&S.c, st->n, NULL,
-							     NULL))
+			S.busy[t] = true;
+			if (t == 2) {
+				S.overlap = S.busy[0] || S.busy[1];
+				S.drained = false;
+			}
+			ok = pcstock_counter_try_charge_stock(&S.c, st->n, NULL,
+							      NULL);
+			S.busy[t] = false;
+			if (ok)
 				S.held[t] += st->n;
+			else if (t == 2 && p->check_retry)
+				retry_check(p, st->n);
 			break;
 		case OP_UNCHARGE:
 			if (S.held[t] < st->n)
 				break;
 			S.held[t] -= st->n;
 			S.inflight[t] = st->n + SLOT_MAX;
+			S.busy[t] = true;
 			pcstock_counter_uncharge_stock(&S.c, st->n);
+			S.busy[t] = false;
 			break;
 		case OP_DRAIN:
 		case OP_OFFLINE:
@@ -256,6 +318,10 @@ static void stock_run(const struct explore_scenario *s, unsigned int t)
 			break;
 		case OP_DISABLE:
 			pcstock_counter_disable_stock(&S.c);
+			break;
+		case OP_GO_EXACT:
+			S.inflight[t] = SLOT_MAX;
+			pcstock_counter_stock_go_exact(&S.c);
 			break;
 		case OP_END:
 			break;
@@ -319,6 +385,7 @@ static void stock_teardown(const struct explore_scenario *s)
 #define D(n) { OP_DRAIN, n }
 #define OFF(n) { OP_OFFLINE, n }
 #define DIS { OP_DISABLE, 0 }
+#define EXACT { OP_GO_EXACT, 0 }
 
 /* Two threads on CPU0 (preemption), one on CPU1 draining CPU0 remotely. */
 #define CHARGE_PARAMS(cap)                                                  \
@@ -369,6 +436,24 @@ static const struct stock_params disable = {
 };
 
 /*
+ * An EXACT stock's retry: thread 0 stocks 3 pages in CPU1's slot (usage 4
+ * of max 12, margin 8: the bound, so no switch), thread 1 switches the
+ * stock to exact (make_room's call), thread 2 on CPU0 charges 9.  Its
+ * first try may find the 3 pages still stocked (the switch has marked the
+ * slots, ENTERING, and not yet drained them; or no switch yet), fail, and
+ * drain them itself: it must then try again, and 1 + 9 fits.  A switch
+ * that drains them first leaves it nothing to find and may make it fail
+ * (its drain's uncharge still to come): allowed.
+ */
+/* The drains of CPU0's slot, always empty, only let thread 0 go first. */
+static const struct stock_params retry = {
+	.check_retry = true, .parent_max = 12, .cpu = { 1, 1, 0 },
+	.ops = { { C(1) },
+		 { D(0), D(0), D(0), D(0), D(0), D(0), D(0), EXACT },
+		 { D(0), D(0), D(0), D(0), D(0), D(0), D(0), C(9) } },
+};
+
+/*
  * Every scenario here runs once per registered design whose stock is the
  * per-counter one (the kind its properties name), "stock-charge-default"
  * and so on; stock-cap only for a kind that does not cap its slots (the
@@ -377,6 +462,11 @@ static const struct stock_params disable = {
 static bool per_counter(const struct pcstock_policy_info *info)
 {
 	return info->per_counter;
+}
+
+static bool exact(const struct pcstock_policy_info *info)
+{
+	return info->per_counter && info->exact_at_limit;
 }
 
 static bool uncapped(const struct pcstock_policy_info *info)
@@ -413,6 +503,9 @@ STOCK_SCENARIO(limit, "stock-limit",
 STOCK_SCENARIO(disable, "stock-disable",
 	       "refills on both CPUs race disable + drain of both", NULL,
 	       per_counter);
+STOCK_SCENARIO(retry, "stock-retry",
+	       "a charge racing a switch to exact needs the stocked pages",
+	       NULL, exact);
 
 const struct explore_scenario *const explore_stock_scenarios[] = {
 	&charge_scenario,
@@ -421,5 +514,6 @@ const struct explore_scenario *const explore_stock_scenarios[] = {
 	&lifecycle_scenario,
 	&limit_scenario,
 	&disable_scenario,
+	&retry_scenario,
 	NULL,
 };
