@@ -1087,6 +1087,29 @@ static void test_exact_no_failure_for_pages_in_stock(void **state)
 	}
 }
 
+/*
+ * EXACT's failed exact charge drains every slot and tries once more: a
+ * charge that fits only without the pages in its own counter's stock
+ * succeeds (mutation Q10, docs/mutation.md).  Far from max (the margin
+ * is above HIDE), so the leaf stays stocked until the charge.
+ */
+static void test_exact_charge_retries_after_its_drain(void **state)
+{
+	const unsigned long max = 4 * HIDE, big = max - 1;
+
+	(void)state;
+	assert_int_equal(pcstock_counter_set_max(&fx.root, max), 0);
+	move_to(0);
+	assert_true(pcstock_counter_try_charge_stock(&fx.leaf, 1, NULL,
+						     NULL));
+	assert_int_equal(slot(0), BATCH - 1);
+	/* BATCH + big is over max, 1 + big is not. */
+	assert_true(pcstock_counter_try_charge_stock(&fx.leaf, big, NULL,
+						     NULL));
+	assert_int_equal(pcstock_counter_read(&fx.root), max);
+	assert_int_equal(pcstock_counter_stock_pages(&fx.leaf), 0);
+}
+
 /* Far from every max, EXACT stocks as DEFAULT does. */
 static void test_exact_far_from_max_stocks(void **state)
 {
@@ -1249,6 +1272,7 @@ int main(int argc, char **argv)
 		EACH(test_large_charge_hits_a_large_slot),
 		EACH(test_exact_no_failure_for_pages_in_stock),
 		EXACT_ONLY(test_exact_far_from_max_stocks),
+		EXACT_ONLY(test_exact_charge_retries_after_its_drain),
 		EACH(test_exact_hysteresis),
 		EACH(test_exact_go_exact_frees_a_siblings_stock),
 		EACH(test_exact_disable_while_exact),
