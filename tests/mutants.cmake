@@ -59,3 +59,10 @@ endforeach()
 # passes.
 pcstock_add_mutant_explorers(RELAXED_PUT)
 pcstock_add_weak_detection_test(relaxed_put group-last-put-default)
+
+# The name index's rebuild publishing its new table relaxed (src/names.c,
+# RELAXED_NAME_REBUILD; docs/mutation.md Q32): a lookup that reads the
+# new table may see its slots empty and miss a group that exists
+# (group-rebuild, weak memory only).
+pcstock_add_mutant_explorers(RELAXED_NAME_REBUILD)
+pcstock_add_weak_detection_test(relaxed_name_rebuild group-rebuild-default)
