@@ -625,9 +625,6 @@ static void offline_run(const struct explore_scenario *s, unsigned int t)
 /* ---- group-enoent ------------------------------------------------------- */
 
 #define ENOENT_TRIES 8
-#ifndef ENOENT_READS
-#define ENOENT_READS 32
-#endif
 
 /*
  * Threads 0 and 1 (CPU 0) charge "b" a page, which leaves pages in CPU
@@ -644,8 +641,6 @@ static void enoent_run(const struct explore_scenario *s, unsigned int t)
 	int i;
 
 	if (t == 2) {
-		for (i = 0; i < ENOENT_READS; i++)
-			(void)pcstock_counter_read(mem(G_A));
 		offline_run(s, t);
 		return;
 	}
