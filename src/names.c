@@ -130,7 +130,11 @@ static int rebuild(struct name_index *ix, struct name_slots *old)
 	}
 	s->used = s->live;
 	/* Release pairs with the acquire in name_index_find(). */
+#ifdef PCSTOCK_MUTATE_RELAXED_NAME_REBUILD	/* planted bug, explorer only */
+	pcs_store(&ix->slots, s, PCS_RELAXED);
+#else
 	pcs_store(&ix->slots, s, PCS_RELEASE);
+#endif
 	rcu_hb_release();
 	urcu_bp_call_rcu(&old->rcu, slots_free_rcu);
 	return 0;

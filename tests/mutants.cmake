@@ -77,3 +77,33 @@ foreach(strategy random pct)
 		BINARY pcstock-explore-exact-no-retry
 		ARGS ${args} --weak --expect-violation)
 endforeach()
+
+# A charge's load of online relaxed (src/charge.c, RELAXED_CHARGE_ONLINE;
+# docs/mutation.md Q5): a charger that learnt of the destroy from a
+# charge's -ENOENT may still read the hit key the destroy cleared, and its
+# next charge hits the dead group's stock.  group-enoent checks that
+# charge.  Rare: the charge must land between the destroy's release of
+# online and its drain, and read the key stale twice.  In weak memory,
+# seed 1, random finds it at schedule 232 and PCT at 117, past the clean
+# runs' budget of 60: budgets of their own (about 5 s and 3 s).  The real
+# code is clean over the same runs, SC and weak.
+pcstock_add_mutant_explorers(RELAXED_CHARGE_ONLINE)
+foreach(case "random;400" "pct;200")
+	list(GET case 0 strategy)
+	list(GET case 1 n)
+	set(args --scenario group-enoent-default --strategy ${strategy}
+		--schedules ${n} --seed 1)
+	if(strategy STREQUAL pct)
+		list(APPEND args --depth 3)
+	endif()
+	pcstock_add_explore_test(
+		explore_detect_relaxed_charge_online_weak_${strategy}
+		BINARY pcstock-explore-relaxed-charge-online
+		ARGS ${args} --weak --expect-violation)
+endforeach()
+# The name index's rebuild publishing its new table relaxed (src/names.c,
+# RELAXED_NAME_REBUILD; docs/mutation.md Q32): a lookup that reads the
+# new table may see its slots empty and miss a group that exists
+# (group-rebuild, weak memory only).
+pcstock_add_mutant_explorers(RELAXED_NAME_REBUILD)
+pcstock_add_weak_detection_test(relaxed_name_rebuild group-rebuild-default)

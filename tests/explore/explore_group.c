@@ -62,10 +62,18 @@
  * after its caller saw b offline (pcstock_group_online()) must fail, and
  * at the end the invariants above hold with b's stock empty.
  *
+ * group-enoent-*: the same, but the chargers learn of the destroy from a
+ * charge's -ENOENT, see enoent_run() below.
+ *
  * group-last-put-*: the same tree and a group "v" under the root whose
  * last reference may be put by a thread that did not destroy it, see
  * last_put_run() below.
+ *
+ * group-rebuild-*: the same tree with the name index one entry below its
+ * growth; thread 0's creation rebuilds it while threads 1 and 2 look up
+ * "a/a1", see rebuild_run() below.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +81,8 @@
 #include <pcstock/cpu.h>
 #include <pcstock/hierarchy.h>
 #include <pcstock/percpu.h>
+
+#include <urcu-bp.h>
 
 #include "explore.h"
 
@@ -144,6 +154,8 @@ static struct {
 	struct pcstock_group *created;	/* group-publish: "n", or NULL */
 	struct pcstock_group *doomed;	/* group-unlink: "n", or NULL */
 	struct pcstock_group *victim;	/* group-last-put: "v" */
+	struct pcstock_group *fill[8];	/* group-rebuild: index fillers */
+	bool reading;			/* group-rebuild: driver in RCU */
 	const char *observed;		/* what a walker saw wrong */
 	char msg[160];
 } S;
@@ -449,6 +461,17 @@ static void group_teardown(const struct explore_scenario *s)
 	int t, g;
 
 	(void)s;
+	if (S.reading) {
+		urcu_bp_read_unlock();
+		S.reading = false;
+	}
+	for (g = 0; g < (int)(sizeof(S.fill) / sizeof(S.fill[0])); g++) {
+		if (!S.fill[g])
+			continue;
+		pcstock_group_destroy(S.fill[g]);
+		pcstock_group_put(S.fill[g]);
+		S.fill[g] = NULL;
+	}
 	if (S.created) {
 		pcstock_group_destroy(S.created);
 		pcstock_group_put(S.created);
@@ -554,15 +577,15 @@ static void unlink_run(const struct explore_scenario *s, unsigned int t)
 
 /* ---- group-offline ------------------------------------------------------ */
 
-/* A charge of 1 page to "b" by thread @t, accounted as group_run() does. */
-static int offline_charge(unsigned int t)
+/* A charge of @n pages to "b" by thread @t, accounted as group_run() does. */
+static int offline_charge(unsigned int t, unsigned long n)
 {
 	int err;
 
-	S.inflight[t] = 1 + BATCH + SLOT_MAX;
-	err = pcstock_group_charge(S.g[G_B], 1, 0);
+	S.inflight[t] = n + BATCH + SLOT_MAX;
+	err = pcstock_group_charge(S.g[G_B], n, 0);
 	if (!err)
-		S.held[t][G_B]++;
+		S.held[t][G_B] += n;
 	S.inflight[t] = 0;
 	return err;
 }
@@ -585,16 +608,49 @@ static void offline_run(const struct explore_scenario *s, unsigned int t)
 		S.inflight[t] = 0;
 		return;
 	}
-	offline_charge(t);
+	offline_charge(t, 1);
 	for (i = 0; i < 2; i++) {
 		if (pcstock_group_online(S.g[G_B])) {
-			offline_charge(t);
+			offline_charge(t, 1);
 			continue;
 		}
-		if (!offline_charge(t) && !S.observed)
+		if (!offline_charge(t, 1) && !S.observed)
 			S.observed = "a charge made after its caller saw the "
 				     "group offline succeeded (a stale hit "
 				     "key)";
+		break;
+	}
+}
+
+/* ---- group-enoent ------------------------------------------------------- */
+
+#define ENOENT_TRIES 8
+
+/*
+ * Threads 0 and 1 (CPU 0) charge "b" a page, which leaves pages in CPU
+ * 0's slot, then charge BATCH + 1 pages, more than a slot gives, until
+ * one fails, while thread 2 destroys b.  The failure, -ENOENT, says what
+ * pcstock_group_online()'s false says in group-offline: the destroy
+ * cleared the hit key before its release of online, which
+ * group_charge_slow()'s acquire pairs with.  The next charge, of a page
+ * the slot still holds until the destroy drains it, must fail too: a
+ * stale hit key would take it from the dead group's stock.
+ */
+static void enoent_run(const struct explore_scenario *s, unsigned int t)
+{
+	int i;
+
+	if (t == 2) {
+		offline_run(s, t);
+		return;
+	}
+	offline_charge(t, 1);
+	for (i = 0; i < ENOENT_TRIES; i++) {
+		if (offline_charge(t, BATCH + 1) != -ENOENT)
+			continue;
+		if (!offline_charge(t, 1) && !S.observed)
+			S.observed = "a charge made after a charge's -ENOENT "
+				     "succeeded (a stale hit key)";
 		break;
 	}
 }
@@ -659,6 +715,79 @@ static void last_put_run(const struct explore_scenario *s, unsigned int t)
 	for (i = 0; i < LAST_PUT_READS; i++)
 		(void)pcstock_counter_read(pcstock_group_memory(S.victim));
 	pcstock_group_put(S.victim);
+}
+
+/* ---- group-rebuild ------------------------------------------------------ */
+
+/*
+ * Entries of the name index at setup: a, a1, b and the fillers.  A table
+ * of 16 slots (names.c's smallest) is rebuilt by the add that would pass
+ * half of it in live entries and tombstones: the ninth.
+ */
+#define REBUILD_FILL 5
+#define REBUILD_LOOKUPS 3
+#define REBUILD_READS 16
+
+/*
+ * Five more groups under the root: the index holds eight entries, and
+ * thread 0's creation rebuilds it.  The driver stays in an RCU read-side
+ * section until teardown: the rebuild frees the old table after a grace
+ * period, which the model does not know, so a lookup that reads the old
+ * table (as it may) must still find it whole.
+ */
+static void rebuild_setup(const struct explore_scenario *s)
+{
+	char name[8];
+	int i;
+
+	group_setup(s);
+	for (i = 0; i < REBUILD_FILL; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		if (pcstock_group_create(pcstock_tree_root(S.t), name,
+					 &S.fill[i]))
+			abort();
+	}
+	urcu_bp_read_lock();
+	S.reading = true;
+}
+
+/*
+ * Thread 0 creates "n" under a, whose add to the name index rebuilds it
+ * (names.c: rebuild() copies the live entries into a new table, then
+ * publishes it), while threads 1 and 2 look "a/a1" up REBUILD_LOOKUPS
+ * times, with relaxed reads between (they order nothing) so that some
+ * lookups come after the rebuild.  a1 exists throughout: every lookup
+ * must find it.  A lookup that reads the new table must see the entries
+ * copied into it: the publication's release pairs with
+ * name_index_find()'s acquire of the table.  In weak memory, without
+ * that pair, it may read the new table's slots empty and miss a1.
+ */
+static void rebuild_run(const struct explore_scenario *s, unsigned int t)
+{
+	struct pcstock_group *g;
+	int i, j;
+
+	(void)s;
+	if (t == 0) {
+		if (pcstock_group_create(S.g[G_A], "n", &S.created))
+			S.created = NULL;
+		return;
+	}
+	for (i = 0; i < REBUILD_LOOKUPS; i++) {
+		for (j = 0; j < REBUILD_READS * i; j++)
+			(void)pcstock_counter_read(mem(G_B));
+		if (pcstock_group_lookup(pcstock_tree_root(S.t), "a/a1",
+					 &g)) {
+			if (!S.observed)
+				S.observed = "a lookup of \"a/a1\" failed "
+					     "while the name index grew";
+			continue;
+		}
+		if (g != S.g[G_A1] && !S.observed)
+			S.observed = "a lookup of \"a/a1\" found another "
+				     "group";
+		pcstock_group_put(g);
+	}
 }
 
 /*
@@ -736,6 +865,9 @@ GROUP_SCENARIO(unlink, "group-unlink",
 GROUP_SCENARIO(offline, "group-offline",
 	       "charges, hits and misses, racing the group's destroy",
 	       offline_run, group_check_end, tree, any_design, false);
+GROUP_SCENARIO(enoent, "group-enoent",
+	       "charges racing the group's destroy, again after an -ENOENT",
+	       enoent_run, group_check_end, tree, any_design, false);
 /* v may be freed by the end: the checks of every step only. */
 static const struct explore_scenario last_put = {
 	.name = "group-last-put",
@@ -748,12 +880,26 @@ static const struct explore_scenario last_put = {
 	.design_info = pcstock_tree_policy_info,
 };
 
+/* Nothing to check at rest beyond every step's: weak memory only. */
+static const struct explore_scenario rebuild = {
+	.name = "group-rebuild",
+	.help = "lookups while a creation rebuilds the name index",
+	.nr_threads = NR_THREADS, .init = group_init,
+	.thread_init = group_thread_init, .setup = rebuild_setup,
+	.run = rebuild_run, .check_step = group_check_step,
+	.check_end = group_check_step, .teardown = group_teardown,
+	.arg = &tree, .applies = any_design, .weak_only = true,
+	.design_info = pcstock_tree_policy_info,
+};
+
 const struct explore_scenario *const explore_group_scenarios[] = {
 	&group,
 	&group_switch,
 	&publish,
 	&unlink,
 	&offline,
+	&enoent,
 	&last_put,
+	&rebuild,
 	NULL,
 };
