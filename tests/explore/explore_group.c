@@ -833,16 +833,20 @@ static bool exact_at_limit(const struct pcstock_policy_info *info)
 	return any_design(info) && info->exact_at_limit;
 }
 
-#define GROUP_SCENARIO(id, nm, hlp, run_fn, end_fn, par, which, weak)       \
+#define GROUP_SCENARIO_SETUP(id, nm, hlp, setup_fn, run_fn, end_fn, par,  \
+			     which, weak)                                    \
 	static const struct explore_scenario id = {                         \
 		.name = nm, .help = hlp, .nr_threads = NR_THREADS,          \
 		.init = group_init, .thread_init = group_thread_init,        \
-		.setup = group_setup, .run = run_fn,                        \
+		.setup = setup_fn, .run = run_fn,                           \
 		.check_step = group_check_step,                             \
 		.check_end = end_fn, .teardown = group_teardown,            \
 		.arg = &par, .applies = which, .weak_only = weak,           \
 		.design_info = pcstock_tree_policy_info,                    \
 	}
+#define GROUP_SCENARIO(id, nm, hlp, run_fn, end_fn, par, which, weak)       \
+	GROUP_SCENARIO_SETUP(id, nm, hlp, group_setup, run_fn, end_fn, par,  \
+			     which, weak)
 
 GROUP_SCENARIO(group, "group",
 	       "groups: charge/uncharge, drain_all, offline, destroy",
@@ -869,28 +873,15 @@ GROUP_SCENARIO(enoent, "group-enoent",
 	       "charges racing the group's destroy, again after an -ENOENT",
 	       enoent_run, group_check_end, tree, any_design, false);
 /* v may be freed by the end: the checks of every step only. */
-static const struct explore_scenario last_put = {
-	.name = "group-last-put",
-	.help = "lookups and puts racing a destroy: any may put last",
-	.nr_threads = NR_THREADS, .init = group_init,
-	.thread_init = group_thread_init, .setup = last_put_setup,
-	.run = last_put_run, .check_step = group_check_step,
-	.check_end = group_check_step, .teardown = group_teardown,
-	.arg = &tree, .applies = any_design,
-	.design_info = pcstock_tree_policy_info,
-};
-
+GROUP_SCENARIO_SETUP(last_put, "group-last-put",
+		     "lookups and puts racing a destroy: any may put last",
+		     last_put_setup, last_put_run, group_check_step, tree,
+		     any_design, false);
 /* Nothing to check at rest beyond every step's: weak memory only. */
-static const struct explore_scenario rebuild = {
-	.name = "group-rebuild",
-	.help = "lookups while a creation rebuilds the name index",
-	.nr_threads = NR_THREADS, .init = group_init,
-	.thread_init = group_thread_init, .setup = rebuild_setup,
-	.run = rebuild_run, .check_step = group_check_step,
-	.check_end = group_check_step, .teardown = group_teardown,
-	.arg = &tree, .applies = any_design, .weak_only = true,
-	.design_info = pcstock_tree_policy_info,
-};
+GROUP_SCENARIO_SETUP(rebuild, "group-rebuild",
+		     "lookups while a creation rebuilds the name index",
+		     rebuild_setup, rebuild_run, group_check_step, tree,
+		     any_design, true);
 
 const struct explore_scenario *const explore_group_scenarios[] = {
 	&group,
