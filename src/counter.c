@@ -446,6 +446,17 @@ void pcstock_counter_reset_failcnt(struct pcstock_counter *c)
 
 /* ---- protection ------------------------------------------------------------------ */
 
+/*
+ * @a * @b / @d without losing the product's high half: the kernel's
+ * mul_u64_u64_div_u64().  Every caller below guarantees the quotient fits
+ * (it is at most @a or at most @b), so it is never truncated.
+ */
+static unsigned long mul_div_ul(unsigned long a, unsigned long b,
+				unsigned long d)
+{
+	return (unsigned long)((unsigned __int128)a * b / d);
+}
+
 unsigned long pcstock_effective_protection(unsigned long usage,
 					   unsigned long parent_usage,
 					   unsigned long setting,
@@ -454,29 +465,37 @@ unsigned long pcstock_effective_protection(unsigned long usage,
 					   bool recursive)
 {
 	unsigned long protected = min_ul(usage, setting);
+	unsigned long parent_unclaimed, parent_unprotected, unprotected;
 	unsigned long ep;
 
 	/*
 	 * Overcommitted parent budget: share it in proportion to utilised
-	 * protection.  The divisor exceeds a non-negative number, so it is
-	 * never 0.
+	 * protection.  The divisor exceeds parent_effective, so it is never
+	 * 0 and the share is below @protected.
 	 */
 	if (siblings_protected > parent_effective)
-		return protected * parent_effective / siblings_protected;
+		return mul_div_ul(protected, parent_effective,
+				  siblings_protected);
 
 	ep = protected;
 	if (!recursive)
 		return ep;
 	/*
 	 * Float the unclaimed rest in proportion to unprotected usage.  The
-	 * guards keep the divisor positive despite non-atomic reads; the
-	 * product wraps like the kernel's when parent_effective is near
-	 * PCSTOCK_COUNTER_MAX.
+	 * guards keep the divisor positive despite non-atomic reads.  Those
+	 * reads can also show a child using more than its parent; the
+	 * child's unprotected usage is then capped at the parent's, so its
+	 * share never exceeds parent_unclaimed (6.12.118's fix, which also
+	 * took the products to 128 bits: nothing here wraps any more).
 	 */
 	if (parent_effective > siblings_protected &&
-	    parent_usage > siblings_protected && usage > protected)
-		ep += (parent_effective - siblings_protected) *
-		      (usage - protected) / (parent_usage - siblings_protected);
+	    parent_usage > siblings_protected && usage > protected) {
+		parent_unclaimed = parent_effective - siblings_protected;
+		parent_unprotected = parent_usage - siblings_protected;
+		unprotected = min_ul(usage - protected, parent_unprotected);
+		ep += mul_div_ul(parent_unclaimed, unprotected,
+				 parent_unprotected);
+	}
 	return ep;
 }
 

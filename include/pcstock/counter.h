@@ -405,9 +405,14 @@ PCSTOCK_API int pcstock_format_size(unsigned long nr_pages, char *buf,
  * @recursive: distribute the parent's unclaimed protection (cgroup2's
  *             memory_recursiveprot)
  *
- * The kernel's effective_protection(), with its wrapping unsigned long
- * arithmetic reproduced: with @parent_effective near PCSTOCK_COUNTER_MAX the
- * recursive term can wrap, exactly as in the kernel.
+ * The kernel's effective_protection() as of 6.12.118 (the stable fix
+ * "avoid integer overflow in effective_protection()"): both proportional
+ * shares are computed with a 128-bit product, so none wraps, and in the
+ * recursive term the child's unprotected usage is capped at the parent's,
+ * so a child that racy reads show using more than its parent gets at most
+ * the parent's unclaimed protection.  Kernels before the fix compute the
+ * products in 64 bits (wrapping near PCSTOCK_COUNTER_MAX) and without the
+ * cap; pcstock follows the fixed kernel (docs/kcheck.md, "Kernel versions").
  *
  * Return: the child's effective protection in pages.
  */
