@@ -10,6 +10,15 @@
  * both sides.  Only what the tests call is adapted.  What the kernel has
  * no function for (xchg_max, the local watermark and failcnt resets) is
  * the unit's version of memcontrol.c's in-place writes.
+ *
+ * A tree may lack a function (6.1: the local watermark, the protection
+ * calculation); the tests skip what the tree lacks (kpc_tree.h), and a
+ * call that reaches an absent one anyway says so and aborts, but for the
+ * local watermark's reset, which has nothing to reset (it reads 0).
+ *
+ * Before main() the binary checks it was built from the tree the test
+ * expects (PCSTOCK_KPC_EXPECT_TREE, kpc_tree_mismatch()) and exits with
+ * KPC_EXIT_UNIT if not.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +33,25 @@
 
 /* The tests' schedule hook: the shim's atomics call it (src/atomic.h). */
 void (*pcstock_explore_hook)(enum pcs_atomic_op op, const void *obj);
+
+__attribute__((__constructor__)) static void check_tree(void)
+{
+	const char *file = getenv(KPC_EXPECT_TREE_ENV);
+	char why[512];
+
+	if (file && *file && kpc_tree_mismatch(K, file, why, sizeof(why))) {
+		fprintf(stderr, "unit built from another tree (%s); rebuild\n",
+			why);
+		exit(KPC_EXIT_UNIT);
+	}
+}
+
+static void absent(const char *fn)
+{
+	fprintf(stderr, "adapter: kernel %s has no %s(): a test of it should"
+		" have been skipped\n", K->version, fn);
+	abort();
+}
 
 static struct pcstock_counter *ours(void *c)
 {
@@ -118,7 +146,8 @@ unsigned long pcstock_counter_xchg_max(struct pcstock_counter *c,
 
 void pcstock_counter_reset_local_watermark(struct pcstock_counter *c)
 {
-	K->reset_local_watermark(c);
+	if (K->reset_local_watermark)
+		K->reset_local_watermark(c);
 }
 
 void pcstock_counter_reset_failcnt(struct pcstock_counter *c)
@@ -139,6 +168,8 @@ unsigned long pcstock_effective_protection(unsigned long usage,
 					   unsigned long siblings_protected,
 					   bool recursive)
 {
+	if (!K->effective_protection)
+		absent("effective_protection");
 	return K->effective_protection(usage, parent_usage, setting,
 				       parent_effective, siblings_protected,
 				       recursive);
@@ -148,6 +179,8 @@ void pcstock_counter_calculate_protection(struct pcstock_counter *root,
 					  struct pcstock_counter *c,
 					  bool recursive)
 {
+	if (!K->calculate_protection)
+		absent("page_counter_calculate_protection");
 	K->calculate_protection(root, c, recursive);
 }
 

@@ -7,10 +7,16 @@
  * plugin: the one the build made from the default tree, another given
  * with --unit, or one built now from --kernel DIR (a tree or a tarball)
  * with the build's own scripts.
+ *
+ * Exit status (KC_EXIT_*, also in usage()): what a test asserts on, so a
+ * missing or stale unit is never mistaken for a divergence, and never
+ * for a pass.
  */
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +27,13 @@
 
 #include "kcheck.h"
 
+#define KC_EXIT_OK 0
+/* Or the planted bug missed, or --require-stock without the stock. */
+#define KC_EXIT_DIVERGENCE 1
+#define KC_EXIT_USAGE 2
+#define KC_EXIT_UNIT KPC_EXIT_UNIT	/* cannot build/load, or another tree */
 /* Exit status ctest reads as "skipped" (SKIP_RETURN_CODE). */
-#define KC_SKIP 77
+#define KC_EXIT_SKIP 77
 
 double kc_now(void)
 {
@@ -37,14 +48,24 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: pcstock-kcheck [--kernel DIR|TARBALL [--mutation M]]"
 		" [--unit SO]\n"
+		"       [--expect-tree FILE] [--require-stock]\n"
 		"       [--seconds N] [--ops N] [--parses N] [--seed S]\n"
 		"       [--no-oracle] [--no-parse] [--expect-divergence]"
 		" [--max-repro N] [--quiet]\n"
 		"Differential of pcstock's counter and limit parsing against"
-		" a kernel tree's\nmm/page_counter.c (docs/kcheck.md).  Exit:"
-		" 0 no divergence (or, with\n--expect-divergence, one found"
-		" with a reproducer of at most --max-repro\noperations), 1"
-		" otherwise, 77 no kernel unit (skipped).\n");
+		" a kernel tree's\nmm/page_counter.c (docs/kcheck.md).\n"
+		"--expect-tree FILE (default: $%s):\nthe unit must have"
+		" been built from the tree whose id is FILE's first token.\n"
+		"Exit status:\n"
+		"   0  no divergence (with --expect-divergence: one found,"
+		" its reproducer\n      at most --max-repro operations)\n"
+		"   1  a divergence (with --expect-divergence: none, or the"
+		" reproducer too\n      long); with --require-stock, a unit"
+		" without the stock series\n"
+		"   2  bad usage\n"
+		"   3  the unit could not be built or loaded, or was built"
+		" from another tree\n"
+		"  77  no kernel unit (skipped)\n", KPC_EXPECT_TREE_ENV);
 }
 
 /* Single-quote @s for sh; false if it does not fit in @cap bytes. */
@@ -70,12 +91,106 @@ static bool shell_quote(char *dst, size_t cap, const char *s)
 	return true;
 }
 
-/* Extract, stage and compile @tree into a fresh directory; the .so path. */
+/*
+ * The function a failed build or load lacks, from the compiler's, the
+ * linker's or dlopen()'s words for it (after @marker), into @name; false
+ * if @text has none.
+ */
+static bool missing_function(const char *text, const char *marker,
+			     char *name, size_t len)
+{
+	const char *p = strstr(text, marker);
+	size_t n = 0;
+
+	if (!p)
+		return false;
+	p += strlen(marker);
+	/* A quote: ' or ` in the C locale, U+2018 in UTF-8 ones. */
+	if (*p == '\'' || *p == '`')
+		p++;
+	else if (!strncmp(p, "\xe2\x80\x98", 3))
+		p += 3;
+	while ((isalnum((unsigned char)*p) || *p == '_') && n + 1 < len)
+		name[n++] = *p++;
+	name[n] = '\0';
+	return n > 0;
+}
+
+/* Name the shim's gap, if @text shows one; true if it did. */
+static bool report_shim_gap(const char *text)
+{
+	static const char *const markers[] = {
+		"implicit declaration of function ",
+		"undefined reference to ",
+		"undefined symbol: ",
+	};
+	char name[128];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(markers) / sizeof(markers[0]); i++) {
+		if (missing_function(text, markers[i], name, sizeof(name))) {
+			fprintf(stderr, "pcstock-kcheck: the shim lacks %s()"
+				" (used by the tree's mm/page_counter.c or"
+				" lib/): add it to kernel/shim\n", name);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* @path's contents (at most 64 KiB; its end if longer), or NULL. */
+static char *read_tail(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long size;
+	char *buf;
+	size_t n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fseek(f, size > 65536 ? size - 65536 : 0, SEEK_SET);
+	buf = malloc(65537);
+	n = buf ? fread(buf, 1, 65536, f) : 0;
+	fclose(f);
+	if (buf)
+		buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * Remove build_unit()'s directory, that of @file (a plugin loaded from it
+ * stays mapped).
+ */
+static void remove_unit_dir(const char *file)
+{
+	char dir[4096], qdir[4200], cmd[4400];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", file);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	if (!shell_quote(qdir, sizeof(qdir), dir))
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", qdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "pcstock-kcheck: could not remove %s\n", dir);
+}
+
+/*
+ * Extract, stage and compile @tree into a fresh directory; the .so path.
+ * The scripts' and the compiler's output go to a log, shown when they
+ * fail, with the shim's gap named when it is one.
+ */
 static char *build_unit(const char *tree, const char *mutation, bool quiet)
 {
 	static char so[4096];
 	char dir[] = "/tmp/pcstock-kcheck-XXXXXX";
-	char qtree[4200], qdir[200], qmut[200], cmd[12000];
+	char qtree[4200], qdir[200], qmut[200], cmd[12000], log[200];
+	char *out;
 	int rc;
 
 	if (!mkdtemp(dir)) {
@@ -89,51 +204,47 @@ static char *build_unit(const char *tree, const char *mutation, bool quiet)
 		rmdir(dir);
 		return NULL;
 	}
+	snprintf(log, sizeof(log), "%s/build.log", dir);
 	snprintf(cmd, sizeof(cmd),
-		 "sh '%s/extract.sh' fetch %s %s/raw && "
+		 "{ sh '%s/extract.sh' fetch %s %s/raw && "
 		 "sh '%s/extract.sh' stage %s/raw %s/stage %s && "
-		 "sh '%s' %s/stage %s/kpc.so",
+		 "sh '%s' %s/stage %s/kpc.so; } >%s/build.log 2>&1",
 		 KC_KERNEL_DIR, qtree, qdir, KC_KERNEL_DIR, qdir, qdir, qmut,
-		 KC_BUILD_UNIT, qdir, qdir);
+		 KC_BUILD_UNIT, qdir, qdir, qdir);
 	if (!quiet)
 		fprintf(stderr, "pcstock-kcheck: building the kernel unit in"
 			" %s\n", dir);
 	rc = system(cmd);
 	if (rc != 0) {
+		out = read_tail(log);
+		fprintf(stderr, "%s", out ? out : "");
 		fprintf(stderr, "pcstock-kcheck: cannot build a kernel unit"
 			" from %s\n", tree);
+		if (out)
+			report_shim_gap(out);
+		free(out);
+		remove_unit_dir(log);
 		return NULL;
 	}
 	snprintf(so, sizeof(so), "%s/kpc.so", dir);
 	return so;
 }
 
-/* Remove build_unit()'s directory (the plugin stays mapped). */
-static void remove_unit_dir(const char *so)
-{
-	char dir[4096], qdir[4200], cmd[4400];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", so);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		return;
-	*slash = '\0';
-	if (!shell_quote(qdir, sizeof(qdir), dir))
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", qdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "pcstock-kcheck: could not remove %s\n", dir);
-}
-
 static const struct kpc_unit *load_unit(const char *so)
 {
 	const struct kpc_unit *(*get)(void);
 	const struct kpc_unit *k;
-	void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+	char path[4096];
+	void *h;
 
+	/* A bare name is a file here, not a library to search for. */
+	snprintf(path, sizeof(path), "%s%s", strchr(so, '/') ? "" : "./", so);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
-		fprintf(stderr, "pcstock-kcheck: %s\n", dlerror());
+		const char *err = dlerror();
+
+		fprintf(stderr, "pcstock-kcheck: %s\n", err);
+		report_shim_gap(err);
 		return NULL;
 	}
 	*(void **)&get = dlsym(h, "kpc_unit");
@@ -149,12 +260,123 @@ static const struct kpc_unit *load_unit(const char *so)
 	return k;
 }
 
+/*
+ * A division by zero is a divide error (#DE on x86), an oops in the
+ * kernel: a failure, though not one the shrinker can replay (the process
+ * is gone).  Only async-signal-safe calls here.
+ */
+static void on_divide_error(int sig)
+{
+	static const char msg[] = "pcstock-kcheck: divide error (SIGFPE),"
+				  " in the kernel's code or pcstock's: an"
+				  " oops (#DE) in a kernel\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(KC_EXIT_DIVERGENCE);
+	_exit(KC_EXIT_DIVERGENCE);
+}
+
+static const char *yes_no(const struct kpc_unit *k, unsigned int f)
+{
+	return k->features & f ? "yes" : "no";
+}
+
+/*
+ * What the run is about: the tree (version, where it came from, its id
+ * and files), the planted bug, the features found and what the oracle
+ * adjusts for on this tree.  --quiet keeps the essentials on two lines.
+ */
+static void print_header(const struct kpc_unit *k, const char *so,
+			 bool quiet)
+{
+	unsigned int adj = kc_adjustments(k), i;
+	const char *sep = "";
+
+	printf("pcstock %s against kernel %s (unit %s), planted bug: %s\n",
+	       pcstock_version(), k->version, so, k->mutation);
+	if (quiet) {
+		printf("tree %s from %s%s%s; stock series %s;", k->tree_id,
+		       k->source, *k->describe ? ", " : "", k->describe,
+		       !(k->features & KPC_F_STOCK) ? "no" :
+		       k->features & KPC_F_OWN_STOCK ? "pcstock's own" :
+		       "the tree's");
+	} else {
+		printf("tree: %s\n", k->source);
+		if (*k->describe)
+			printf("  git describe: %s\n", k->describe);
+		printf("  id %s, files:\n", k->tree_id);
+		for (const char *f = k->files; *f;) {
+			const char *nl = strchr(f, '\n');
+			int len = nl ? (int)(nl - f) : (int)strlen(f);
+
+			printf("    %.*s\n", len, f);
+			f += len + (nl != NULL);
+		}
+		printf("features:\n  track_failcnt %s, protection_support %s,"
+		       " local_watermark %s,\n  calculate_protection %s,"
+		       " protection_cap (6.12.118) %s\n",
+		       yes_no(k, KPC_F_TRACK_FAILCNT),
+		       yes_no(k, KPC_F_PROTECTION_SUPPORT),
+		       yes_no(k, KPC_F_LOCAL_WATERMARK),
+		       yes_no(k, KPC_F_CALC_PROTECTION),
+		       yes_no(k, KPC_F_PROTECTION_CAP));
+		printf("  stock series %s%s\n", k->features & KPC_F_STOCK ?
+			       "yes: every other case runs stocked, against"
+			       " pcstock's PCSTOCK_STOCK_V4" :
+			       "no: stock differential skipped",
+		       k->features & KPC_F_OWN_STOCK ?
+			       "\n    (pcstock's own rendering,"
+			       " kernel/own_stock.c, not the tree's)" : "");
+	}
+	printf(quiet ? " oracle adjusts for: " : "oracle adjusts for:");
+	for (i = 0; i < KC_ADJ_NR; i++) {
+		if (!(adj & (1U << i)))
+			continue;
+		if (quiet)
+			printf("%s%s", sep, kc_adj_name[i]);
+		else
+			printf("\n  %s (%s)", kc_adj_name[i], kc_adj_why[i]);
+		sep = ", ";
+	}
+	printf("%s\n", adj ? "" : quiet ? "none" : " none");
+	/* Loud, on both streams: a renamed series must not pass unseen. */
+	if (k->features & KPC_F_STOCK_PARTIAL) {
+		static const char partial[] = "WARNING: stock series: NOT FOUND"
+			" although the tree mentions a per-counter stock:"
+			" functions renamed?\n";
+
+		printf("%s", partial);
+		fprintf(stderr, "pcstock-kcheck: %s", partial);
+	}
+}
+
+/* The expected deviations counted, when the tree may have any. */
+static void print_expected(const struct kpc_unit *k,
+			   const struct kc_result *r)
+{
+	bool any = kc_adjustments(k) & (1U << KC_ADJ_PROTECTION_CAP);
+	unsigned int i;
+
+	for (i = 0; i < KC_DEV_NR; i++)
+		any |= r->expected[i] != 0;
+	if (!any)
+		return;
+	printf("expected deviations:");
+	for (i = 0; i < KC_DEV_NR; i++)
+		printf("%s %s %lu (%s)", i ? ";" : "", kc_dev_name[i],
+		       r->expected[i], kc_dev_why[i]);
+	printf("\n");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "mutation", required_argument, NULL, 'm' },
 		{ "unit", required_argument, NULL, 'u' },
+		{ "expect-tree", required_argument, NULL, 'e' },
+		{ "require-stock", no_argument, NULL, 'S' },
 		{ "seconds", required_argument, NULL, 't' },
 		{ "ops", required_argument, NULL, 'o' },
 		{ "parses", required_argument, NULL, 'p' },
@@ -171,8 +393,10 @@ int main(int argc, char **argv)
 			     .max_repro = 5, .out = stdout };
 	struct kc_result ro = { 0 }, rp = { 0 };
 	const char *tree = NULL, *mutation = NULL, *so = KC_DEFAULT_UNIT;
-	bool oracle = true, parse = true, expect = false;
+	const char *expect_tree = getenv(KPC_EXPECT_TREE_ENV);
+	bool oracle = true, parse = true, expect = false, need_stock = false;
 	const struct kpc_unit *k;
+	char why[512];
 	double t0;
 	int c, ret = 0;
 
@@ -181,6 +405,8 @@ int main(int argc, char **argv)
 		case 'k': tree = optarg; break;
 		case 'm': mutation = optarg; break;
 		case 'u': so = optarg; break;
+		case 'e': expect_tree = optarg; break;
+		case 'S': need_stock = true; break;
 		case 't': o.seconds = strtod(optarg, NULL); break;
 		case 'o': o.ops = strtoul(optarg, NULL, 0); break;
 		case 'p': o.parses = strtoul(optarg, NULL, 0); break;
@@ -190,13 +416,13 @@ int main(int argc, char **argv)
 		case 'x': expect = true; break;
 		case 'r': o.max_repro = (unsigned int)atoi(optarg); break;
 		case 'q': o.quiet = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'h': usage(stdout); return KC_EXIT_OK;
+		default: usage(stderr); return KC_EXIT_USAGE;
 		}
 	}
 	if (optind != argc || (mutation && !tree)) {
 		usage(stderr);
-		return 2;
+		return KC_EXIT_USAGE;
 	}
 	/* --seconds: run that long in all, whatever the counts. */
 	if (o.seconds > 0) {
@@ -208,38 +434,42 @@ int main(int argc, char **argv)
 	if (tree) {
 		so = build_unit(tree, mutation, o.quiet);
 		if (!so)
-			return 1;
+			return KC_EXIT_UNIT;
 	} else if (access(so, R_OK) != 0) {
 		printf("pcstock-kcheck: no kernel unit at %s (no kernel tree"
 		       " at build time: install linux-source-6.12, or give"
 		       " --kernel DIR); skipped\n", so);
-		return KC_SKIP;
+		return KC_EXIT_SKIP;
 	}
 	k = load_unit(so);
 	if (tree)
 		remove_unit_dir(so);
 	if (!k)
-		return 1;
-	printf("pcstock %s against kernel %s (unit %s), planted bug: %s\n",
-	       pcstock_version(), k->version, so, k->mutation);
-	printf("tree: track_failcnt %s; per-counter stock series %s\n",
-	       k->features & KPC_F_TRACK_FAILCNT ?
-		       "present (flag compared on both sides)" :
-		       "absent (failcnt always counted: pcstock tracks it on"
-		       " every counter)",
-	       k->features & KPC_F_STOCK ?
-		       "present: every other case runs stocked, against"
-		       " pcstock's PCSTOCK_STOCK_V4" :
-		       "absent: stock differential skipped");
+		return KC_EXIT_UNIT;
+	if (expect_tree && *expect_tree &&
+	    kpc_tree_mismatch(k, expect_tree, why, sizeof(why))) {
+		fprintf(stderr, "pcstock-kcheck: unit built from another tree"
+			" (%s); rebuild\n", why);
+		return KC_EXIT_UNIT;
+	}
+	print_header(k, so, o.quiet);
+	if (need_stock && !(k->features & KPC_F_STOCK)) {
+		printf("FAIL: --require-stock, but the unit has no stock"
+		       " series (page_counter_try_charge_stock() and"
+		       " page_counter_drain_stock() not both in the tree)\n");
+		return KC_EXIT_DIVERGENCE;
+	}
 	printf("seed %llu\n", (unsigned long long)o.seed);
 	fflush(stdout);
 
+	signal(SIGFPE, on_divide_error);
 	t0 = kc_now();
 	if (oracle) {
 		ret |= kc_oracle_run(k, &o, &ro);
 		printf("counter differential: %lu operations in %lu cases"
 		       " (%lu with stocks), %lu divergence(s)\n", ro.ops,
 		       ro.cases, ro.stock_cases, ro.divergences);
+		print_expected(k, &ro);
 	}
 	if (parse && !(expect && ro.divergences)) {
 		ret |= kc_parse_run(k, &o, &rp);
@@ -247,24 +477,25 @@ int main(int argc, char **argv)
 		       " divergence(s)\n", rp.parses, rp.divergences);
 	}
 	printf("%.1f s\n", kc_now() - t0);
+	/* The parse groups could not be made: nothing was compared. */
 	if (ret > 1)
-		return 1;
+		return KC_EXIT_DIVERGENCE;
 	if (expect) {
 		unsigned int len = ro.divergences ? ro.repro_len :
 						    rp.repro_len;
 
 		if (!ro.divergences && !rp.divergences) {
 			printf("FAIL: the planted bug went unnoticed\n");
-			return 1;
+			return KC_EXIT_DIVERGENCE;
 		}
 		if (len > o.max_repro) {
 			printf("FAIL: reproducer of %u operations, more than"
 			       " %u\n", len, o.max_repro);
-			return 1;
+			return KC_EXIT_DIVERGENCE;
 		}
 		printf("OK: divergence found, reproducer of %u operation(s)\n",
 		       len);
-		return 0;
+		return KC_EXIT_OK;
 	}
-	return ret ? 1 : 0;
+	return ret ? KC_EXIT_DIVERGENCE : KC_EXIT_OK;
 }

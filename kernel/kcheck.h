@@ -37,10 +37,40 @@ struct kc_opts {
 	FILE *out;
 };
 
+/*
+ * Expected deviations: differences between the sides that a tree is known
+ * to have, each named, narrowly recognised (oracle.c), counted and
+ * reported.  A difference nobody named always fails.
+ */
+enum kc_dev {
+	KC_DEV_PROTECTION_CAP,	/* effective_protection() before 6.12.118 */
+	KC_DEV_NR
+};
+
+extern const char *const kc_dev_name[KC_DEV_NR];
+extern const char *const kc_dev_why[KC_DEV_NR];
+
+/* The like-with-like adjustments the oracle makes on a tree. */
+enum kc_adj {
+	KC_ADJ_TRACK_FAILCNT,		/* no track_failcnt: all tracked */
+	KC_ADJ_PROTECTION_SUPPORT,	/* no opt-in: all propagate */
+	KC_ADJ_NO_LOCAL_WATERMARK,	/* not compared, not reset */
+	KC_ADJ_NO_CALC_PROTECTION,	/* the protection ops skipped */
+	KC_ADJ_PROTECTION_CAP,		/* KC_DEV_PROTECTION_CAP expected */
+	KC_ADJ_NR
+};
+
+extern const char *const kc_adj_name[KC_ADJ_NR];
+extern const char *const kc_adj_why[KC_ADJ_NR];
+
+/* A bit (1U << enum kc_adj) for each adjustment @k's tree needs. */
+unsigned int kc_adjustments(const struct kpc_unit *k);
+
 struct kc_result {
 	unsigned long ops, cases, parses;
 	unsigned long stock_cases;	/* cases run with stocks */
 	unsigned long divergences;	/* first one is shrunk and printed */
+	unsigned long expected[KC_DEV_NR];	/* expected deviations */
 	unsigned int repro_len;		/* ops in the shrunk reproducer */
 };
 

@@ -11,9 +11,25 @@
  * too.  A divergence is shrunk (chunks of operations removed while the
  * divergence stays) and printed as a replayable reproducer.
  *
- * Like with like: a tree before v6.15 has no track_failcnt and always
- * counts failures, so pcstock's counters then all track failcnt; from
- * v6.15 each counter's flag is random and set on both sides.
+ * Like with like (kc_adjustments()): a tree before v6.15 has no
+ * track_failcnt and always counts failures, so pcstock's counters then all
+ * track failcnt; from v6.15 each counter's flag is random and set on both
+ * sides.  Likewise a tree without protection_support (6.1) propagates
+ * protected usage on every counter, so pcstock's counters all get it.
+ * Operations whose kernel function the tree lacks (6.1: the local
+ * watermark, page_counter_calculate_protection() and
+ * effective_protection(), which live in its memcontrol.c) are not
+ * generated, and a field it lacks is not compared.
+ *
+ * Expected deviations (kc_dev_name[]): a tree before 6.12.118 computes
+ * effective_protection() with 64-bit products that wrap and without the
+ * cap on a child's unprotected usage; pcstock follows the fix.  Such a
+ * difference is let through only when the kernel's value is the old
+ * arithmetic's, pcstock's the new one's, on the kernel side's inputs, in
+ * the corner where the two differ (prot_agree()); it is counted, and in
+ * a calculate_protection walk the kernel's emin/elow are resynced to
+ * pcstock's so the case goes on from equal states.  Every other
+ * difference is a divergence.
  *
  * A tree with the per-counter stock series gets stock runs too: every
  * counter has a stock (pcstock's PCSTOCK_STOCK_V4 on KC_CPUS simulated
@@ -33,6 +49,58 @@
 #include <pcstock/stock.h>
 
 #include "kcheck.h"
+
+const char *const kc_dev_name[KC_DEV_NR] = {
+	[KC_DEV_PROTECTION_CAP] = "protection_cap",
+};
+
+const char *const kc_dev_why[KC_DEV_NR] = {
+	[KC_DEV_PROTECTION_CAP] = "tree lacks 6.12.118's effective_protection()"
+				  " cap; pcstock follows the fix",
+};
+
+const char *const kc_adj_name[KC_ADJ_NR] = {
+	[KC_ADJ_TRACK_FAILCNT] = "track_failcnt",
+	[KC_ADJ_PROTECTION_SUPPORT] = "protection_support",
+	[KC_ADJ_NO_LOCAL_WATERMARK] = "local watermark absent",
+	[KC_ADJ_NO_CALC_PROTECTION] = "calculate_protection absent",
+	[KC_ADJ_PROTECTION_CAP] = "protection_cap",
+};
+
+const char *const kc_adj_why[KC_ADJ_NR] = {
+	[KC_ADJ_TRACK_FAILCNT] = "no flag: failcnt always counted, pcstock"
+				 " tracks it on every counter",
+	[KC_ADJ_PROTECTION_SUPPORT] = "no flag: protected usage always"
+				      " propagated, pcstock's counters all"
+				      " get it",
+	[KC_ADJ_NO_LOCAL_WATERMARK] = "not compared; reset_local_watermark"
+				      " not run",
+	[KC_ADJ_NO_CALC_PROTECTION] = "it lives in memcontrol.c:"
+				      " calculate_protection and"
+				      " effective_protection not run",
+	[KC_ADJ_PROTECTION_CAP] = "no 6.12.118 cap: effective_protection()"
+				  " differences of the old arithmetic are"
+				  " expected deviations",
+};
+
+unsigned int kc_adjustments(const struct kpc_unit *k)
+{
+	unsigned int f = k->features, adj = 0;
+
+	if (!(f & KPC_F_TRACK_FAILCNT))
+		adj |= 1U << KC_ADJ_TRACK_FAILCNT;
+	if (!(f & KPC_F_PROTECTION_SUPPORT))
+		adj |= 1U << KC_ADJ_PROTECTION_SUPPORT;
+	if (!(f & KPC_F_LOCAL_WATERMARK))
+		adj |= 1U << KC_ADJ_NO_LOCAL_WATERMARK;
+	if (!(f & KPC_F_CALC_PROTECTION))
+		adj |= 1U << KC_ADJ_NO_CALC_PROTECTION;
+	else if (!(f & KPC_F_PROTECTION_CAP))
+		adj |= 1U << KC_ADJ_PROTECTION_CAP;
+	return adj;
+}
+
+#define ADJ(w, a) ((w)->adj & (1U << (a)))
 
 #define KC_MAX_NODES 48
 #define KC_CASE_OPS 96
@@ -99,6 +167,8 @@ struct kc_world {
 	struct pcstock_counter *ours;
 	unsigned char *kmem;
 	void *kc[KC_MAX_NODES];
+	unsigned int adj;		/* kc_adjustments() */
+	unsigned long *expected;	/* counts, or NULL (shrinking) */
 	struct pcstock_domain *d;	/* stock runs */
 	unsigned int stocked;		/* counters with stocks now */
 	unsigned long held[KC_MAX_NODES];	/* pages callers hold */
@@ -180,6 +250,126 @@ static int node_of_kernel(const struct kc_world *w, const void *c)
 		snprintf((w)->what, sizeof((w)->what), __VA_ARGS__);         \
 		return false;                                                \
 	} while (0)
+
+/*
+ * effective_protection()'s arithmetic, in both versions, for telling the
+ * protection_cap deviation from a bug.  @in: usage, parent_usage, setting,
+ * parent_effective, siblings_protected.  @fixed false: the arithmetic
+ * before 6.12.118, unsigned long products that wrap and the child's whole
+ * unprotected usage as its weight; true: 6.12.118's, products kept whole
+ * (128 bits) and the weight capped at the parent's unprotected usage.
+ * *@corner: whether @in is where the two can differ (a product past 64
+ * bits, or a weight above the cap).
+ */
+static unsigned long prot_share(const unsigned long *in, bool recursive,
+				bool fixed, bool *corner)
+{
+	unsigned long usage = in[0], parent_usage = in[1], setting = in[2];
+	unsigned long parent_eff = in[3], siblings = in[4];
+	unsigned long prot = usage < setting ? usage : setting;
+	unsigned long unclaimed, unprotected, weight, product;
+
+	/* The overcommitted parent's budget, shared by protected usage. */
+	if (siblings > parent_eff) {
+		*corner = __builtin_mul_overflow(prot, parent_eff, &product);
+		if (!fixed)
+			return prot * parent_eff / siblings;
+		return (unsigned long)((unsigned __int128)prot * parent_eff /
+				       siblings);
+	}
+	*corner = false;
+	if (!recursive || parent_eff <= siblings || parent_usage <= siblings ||
+	    usage <= prot)
+		return prot;
+	/* The unclaimed rest, shared by unprotected usage. */
+	unclaimed = parent_eff - siblings;
+	unprotected = parent_usage - siblings;
+	weight = usage - prot;
+	*corner = __builtin_mul_overflow(unclaimed, weight, &product) ||
+		  weight > unprotected;
+	if (!fixed)
+		return prot + unclaimed * weight / unprotected;
+	if (weight > unprotected)
+		weight = unprotected;
+	return prot + (unsigned long)((unsigned __int128)unclaimed * weight /
+				      unprotected);
+}
+
+/*
+ * Whether one effective_protection() result agrees: equal, or the
+ * protection_cap deviation (counted), which only a tree without the cap
+ * may show, and only with the kernel's value the old arithmetic's and
+ * pcstock's the fixed one's, both on the kernel side's inputs @in, in the
+ * corner where they differ.  Anything else, a rounding bug in either
+ * version say, stays a divergence.
+ */
+static bool prot_agree(struct kc_world *w, const unsigned long *in,
+		       bool recursive, unsigned long kernel,
+		       unsigned long ours)
+{
+	bool corner;
+
+	if (kernel == ours)
+		return true;
+	if (!ADJ(w, KC_ADJ_PROTECTION_CAP) ||
+	    kernel != prot_share(in, recursive, false, &corner) ||
+	    ours != prot_share(in, recursive, true, &corner) || !corner)
+		return false;
+	if (w->expected)
+		w->expected[KC_DEV_PROTECTION_CAP]++;
+	return true;
+}
+
+/*
+ * One counter's step of a calculate_protection walk from @root, on both
+ * sides, its emin and elow compared at once (its children's steps read
+ * them).  The kernel's inputs are read before its step, for prot_agree();
+ * page_counter_calculate_protection() uses effective_protection() only
+ * below the root's children, on a counter in use.  After an expected
+ * deviation the kernel's values are set to pcstock's, so that the rest of
+ * the walk and the case start from equal states.
+ */
+static bool calc_step(struct kc_world *w, unsigned int root, unsigned int i,
+		      bool recursive)
+{
+	const struct kpc_unit *k = w->k;
+	const struct pcstock_counter *o = &w->ours[i];
+	int p = w->cs->parent[i];
+	unsigned long in_min[5], in_low[5], emin, elow;
+	struct kpc_snap ks, kp;
+	bool formula;
+
+	k->snap(w->kc[i], &ks);
+	formula = i != root && ks.usage && p != (int)root;
+	if (formula) {
+		k->snap(w->kc[p], &kp);
+		in_min[0] = in_low[0] = (unsigned long)ks.usage;
+		in_min[1] = in_low[1] = (unsigned long)kp.usage;
+		in_min[2] = ks.min;
+		in_low[2] = ks.low;
+		in_min[3] = kp.emin;
+		in_low[3] = kp.elow;
+		in_min[4] = (unsigned long)kp.children_min_usage;
+		in_low[4] = (unsigned long)kp.children_low_usage;
+	}
+	pcstock_counter_calculate_protection(&w->ours[root], &w->ours[i],
+					     recursive);
+	k->calculate_protection(w->kc[root], w->kc[i], recursive);
+	k->snap(w->kc[i], &ks);
+	emin = pcstock_counter_emin(o);
+	elow = pcstock_counter_elow(o);
+	if (ks.emin != emin &&
+	    !(formula && prot_agree(w, in_min, recursive, ks.emin, emin)))
+		DIVERGE(w, "n%u.emin: kernel %lu, pcstock %lu", i, ks.emin,
+			emin);
+	if (ks.elow != elow &&
+	    !(formula && prot_agree(w, in_low, recursive, ks.elow, elow)))
+		DIVERGE(w, "n%u.elow: kernel %lu, pcstock %lu", i, ks.elow,
+			elow);
+	if (ks.emin != emin || ks.elow != elow)
+		k->set_eprot(w->kc[i], emin, elow);
+	return true;
+}
 
 /*
  * Apply one operation to both sides; false (and w->what) on divergence.
@@ -318,11 +508,8 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 
 			while (p >= 0 && p != op->node)
 				p = w->cs->parent[p];
-			if (p < 0)
-				continue;
-			pcstock_counter_calculate_protection(o, &w->ours[i],
-							     op->flag);
-			k->calculate_protection(kc, w->kc[i], op->flag);
+			if (p >= 0 && !calc_step(w, op->node, i, op->flag))
+				return false;
 		}
 		break;
 	case K_EFF_PROT: {
@@ -333,7 +520,7 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 			op->v[0], op->v[1], op->v[2], op->v[3], op->v[4],
 			op->flag);
 
-		if (r != kr)
+		if (!prot_agree(w, op->v, op->flag, kr, r))
 			DIVERGE(w, "returned kernel %lu, pcstock %lu", kr, r);
 		break;
 	}
@@ -398,7 +585,9 @@ static bool compare(struct kc_world *w)
 		CMP(low_usage, pcstock_counter_low_usage(o));
 		CMP(children_low_usage, pcstock_counter_children_low_usage(o));
 		CMP(watermark, pcstock_counter_watermark(o));
-		CMP(local_watermark, pcstock_counter_local_watermark(o));
+		if (!ADJ(w, KC_ADJ_NO_LOCAL_WATERMARK))
+			CMP(local_watermark,
+			    pcstock_counter_local_watermark(o));
 		CMP(max, pcstock_counter_max(o));
 		CMP(high, pcstock_counter_high(o));
 		CMP(min, pcstock_counter_min(o));
@@ -432,8 +621,10 @@ static int replay(struct kc_world *w, const struct kpc_unit *k,
 
 /* ---- generation ---- */
 
-static void gen_tree(struct kc_case *cs, uint64_t *rs, bool track_flag)
+static void gen_tree(struct kc_case *cs, uint64_t *rs, unsigned int adj)
 {
+	bool track_flag = !(adj & (1U << KC_ADJ_TRACK_FAILCNT));
+	bool prot_flag = !(adj & (1U << KC_ADJ_PROTECTION_SUPPORT));
 	unsigned int depth_max = 1 + kc_below(rs, 6), level_start = 0;
 	unsigned int fanout = 1 + kc_below(rs, 5), level_end, depth, i;
 	bool prot_all = kc_below(rs, 4) != 0;
@@ -452,7 +643,7 @@ static void gen_tree(struct kc_case *cs, uint64_t *rs, bool track_flag)
 		level_start = level_end;
 	}
 	for (i = 0; i < cs->n; i++) {
-		cs->prot[i] = prot_all || kc_below(rs, 2);
+		cs->prot[i] = !prot_flag || prot_all || kc_below(rs, 2);
 		cs->track[i] = track_flag ? kc_below(rs, 2) : true;
 	}
 }
@@ -541,9 +732,15 @@ static void gen_op(struct kc_op *op, uint64_t *rs, const struct kc_world *w)
 		[K_RESET_WM] = 1, [K_CALC_PROT] = 2, [K_CPU] = 8,
 		[K_STOCK_CHARGE] = 30, [K_DRAIN] = 6,
 	};
-	const unsigned char *weights = w->stocked ? stocked : plain;
+	unsigned char weights[K_NR];
 	unsigned int total = 0, pick, i;
 
+	/* No operation whose kernel function the tree lacks. */
+	memcpy(weights, w->stocked ? stocked : plain, sizeof(weights));
+	if (ADJ(w, KC_ADJ_NO_LOCAL_WATERMARK))
+		weights[K_RESET_LOCAL_WM] = 0;
+	if (ADJ(w, KC_ADJ_NO_CALC_PROTECTION))
+		weights[K_CALC_PROT] = weights[K_EFF_PROT] = 0;
 	for (i = 0; i < K_NR; i++)
 		total += weights[i];
 	pick = kc_below(rs, total);
@@ -729,7 +926,6 @@ static void print_repro(FILE *f, const struct kc_case *cs,
 int kc_oracle_run(const struct kpc_unit *k, const struct kc_opts *o,
 		  struct kc_result *r)
 {
-	bool track_flag = k->set_track_failcnt != NULL;
 	double deadline = o->seconds > 0 ? kc_now() + o->seconds : 0;
 	struct kc_case *cs = calloc(1, sizeof(*cs));
 	struct kc_world w = { 0 };
@@ -742,6 +938,7 @@ int kc_oracle_run(const struct kpc_unit *k, const struct kc_opts *o,
 			  (k->counter_size + k->counter_align));
 	if (!cs)
 		abort();
+	w.adj = kc_adjustments(k);
 	if (k->features & KPC_F_STOCK) {
 		struct pcstock_domain_attr da = { .nr_cpus = KC_CPUS,
 						  .mode = PCSTOCK_CPU_SIM };
@@ -754,12 +951,13 @@ int kc_oracle_run(const struct kpc_unit *k, const struct kc_opts *o,
 		unsigned int i;
 		int d = -1;
 
-		gen_tree(cs, &rs, track_flag);
+		gen_tree(cs, &rs, w.adj);
 		/* With the series, every other case is a stock run. */
 		cs->batch = w.d && r->cases % 2 ? 1 + kc_below(&rs, 16) : 0;
 		if (cs->batch)
 			r->stock_cases++;
 		world_init(&w, k, cs);
+		w.expected = r->expected;
 		cs->nops = KC_CASE_OPS;
 		for (i = 0; i < cs->nops; i++) {
 			gen_op(&cs->ops[i], &rs, &w);
@@ -773,6 +971,8 @@ int kc_oracle_run(const struct kpc_unit *k, const struct kc_opts *o,
 		if (d < 0)
 			continue;
 		r->divergences++;
+		/* Replays count nothing: the case's count is in already. */
+		w.expected = NULL;
 		if (r->divergences == 1) {
 			unsigned int n = shrink(&w, k, cs, cs->ops,
 						(unsigned int)d + 1);

@@ -35,6 +35,20 @@
 #error "the unit is built with -DCONFIG_MEMCG (page_counter_calculate_protection)"
 #endif
 
+/*
+ * A kpc_tree.h from before these macros would leave them 0 silently
+ * (#if of an undefined name): a stale stage fails to build instead.
+ */
+#if !defined(KPC_TREE_HAS_PROTECTION_SUPPORT) ||                             \
+	!defined(KPC_TREE_HAS_LOCAL_WATERMARK) ||                            \
+	!defined(KPC_TREE_HAS_CALC_PROTECTION) ||                            \
+	!defined(KPC_TREE_HAS_PROTECTION_CAP) ||                             \
+	!defined(KPC_TREE_STOCK_PARTIAL) || !defined(KPC_TREE_OWN_STOCK) ||  \
+	!defined(KPC_TREE_ID) || !defined(KPC_TREE_SOURCE) ||                \
+	!defined(KPC_TREE_DESCRIBE) || !defined(KPC_TREE_FILES)
+#error "kpc_tree.h lacks feature or identity macros: restage the tree"
+#endif
+
 /* ---- WARN_ONCE (linux/bug.h) ---- */
 
 static kpc_warn_fn warn_fn;
@@ -90,10 +104,20 @@ static void warn_reset(void)
 
 #define PC(c) ((struct page_counter *)(c))
 
+/*
+ * A tree without protection_support (before v6.11's opt-in) propagates
+ * protected usage on every counter: the argument has no kernel meaning
+ * there, and the oracle passes true to both sides.
+ */
 static void init(void *c, void *parent, bool protection_support)
 {
 	memset(c, 0, sizeof(struct page_counter));
+#if KPC_TREE_HAS_PROTECTION_SUPPORT
 	page_counter_init(PC(c), PC(parent), protection_support);
+#else
+	(void)protection_support;
+	page_counter_init(PC(c), PC(parent));
+#endif
 }
 
 #if KPC_TREE_HAS_TRACK_FAILCNT
@@ -169,11 +193,13 @@ static unsigned long xchg_max(void *c, unsigned long nr_pages)
 #endif
 }
 
+#if KPC_TREE_HAS_LOCAL_WATERMARK
 /* peak_write(): the local peak restarts at the usage read once. */
 static void reset_local_watermark(void *c)
 {
 	WRITE_ONCE(PC(c)->local_watermark, page_counter_read(PC(c)));
 }
+#endif
 
 /* mem_cgroup_reset() for *.failcnt: a plain store of 0. */
 static void reset_failcnt(void *c)
@@ -181,9 +207,18 @@ static void reset_failcnt(void *c)
 	PC(c)->failcnt = 0;
 }
 
+#if KPC_TREE_HAS_CALC_PROTECTION
 static void calculate_protection(void *root, void *c, bool recursive)
 {
 	page_counter_calculate_protection(PC(root), PC(c), recursive);
+}
+#endif
+
+/* The oracle's resync after an expected deviation (kpc.h). */
+static void set_eprot(void *c, unsigned long emin, unsigned long elow)
+{
+	WRITE_ONCE(PC(c)->emin, emin);
+	WRITE_ONCE(PC(c)->elow, elow);
 }
 
 static void *parent(void *c)
@@ -204,12 +239,20 @@ static void snap(void *c, struct kpc_snap *s)
 	s->low_usage = atomic_long_read(&p->low_usage);
 	s->children_low_usage = atomic_long_read(&p->children_low_usage);
 	s->watermark = p->watermark;
+#if KPC_TREE_HAS_LOCAL_WATERMARK
 	s->local_watermark = p->local_watermark;
+#else
+	s->local_watermark = 0;
+#endif
 	s->max = p->max;
 	s->high = p->high;
 	s->min = p->min;
 	s->low = p->low;
+#if KPC_TREE_HAS_PROTECTION_SUPPORT
 	s->protection_support = p->protection_support;
+#else
+	s->protection_support = true;	/* always propagated (init()) */
+#endif
 #if KPC_TREE_HAS_TRACK_FAILCNT
 	s->track_failcnt = p->track_failcnt;
 #else
@@ -293,8 +336,19 @@ static const struct kpc_unit unit = {
 	.abi = KPC_ABI,
 	.version = KPC_TREE_VERSION,
 	.mutation = KPC_TREE_MUTATION,
+	.tree_id = KPC_TREE_ID,
+	.source = KPC_TREE_SOURCE,
+	.describe = KPC_TREE_DESCRIBE,
+	.files = KPC_TREE_FILES,
 	.features = (KPC_TREE_HAS_TRACK_FAILCNT ? KPC_F_TRACK_FAILCNT : 0) |
-		    (KPC_TREE_HAS_STOCK ? KPC_F_STOCK : 0),
+		    (KPC_TREE_HAS_STOCK ? KPC_F_STOCK : 0) |
+		    (KPC_TREE_HAS_PROTECTION_SUPPORT ?
+			     KPC_F_PROTECTION_SUPPORT : 0) |
+		    (KPC_TREE_HAS_LOCAL_WATERMARK ? KPC_F_LOCAL_WATERMARK : 0) |
+		    (KPC_TREE_HAS_CALC_PROTECTION ? KPC_F_CALC_PROTECTION : 0) |
+		    (KPC_TREE_HAS_PROTECTION_CAP ? KPC_F_PROTECTION_CAP : 0) |
+		    (KPC_TREE_STOCK_PARTIAL ? KPC_F_STOCK_PARTIAL : 0) |
+		    (KPC_TREE_OWN_STOCK ? KPC_F_OWN_STOCK : 0),
 	.counter_size = sizeof(struct page_counter),
 	.counter_align = _Alignof(struct page_counter),
 	.counter_max = PAGE_COUNTER_MAX,
@@ -313,10 +367,15 @@ static const struct kpc_unit unit = {
 	.set_high = set_high,
 	.reset_watermark = reset_watermark,
 	.xchg_max = xchg_max,
+#if KPC_TREE_HAS_LOCAL_WATERMARK
 	.reset_local_watermark = reset_local_watermark,
+#endif
 	.reset_failcnt = reset_failcnt,
+#if KPC_TREE_HAS_CALC_PROTECTION
 	.calculate_protection = calculate_protection,
 	.effective_protection = effective_protection,
+#endif
+	.set_eprot = set_eprot,
 	.parent = parent,
 	.snap = snap,
 	.memparse_pages = page_counter_memparse,

@@ -36,9 +36,17 @@
 #include "kpc_tree.h"
 #define OWN_ACCESSES 0
 #define FAILCNT_FLAG KPC_TREE_HAS_TRACK_FAILCNT
+#define CALC_PROTECTION KPC_TREE_HAS_CALC_PROTECTION
+#define PROTECTION_CAP KPC_TREE_HAS_PROTECTION_CAP
+#define PROTECTION_FLAG KPC_TREE_HAS_PROTECTION_SUPPORT
+#define LOCAL_WATERMARK KPC_TREE_HAS_LOCAL_WATERMARK
 #else
 #define OWN_ACCESSES 1
 #define FAILCNT_FLAG 1
+#define CALC_PROTECTION 1
+#define PROTECTION_CAP 1
+#define PROTECTION_FLAG 1
+#define LOCAL_WATERMARK 1
 #endif
 
 /* Skip a test that is pcstock's alone (see above) when @cond is false. */
@@ -119,7 +127,8 @@ static void assert_peaks(const struct pcstock_counter *c, unsigned long global,
 			 unsigned long local)
 {
 	assert_int_equal(pcstock_counter_watermark(c), global);
-	assert_int_equal(pcstock_counter_local_watermark(c), local);
+	if (LOCAL_WATERMARK)
+		assert_int_equal(pcstock_counter_local_watermark(c), local);
 }
 
 /* ---- §7 T cases ---- */
@@ -312,6 +321,7 @@ static void test_P3_no_protection_support_counter(void **state)
 {
 	struct pcstock_counter r, s;
 
+	ONLY_IF(PROTECTION_FLAG);
 	pcstock_counter_init(&r, NULL, false);
 	pcstock_counter_init(&s, &r, false);
 	pcstock_counter_set_min(&s, 30);
@@ -344,6 +354,7 @@ static void test_P3_no_protection_support_counter(void **state)
 
 static void test_E1_effective_protection_overcommit(void **state)
 {
+	ONLY_IF(CALC_PROTECTION);
 	assert_int_equal(pcstock_effective_protection(12800, 38400, 19200,
 						      12800, 19200, false),
 			 8533);
@@ -358,6 +369,7 @@ static void test_E1_effective_protection_overcommit(void **state)
 
 static void test_E2_recursive_floating_protection(void **state)
 {
+	ONLY_IF(CALC_PROTECTION);
 	assert_int_equal(pcstock_effective_protection(60, 200, 0, 100, 0, true),
 			 30);
 	assert_int_equal(pcstock_effective_protection(60, 200, 0, 100, 0,
@@ -370,6 +382,7 @@ static void test_E2_recursive_floating_protection(void **state)
 
 static void test_E3_mixed_protection(void **state)
 {
+	ONLY_IF(CALC_PROTECTION);
 	assert_int_equal(pcstock_effective_protection(60, 200, 20, 100, 20,
 						      true),
 			 37);
@@ -385,6 +398,7 @@ static void test_E4_calculate_protection_edges(void **state)
 {
 	struct pcstock_counter r, a, b;
 
+	ONLY_IF(CALC_PROTECTION);
 	pcstock_counter_init(&r, NULL, true);
 	pcstock_counter_init(&a, &r, true);
 	pcstock_counter_init(&b, &a, true);
@@ -423,15 +437,25 @@ static void test_E4_calculate_protection_edges(void **state)
 	assert_int_equal(pcstock_counter_emin(&a), PCSTOCK_COUNTER_MAX);
 }
 
+/*
+ * E5-E7 are the kernel's effective_protection() as fixed in 6.12.118 (the
+ * 128-bit products and the cap on unprotected usage); a tree before the
+ * fix computes E5 and E6 wrapped and E7 uncapped (PROTECTION_CAP 0).
+ */
 #if PCSTOCK_PAGE_SHIFT == 12
-static void test_E5_recursive_wrap(void **state)
+static void test_E5_recursive_no_wrap(void **state)
 {
 	struct pcstock_counter r, a, c;
 
+	ONLY_IF(CALC_PROTECTION && PROTECTION_CAP);
+	/*
+	 * PCSTOCK_COUNTER_MAX * 262144 needs 69 bits: before the fix the
+	 * product wrapped and the share came out as 68236357990461.
+	 */
 	assert_int_equal(pcstock_effective_protection(262144, 270336, 0,
 						      PCSTOCK_COUNTER_MAX, 0,
 						      true),
-			 68236357990461UL);
+			 2183563455694784UL);
 
 	/* The same numbers reached through a real tree. */
 	pcstock_counter_init(&r, NULL, true);
@@ -443,9 +467,68 @@ static void test_E5_recursive_wrap(void **state)
 	pcstock_counter_calculate_protection(&r, &a, true);
 	pcstock_counter_calculate_protection(&r, &c, true);
 	assert_int_equal(pcstock_counter_elow(&a), PCSTOCK_COUNTER_MAX);
-	assert_int_equal(pcstock_counter_elow(&c), 68236357990461UL);
+	assert_int_equal(pcstock_counter_elow(&c), 2183563455694784UL);
 }
 #endif
+
+/* Both shares with a product past 64 bits (2^80): exact, not wrapped to 0. */
+static void test_E6_products_past_64_bits(void **state)
+{
+	ONLY_IF(CALC_PROTECTION && PROTECTION_CAP);
+	/* Overcommitted: 2^40 * 2^40 / 2^41. */
+	assert_int_equal(pcstock_effective_protection(1UL << 40, 1UL << 42,
+						      1UL << 40, 1UL << 40,
+						      1UL << 41, false),
+			 1UL << 39);
+	/* Floating: (2^40 - 0) * 2^40 / 2^41 on top of nothing protected. */
+	assert_int_equal(pcstock_effective_protection(1UL << 40, 1UL << 41,
+						      0, 1UL << 40, 0, true),
+			 1UL << 39);
+}
+
+/*
+ * A child that reads as using more than its parent (the usages are read
+ * one by one) gets at most the parent's unclaimed protection: its
+ * unprotected usage is capped at the parent's.  The reproducer
+ * kernel_differential found on 6.12.118 (seed 1): before the fix the
+ * child's elow was 268 * 70 / 6 = 3126, eleven times the parent's.
+ */
+static void test_E7_unprotected_usage_capped(void **state)
+{
+	struct pcstock_counter r, a, b, c;
+
+	ONLY_IF(CALC_PROTECTION && PROTECTION_CAP);
+	assert_int_equal(pcstock_effective_protection(70, 6, 0, 268, 0, true),
+			 268);
+	/* At the cap exactly, and just under it: the ratio as before. */
+	assert_int_equal(pcstock_effective_protection(6, 6, 0, 268, 0, true),
+			 268);
+	assert_int_equal(pcstock_effective_protection(5, 6, 0, 268, 0, true),
+			 223);
+	/* The cap is on the unprotected part: 10 protected, 60 above it. */
+	assert_int_equal(pcstock_effective_protection(70, 30, 10, 268, 10,
+						      true),
+			 10 + 258);
+
+	/*
+	 * The tree: usage reaches c (and so a's and b's), then a's own
+	 * usage is cancelled below b's, as a racing uncharge can leave it.
+	 */
+	pcstock_counter_init(&r, NULL, true);
+	pcstock_counter_init(&a, &r, true);
+	pcstock_counter_init(&b, &a, true);
+	pcstock_counter_init(&c, &b, true);
+	pcstock_counter_charge(&c, 70);
+	pcstock_counter_cancel(&a, 64);
+	pcstock_counter_set_low(&a, 268);
+	pcstock_counter_calculate_protection(&r, &a, true);
+	pcstock_counter_calculate_protection(&r, &b, true);
+	pcstock_counter_calculate_protection(&r, &c, true);
+	assert_int_equal(pcstock_counter_elow(&a), 268);
+	assert_int_equal(pcstock_counter_elow(&b), 268);
+	/* c under b: b's usage 70 is its parent's, so no cap binds. */
+	assert_int_equal(pcstock_counter_elow(&c), 268);
+}
 
 /* ---- §5.3 protection numbers ---- */
 
@@ -531,11 +614,13 @@ static void check_abcdef(bool recursive)
 
 static void test_protection_5_3_numbers_non_recursive(void **state)
 {
+	ONLY_IF(CALC_PROTECTION);
 	check_abcdef(false);
 }
 
 static void test_protection_5_3_numbers_recursive(void **state)
 {
+	ONLY_IF(CALC_PROTECTION);
 	check_abcdef(true);
 }
 
@@ -565,7 +650,9 @@ static void test_init_zeroes_everything(void **state)
 	assert_true(pcstock_counter_protection_support(&c));
 	assert_int_equal(pcstock_counter_track_failcnt(&c), !FAILCNT_FLAG);
 	assert_null(pcstock_counter_parent(&parent));
-	assert_false(pcstock_counter_protection_support(&parent));
+	/* A tree without the flag propagates protection everywhere. */
+	assert_int_equal(pcstock_counter_protection_support(&parent),
+			 !PROTECTION_FLAG);
 }
 
 static void test_counter_max_constant(void **state)
@@ -728,6 +815,7 @@ static void test_protection_flag_leaf_for_charge_own_for_cancel(void **state)
 {
 	struct pcstock_counter r, p, leaf;
 
+	ONLY_IF(PROTECTION_FLAG);
 	pcstock_counter_init(&r, NULL, true);
 	pcstock_counter_init(&p, &r, true);
 	pcstock_counter_init(&leaf, &p, false);
@@ -943,6 +1031,7 @@ static void test_reset_local_watermark(void **state)
 {
 	struct pcstock_counter p, c;
 
+	ONLY_IF(LOCAL_WATERMARK);
 	pcstock_counter_init(&p, NULL, true);
 	pcstock_counter_init(&c, &p, true);
 	pcstock_counter_charge(&c, 10);
@@ -1098,6 +1187,7 @@ static void test_kernel_compat_spellings(void **state)
 	struct page_counter *fail = NULL;
 	unsigned long pages = 0;
 
+	ONLY_IF(CALC_PROTECTION && LOCAL_WATERMARK);
 	page_counter_init(&root, NULL, true);
 	page_counter_init(&child, &root, true);
 	assert_int_equal(page_counter_set_max(&root, 8), 0);
@@ -1147,8 +1237,10 @@ int main(void)
 		T(test_E3_mixed_protection),
 		T(test_E4_calculate_protection_edges),
 #if PCSTOCK_PAGE_SHIFT == 12
-		T(test_E5_recursive_wrap),
+		T(test_E5_recursive_no_wrap),
 #endif
+		T(test_E6_products_past_64_bits),
+		T(test_E7_unprotected_usage_capped),
 		T(test_protection_5_3_numbers_non_recursive),
 		T(test_protection_5_3_numbers_recursive),
 		T(test_init_zeroes_everything),

@@ -259,6 +259,11 @@ static void print_trace(void)
 	printf("end of interleaving\n");
 }
 
+/*
+ * The replay line names the program running (glibc's
+ * program_invocation_short_name, from argv[0]): pcstock-explore, or a
+ * variant such as pcstock-explore-kernel, whose schedules only it replays.
+ */
 static void print_header(const char *what)
 {
 	if (X.calibrating) {
@@ -266,9 +271,9 @@ static void print_header(const char *what)
 		printf("%s\nscenario: %s  PCT's calibration run (the "
 		       "sequential schedule)%s\n", what, X.s->name,
 		       X.opt->weak ? "  memory: weak" : "");
-		printf("replay: pcstock-explore --scenario %s --strategy pct "
-		       "--depth %u --schedules 0%s\n", X.s->name,
-		       X.opt->depth, X.opt->weak ? " --weak" : "");
+		printf("replay: %s --scenario %s --strategy pct --depth %u"
+		       " --schedules 0%s\n", program_invocation_short_name,
+		       X.s->name, X.opt->depth, X.opt->weak ? " --weak" : "");
 		return;
 	}
 	printf("%s\nscenario: %s  strategy: %s%s", what, X.s->name,
@@ -280,8 +285,9 @@ static void print_header(const char *what)
 		printf("replay: run the fuzzer on the input it saved\n");
 		return;
 	}
-	printf("replay: pcstock-explore --scenario %s --strategy %s",
-	       X.s->name, strategy_name(X.strategy));
+	printf("replay: %s --scenario %s --strategy %s",
+	       program_invocation_short_name, X.s->name,
+	       strategy_name(X.strategy));
 	if (X.strategy == EXPLORE_PCT)
 		printf(" --depth %u --steps %lu", X.opt->depth, X.pct_steps);
 	printf("%s --replay %" PRIu64 "\n", X.opt->weak ? " --weak" : "",

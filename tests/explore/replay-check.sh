@@ -13,7 +13,7 @@ trap 'rm -rf "$dir"' EXIT
 
 "$bin" --expect-violation "$@" >"$dir/first" || {
 	echo "FAIL: no violation found"; cat "$dir/first"; exit 1; }
-replay=$(sed -n 's/^replay: pcstock-explore //p' "$dir/first")
+replay=$(sed -n 's/^replay: [^ ]* //p' "$dir/first")
 [ -n "$replay" ] || { echo "FAIL: no replay line"; exit 1; }
 echo "replaying: $replay"
 # shellcheck disable=SC2086 # the printed options are split on purpose

@@ -43,6 +43,8 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define noinline __attribute__((__noinline__))
+/* glibc's <sys/cdefs.h> has its own, to the same effect: ours wins. */
+#undef __always_inline
 #define __always_inline inline __attribute__((__always_inline__))
 #define fallthrough __attribute__((__fallthrough__))
 #define __must_check __attribute__((__warn_unused_result__))
