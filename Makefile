@@ -4,7 +4,8 @@
 # dependencies it needs are installed (scripts/deps.sh): the build set for
 # `install`, everything (CMocka, clang, spin, gnuplot too) for the rest.
 #
-#   make test                 build and run the whole test suite (ctest)
+#   make test                 build and run the whole test suite (ctest),
+#                             the kernel tests on every tree of the matrix
 #   make bench                build and run the default benchmark matrix
 #   make install PREFIX=/usr/local
 #                             build the library alone (no tests, no bench,
@@ -17,6 +18,8 @@ TYPE     ?= RelWithDebInfo
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 BENCH_ARGS ?=
+KERNEL_MATRIX ?= 1
+KMATRIX = $(if $(filter 1,$(KERNEL_MATRIX)),$$(sh scripts/deps.sh kernels | paste -sd ';' -))
 
 .PHONY: all deps deps-build configure build test bench install clean
 
@@ -35,8 +38,19 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+# make test also runs the kernel tests on the trees of kernel/matrix.txt
+# (fetched by scripts/deps.sh kernels; KERNEL_MATRIX=0 leaves them out).
+# Tests of a kernel tree pcstock was not verified against carry the label
+# kernel-unverified: they run and print, loudly, but do not decide the
+# verdict (docs/kcheck.md, "When the kernel changes").
+test: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(TYPE) \
+		-DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+		-DPCSTOCK_KERNEL_MATRIX="$(KMATRIX)" $(CMAKE_ARGS)
+	cmake --build $(BUILD) -j $(JOBS)
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) \
+		-LE kernel-unverified
+	@sh scripts/unverified-kernels $(BUILD) $(JOBS)
 
 bench: build
 	@if [ -x $(BUILD)/bench/pcstock-bench ]; then \

@@ -7,6 +7,8 @@
 #   build  what building and installing the library needs (make install)
 #   all    build, plus what the tests and the benchmark need (make test,
 #          make bench): the default
+#   kernels  the kernel matrix's trees (kernel/matrix.txt), fetched into a
+#          cache; prints their directories
 #
 # As root it installs what is missing with apt-get; otherwise it prints
 # the exact command to run and fails (for linux-source-6.12, which only the
@@ -36,12 +38,93 @@ spin:cmd:spin
 gnuplot-nox:cmd:gnuplot
 linux-source-6.12:dpkg:linux-source-6.12"
 
+# kernels: fetch the trees of kernel/matrix.txt into a cache, each as the
+# few files kernel/extract.sh takes, and print one directory a line (for
+# PCSTOCK_KERNEL_MATRIX).  Downloads go through apt-get, from the
+# distribution's archive only.  Nothing here fails the caller: an entry
+# that cannot be had is skipped with a message on stderr.
+kernels() {
+	here=$(cd "$(dirname "$0")/.." && pwd)
+	if [ "$(id -u)" = 0 ]; then
+		cache=${PCSTOCK_DEB_CACHE:-/var/cache/pcstock/kernels}
+	else
+		cache=${PCSTOCK_DEB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pcstock/debian-kernels}
+	fi
+	mkdir -p "$cache" 2>/dev/null || {
+		echo "pcstock: kernel matrix: cannot create $cache:" \
+		     "matrix skipped" >&2
+		return 0
+	}
+	command -v apt-get >/dev/null 2>&1 || {
+		echo "pcstock: kernel matrix: no apt-get here: skipped" >&2
+		return 0
+	}
+	updated=0
+	grep -v '^#' "$here/kernel/matrix.txt" | while read -r pkg ver; do
+		[ -n "$pkg" ] || continue
+		if [ "$ver" = candidate ]; then
+			ver=$(apt-cache policy "$pkg" 2>/dev/null |
+				awk '/Candidate:/ { print $2 }')
+			if { [ -z "$ver" ] || [ "$ver" = "(none)" ]; } &&
+			   [ "$updated" = 0 ] && [ "$(id -u)" = 0 ]; then
+				apt-get update -qq >&2 || true
+				updated=1
+				ver=$(apt-cache policy "$pkg" 2>/dev/null |
+					awk '/Candidate:/ { print $2 }')
+			fi
+		fi
+		if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
+			echo "pcstock: kernel matrix: $pkg is not in the" \
+			     "archive: skipped" >&2
+			continue
+		fi
+		dir=$cache/${pkg}_$(echo "$ver" | tr '~:' '__')
+		if [ -f "$dir/mm/page_counter.c" ] && [ -f "$dir/TREE_ID" ]; then
+			echo "$dir"
+			continue
+		fi
+		tmp=$(mktemp -d "$cache/.fetch.XXXXXX")
+		if ! (cd "$tmp" && apt-get download -q "$pkg=$ver" \
+			>/dev/null 2>&1) && [ "$updated" = 0 ] &&
+		   [ "$(id -u)" = 0 ]; then
+			apt-get update -qq >&2 || true
+			updated=1
+			(cd "$tmp" && apt-get download -q "$pkg=$ver" \
+				>/dev/null 2>&1) || true
+		fi
+		deb=$(ls "$tmp"/*.deb 2>/dev/null | head -n 1)
+		if [ -z "$deb" ]; then
+			echo "pcstock: kernel matrix: $pkg=$ver is no longer in" \
+			     "the archive: skipped" >&2
+			rm -rf "$tmp"
+			continue
+		fi
+		echo "pcstock: kernel matrix: fetching $pkg $ver" >&2
+		if dpkg-deb --fsys-tarfile "$deb" |
+		   tar -xf - -C "$tmp" --wildcards './usr/src/*.tar.*' &&
+		   tarball=$(ls "$tmp"/usr/src/linux-source-*.tar.* | head -n 1) &&
+		   PCSTOCK_KERNEL_CACHE=off sh "$here/kernel/extract.sh" fetch \
+			"$tarball" "$tmp/tree" >&2; then
+			echo "Debian $pkg $ver" >"$tmp/tree/DESCRIBE"
+			rm -rf "$dir"
+			mv "$tmp/tree" "$dir"
+			echo "$dir"
+		else
+			echo "pcstock: kernel matrix: cannot unpack $pkg $ver:" \
+			     "skipped" >&2
+		fi
+		rm -rf "$tmp"
+	done
+	return 0
+}
+
 case ${1:-all} in
 build) want=$build ;;
 all) want="$build
 $check" ;;
+kernels) kernels; exit 0 ;;
 *)
-	echo "usage: deps.sh [build|all]" >&2
+	echo "usage: deps.sh [build|all|kernels]" >&2
 	exit 2
 	;;
 esac
