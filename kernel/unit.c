@@ -285,6 +285,37 @@ static int write_limit(const char *buf, const char *max_keyword,
 
 unsigned int kpc_nr_cpus = 1;
 unsigned int kpc_this_cpu;
+bool kpc_percpu_fail;
+
+static void fail_next_alloc(void)
+{
+	kpc_percpu_fail = true;
+}
+
+/* ---- preemption points (linux/preempt.h) ---- */
+
+kpc_preempt_fn kpc_preempt_hook;
+unsigned int kpc_preempt_count;
+static void *preempt_arg;
+
+/*
+ * Whatever runs at the point is another task: it starts with preemption
+ * enabled, and the interrupted task's count is its own again afterwards.
+ */
+void kpc_preempt_at(void)
+{
+	unsigned int saved = kpc_preempt_count;
+
+	kpc_preempt_count = 0;
+	kpc_preempt_hook(saved == 0, preempt_arg);
+	kpc_preempt_count = saved;
+}
+
+static void set_preempt_hook(kpc_preempt_fn fn, void *arg)
+{
+	preempt_arg = arg;
+	kpc_preempt_hook = fn;
+}
 
 #if KPC_TREE_HAS_STOCK
 static void set_cpus(unsigned int nr_cpus)
@@ -392,6 +423,8 @@ static const struct kpc_unit unit = {
 	.drain_stock = drain_stock,
 	.stock_pages = stock_pages,
 #endif
+	.fail_next_alloc = fail_next_alloc,
+	.set_preempt_hook = set_preempt_hook,
 };
 
 KPC_EXPORT const struct kpc_unit *kpc_unit(void)
