@@ -390,6 +390,18 @@ mutate() {
 		stock_base "$1"
 		plant "$1" page_counter_try_charge_stock "$2" \
 			's/atomic_add\(\s*(\(int\)\s*\(\s*\w+\s*-\s*nr_pages\s*\))\s*,\s*([^;]*?)\)\s*;/kpc_atomic_add_capped_leaky($1, $2, (int)READ_ONCE(counter->batch));/' ;;
+	stock_refill_split)
+		# The refill's add to the slot done as a read and a separate
+		# write: a drain between them is lost (the explorer's).
+		stock_base "$1"
+		plant "$1" page_counter_try_charge_stock "$2" \
+			's/atomic_add\(\s*(\(int\)\s*\(\s*\w+\s*-\s*nr_pages\s*\))\s*,/kpc_atomic_add_split($1,/' ;;
+	stock_drain_split)
+		# The drain reads the slot before it empties it, in two
+		# accesses: a refill or consume between them is lost.
+		stock_base "$1"
+		plant "$1" page_counter_drain_stock "$2" \
+			's/\batomic_xchg\(/kpc_atomic_xchg_split(/' ;;
 	try_charge_relaxed_add)
 		# The add of page_counter_try_charge() stops being fully
 		# ordered: its limit read may pass it (store buffering with

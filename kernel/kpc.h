@@ -36,6 +36,12 @@
 /* the stock is pcstock's own rendering (kernel/own_stock.c) */
 #define KPC_F_OWN_STOCK 0x80U
 
+/* A field of the kernel's struct page_counter (tables end with NULL). */
+struct kpc_field {
+	const char *name;
+	size_t offset;
+};
+
 /* Every field of a counter, as the kernel holds it. */
 struct kpc_snap {
 	long usage;
@@ -134,6 +140,7 @@ struct kpc_unit {
 	 */
 	void (*set_preempt_hook)(void (*fn)(bool preemptible, void *arg),
 				 void *arg);
+	const struct kpc_field *fields;	/* struct page_counter's */
 };
 
 const struct kpc_unit *kpc_unit(void);

@@ -194,7 +194,7 @@ struct kc_case {
 	bool prot[KC_MAX_NODES];
 	bool track[KC_MAX_NODES];
 	unsigned int batch;		/* stock runs: 0 for none */
-	bool stocked[KC_MAX_NODES];	/* stock runs: stocked at the start */
+	bool stocked[KC_MAX_NODES];	/* stock runs: stocked at first */
 	struct kc_op ops[KC_CASE_OPS];
 	unsigned int nops;
 };

@@ -284,7 +284,11 @@ static int write_limit(const char *buf, const char *max_keyword,
 /* ---- the stock series (linux/percpu.h) ---- */
 
 unsigned int kpc_nr_cpus = 1;
+#ifdef KPC_EXPLORE
+_Thread_local unsigned int kpc_this_cpu;
+#else
 unsigned int kpc_this_cpu;
+#endif
 bool kpc_percpu_fail;
 
 static void fail_next_alloc(void)
@@ -363,6 +367,24 @@ static long stock_pages(void *c, unsigned int cpu)
 }
 #endif
 
+/* The kernel's field names, for the explorer's traces. */
+#define FIELD(f) { #f, offsetof(struct page_counter, f) }
+static const struct kpc_field fields[] = {
+	FIELD(usage), FIELD(emin), FIELD(min_usage),
+	FIELD(children_min_usage), FIELD(elow), FIELD(low_usage),
+	FIELD(children_low_usage), FIELD(watermark),
+#if KPC_TREE_HAS_LOCAL_WATERMARK
+	FIELD(local_watermark),
+#endif
+	FIELD(failcnt), FIELD(min), FIELD(low), FIELD(high), FIELD(max),
+	FIELD(parent),
+#if KPC_TREE_HAS_STOCK
+	FIELD(stock), FIELD(batch),
+#endif
+	{ NULL, 0 },
+};
+#undef FIELD
+
 static const struct kpc_unit unit = {
 	.abi = KPC_ABI,
 	.version = KPC_TREE_VERSION,
@@ -425,6 +447,7 @@ static const struct kpc_unit unit = {
 #endif
 	.fail_next_alloc = fail_next_alloc,
 	.set_preempt_hook = set_preempt_hook,
+	.fields = fields,
 };
 
 KPC_EXPORT const struct kpc_unit *kpc_unit(void)

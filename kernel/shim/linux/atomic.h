@@ -133,6 +133,25 @@ static inline void kpc_atomic_add_capped_leaky(int i, atomic_t *v, int cap)
 }
 
 /*
+ * Not kernel functions: kernel/extract.sh's stock_refill_split and
+ * stock_drain_split mutations, planted atomicity bugs for the explorer:
+ * the refill's add, and the drain's exchange, done as a read and a
+ * separate write of the slot.
+ */
+static inline void kpc_atomic_add_split(int i, atomic_t *v)
+{
+	atomic_set(v, atomic_read(v) + i);
+}
+
+static inline int kpc_atomic_xchg_split(atomic_t *v, int i)
+{
+	int old = atomic_read(v);
+
+	atomic_set(v, i);
+	return old;
+}
+
+/*
  * xchg() on a plain field (the kernel's limit): a fully ordered exchange
  * of an object that is not declared _Atomic, which gcc's <stdatomic.h>
  * accepts (the unit is built by gcc).

@@ -19,7 +19,12 @@
 #include <linux/preempt.h>
 
 extern unsigned int kpc_nr_cpus;
+/* In the explorer each thread is on its own simulated CPU. */
+#ifdef KPC_EXPLORE
+extern _Thread_local unsigned int kpc_this_cpu;
+#else
 extern unsigned int kpc_this_cpu;
+#endif
 extern bool kpc_percpu_fail;	/* the next alloc_percpu() returns NULL */
 
 static inline void *kpc_alloc_percpu(size_t size)
