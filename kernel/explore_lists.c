@@ -9,7 +9,10 @@
 
 #include "explore.h"
 
+/* The stock explorers have the kernel's stock instead (explore_kstock.c). */
+#ifndef KPC_EXPLORE_KSTOCK
 const struct explore_scenario *const explore_stock_scenarios[] = { NULL };
+#endif
 const struct explore_scenario *const explore_group_scenarios[] = { NULL };
 const struct explore_scenario *const explore_memcg7_scenarios[] = { NULL };
 const struct explore_scenario *const explore_protect_scenarios[] = { NULL };

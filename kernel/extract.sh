@@ -325,6 +325,12 @@ own_stock() {
 	} >>"$1/mm/page_counter.c"
 }
 
+# stock_base OUT: the stock a stock_* bug is planted in: the tree's own
+# series, else our rendering of it.
+stock_base() {
+	[ "$(feature stock)" = 1 ] || own_stock "$1"
+}
+
 # plant OUT FUNCTION MUTATION SUBSTITUTION: one planted bug, located by
 # the function it lives in, not by a line of text.
 plant() {
@@ -372,6 +378,34 @@ mutate() {
 		# arithmetic was (64-bit or mul_u64_u64_div_u64()).
 		plant "$1" effective_protection "$2" \
 			's/(if\s*\(\s*siblings_protected\s*>\s*parent_effective\s*\)\s*return\s)[^;]*;/$1(protected * parent_effective + siblings_protected - 1) \/ siblings_protected;/' ;;
+	stock_no_null_check)
+		# S3: the charge through the stock forgets that a counter may
+		# have none (the series' allocation-failure fallback, or a
+		# stock freed): this_cpu_ptr() of NULL.  On the tree's series,
+		# or on our rendering when the tree has none.
+		stock_base "$1"
+		plant "$1" page_counter_try_charge_stock "$2" \
+			's/if\s*\(\s*!\s*counter->stock\s*\)\s*goto\s+\w+\s*;\s*\n// || s/if\s*\(\s*counter->stock\s*\)/if (1)/' ;;
+	stock_cap_leaks)
+		# A v5-style batch cap that leaks: after the refill's add, a
+		# slot above the batch is cut back to the batch, and the
+		# excess, charged to the hierarchy, is dropped instead of
+		# uncharged.
+		stock_base "$1"
+		plant "$1" page_counter_try_charge_stock "$2" \
+			's/atomic_add\(\s*(\(int\)\s*\(\s*\w+\s*-\s*nr_pages\s*\))\s*,\s*([^;]*?)\)\s*;/kpc_atomic_add_capped_leaky($1, $2, (int)READ_ONCE(counter->batch));/' ;;
+	stock_refill_split)
+		# The refill's add to the slot done as a read and a separate
+		# write: a drain between them is lost (the explorer's).
+		stock_base "$1"
+		plant "$1" page_counter_try_charge_stock "$2" \
+			's/atomic_add\(\s*(\(int\)\s*\(\s*\w+\s*-\s*nr_pages\s*\))\s*,/kpc_atomic_add_split($1,/' ;;
+	stock_drain_split)
+		# The drain reads the slot before it empties it, in two
+		# accesses: a refill or consume between them is lost.
+		stock_base "$1"
+		plant "$1" page_counter_drain_stock "$2" \
+			's/\batomic_xchg\(/kpc_atomic_xchg_split(/' ;;
 	try_charge_relaxed_add)
 		# The add of page_counter_try_charge() stops being fully
 		# ordered: its limit read may pass it (store buffering with
@@ -444,6 +478,8 @@ stage() {
 			exit 3
 		}
 		own=1 ;;
+	stock_*)
+		[ "$(feature stock)" = 1 ] || own=1 ;;
 	esac
 	if [ -n "$mutation" ]; then
 		mutate "$out" "$mutation"

@@ -48,7 +48,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: pcstock-kcheck [--kernel DIR|TARBALL [--mutation M]]"
 		" [--unit SO]\n"
-		"       [--expect-tree FILE] [--require-stock]\n"
+		"       [--expect-tree FILE] [--require-stock] [--migrate]\n"
 		"       [--seconds N] [--ops N] [--parses N] [--seed S]\n"
 		"       [--no-oracle] [--no-parse] [--expect-divergence]"
 		" [--max-repro N] [--quiet]\n"
@@ -377,6 +377,7 @@ int main(int argc, char **argv)
 		{ "unit", required_argument, NULL, 'u' },
 		{ "expect-tree", required_argument, NULL, 'e' },
 		{ "require-stock", no_argument, NULL, 'S' },
+		{ "migrate", no_argument, NULL, 'M' },
 		{ "seconds", required_argument, NULL, 't' },
 		{ "ops", required_argument, NULL, 'o' },
 		{ "parses", required_argument, NULL, 'p' },
@@ -407,6 +408,7 @@ int main(int argc, char **argv)
 		case 'u': so = optarg; break;
 		case 'e': expect_tree = optarg; break;
 		case 'S': need_stock = true; break;
+		case 'M': o.migrate = true; break;
 		case 't': o.seconds = strtod(optarg, NULL); break;
 		case 'o': o.ops = strtoul(optarg, NULL, 0); break;
 		case 'p': o.parses = strtoul(optarg, NULL, 0); break;
@@ -453,10 +455,11 @@ int main(int argc, char **argv)
 		return KC_EXIT_UNIT;
 	}
 	print_header(k, so, o.quiet);
-	if (need_stock && !(k->features & KPC_F_STOCK)) {
-		printf("FAIL: --require-stock, but the unit has no stock"
-		       " series (page_counter_try_charge_stock() and"
-		       " page_counter_drain_stock() not both in the tree)\n");
+	if ((need_stock || o.migrate) && !(k->features & KPC_F_STOCK)) {
+		printf("FAIL: %s, but the unit has no stock series"
+		       " (page_counter_try_charge_stock() and"
+		       " page_counter_drain_stock() not both in the tree)\n",
+		       o.migrate ? "--migrate" : "--require-stock");
 		return KC_EXIT_DIVERGENCE;
 	}
 	printf("seed %llu\n", (unsigned long long)o.seed);
@@ -467,8 +470,18 @@ int main(int argc, char **argv)
 	if (oracle) {
 		ret |= kc_oracle_run(k, &o, &ro);
 		printf("counter differential: %lu operations in %lu cases"
-		       " (%lu with stocks), %lu divergence(s)\n", ro.ops,
-		       ro.cases, ro.stock_cases, ro.divergences);
+		       " (%lu with stocks), %lu divergence(s), %lu of them"
+		       " crashes\n", ro.ops, ro.cases, ro.stock_cases,
+		       ro.divergences, ro.crashes);
+		if (o.migrate)
+			printf("migrate: %lu operations ran inside another,"
+			       " %lu of the interrupted resumed on another"
+			       " CPU\n", ro.nested, ro.migrations);
+		if (ro.stock_cases)
+			printf("largest kernel stock slot: %ld pages, %.2f"
+			       " times its counter's batch (%u)\n",
+			       ro.max_slot, (double)ro.max_slot /
+			       ro.max_slot_batch, ro.max_slot_batch);
 		print_expected(k, &ro);
 	}
 	if (parse && !(expect && ro.divergences)) {

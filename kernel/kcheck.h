@@ -33,6 +33,7 @@ struct kc_opts {
 	unsigned long parses;		/* parse comparisons, at least */
 	double seconds;			/* or run this long (0: counts only) */
 	unsigned int max_repro;		/* --expect-divergence: at most */
+	bool migrate;			/* --migrate (oracle.c) */
 	bool quiet;
 	FILE *out;
 };
@@ -72,6 +73,12 @@ struct kc_result {
 	unsigned long divergences;	/* first one is shrunk and printed */
 	unsigned long expected[KC_DEV_NR];	/* expected deviations */
 	unsigned int repro_len;		/* ops in the shrunk reproducer */
+	unsigned long crashes;		/* of the divergences */
+	/* --migrate: operations run inside another, and migrations. */
+	unsigned long nested, migrations;
+	/* Stock runs: the largest kernel slot, and its counter's batch. */
+	long max_slot;
+	unsigned int max_slot_batch;
 };
 
 /* oracle.c */

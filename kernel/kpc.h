@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define KPC_ABI 2
+#define KPC_ABI 3
 
 /* Features of the tree (struct kpc_unit.features). */
 #define KPC_F_TRACK_FAILCNT 0x1U	/* v6.15+: failcnt is opt-in */
@@ -35,6 +35,12 @@
 #define KPC_F_STOCK_PARTIAL 0x40U
 /* the stock is pcstock's own rendering (kernel/own_stock.c) */
 #define KPC_F_OWN_STOCK 0x80U
+
+/* A field of the kernel's struct page_counter (tables end with NULL). */
+struct kpc_field {
+	const char *name;
+	size_t offset;
+};
 
 /* Every field of a counter, as the kernel holds it. */
 struct kpc_snap {
@@ -123,6 +129,18 @@ struct kpc_unit {
 				 unsigned long *nr_charged);
 	void (*drain_stock)(void *c, unsigned int cpu);
 	long (*stock_pages)(void *c, unsigned int cpu);
+
+	/* The next alloc_percpu() fails (the series' fallback is tried). */
+	void (*fail_next_alloc)(void);
+	/*
+	 * Call @fn at every preemption point of the kernel's code (the
+	 * shim's atomics, this_cpu_ptr(), preempt_enable(); see
+	 * shim/linux/preempt.h), @preemptible when the preemption count
+	 * is 0; NULL: none.
+	 */
+	void (*set_preempt_hook)(void (*fn)(bool preemptible, void *arg),
+				 void *arg);
+	const struct kpc_field *fields;	/* struct page_counter's */
 };
 
 const struct kpc_unit *kpc_unit(void);

@@ -36,10 +36,37 @@
  * CPUs; the kernel's alloc_percpu() over the shim's CPUs), the thread
  * switches CPU between operations, charges through the stock and drains
  * any CPU's slot, and after every operation each counter's slots are
- * compared and conservation checked on the kernel's side: a counter's
- * usage is what callers hold in its subtree plus its subtree's stock.
+ * compared and conservation checked on both sides: a counter's usage is
+ * what callers hold in its subtree plus its subtree's stock.  Whether a
+ * counter has a stock is part of the case: some start without one (the
+ * series' allocation-failure fallback), and stocks are freed and
+ * allocated again mid-case, an allocation now and then failing.
+ *
+ * A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL) in either side's code is a
+ * finding like a divergence: the signal is caught, the case abandoned
+ * (the kernel side's stocks leaked, never freed again), and the
+ * operations up to the crash shrunk to those that still crash.
+ *
+ * --migrate (kc_opts.migrate): every case is a stock run, and an
+ * operation may run inside the one before it, at one of its preemption
+ * points (kernel/shim/linux/preempt.h): on the same CPU (preemption) or
+ * another (a concurrent CPU; the only kind where preemption is
+ * disabled), the interrupted operation then resuming on the CPU the plan
+ * says (a migration).  pcstock's stock cannot be interrupted in this
+ * build (its scheduling points exist in explorer builds only), so its
+ * side runs the same operations on the same CPUs, each whole, in the
+ * order they started.  The two sides then legitimately differ in where
+ * pages sit and which charges fail: instead of comparing them, each side
+ * is judged by the same invariants, conservation, no negative slot, no
+ * underflow warning; the largest slot reached is reported.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <ucontext.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +151,8 @@ enum kc_kind {
 	K_CPU,			/* stock runs: switch to CPU v[0] */
 	K_STOCK_CHARGE,		/* try_charge_stock */
 	K_DRAIN,		/* drain CPU v[1]'s slot */
+	K_ALLOC_STOCK,		/* flag: alloc_percpu() fails */
+	K_FREE_STOCK,
 	K_NR
 };
 
@@ -132,7 +161,7 @@ static const char *const kind_name[K_NR] = {
 	"set_min", "set_low", "set_high", "reset_watermark",
 	"reset_local_watermark", "reset_failcnt", "calculate_protection",
 	"effective_protection", "switch_cpu", "try_charge_stock",
-	"drain_stock",
+	"drain_stock", "alloc_stock", "free_stock",
 };
 
 /*
@@ -147,6 +176,15 @@ struct kc_op {
 	unsigned char node;
 	unsigned char rel;		/* enum kc_rel */
 	bool flag;			/* recursive protection */
+	/*
+	 * --migrate: @at > 0 runs this operation inside the one before it,
+	 * at that one's @at-th preemption point, on CPU @cpu_in; the
+	 * interrupted operation then resumes on CPU @cpu_back.  At a point
+	 * where preemption is disabled another CPU runs it and the
+	 * interrupted one stays.  @ran: where it ran (printing).
+	 */
+	unsigned char at, cpu_in, cpu_back;
+	unsigned char ran;		/* 0 alone, 1 inside, 2 migrated */
 	unsigned long v[5];		/* pages, or effective_protection's */
 };
 
@@ -156,6 +194,7 @@ struct kc_case {
 	bool prot[KC_MAX_NODES];
 	bool track[KC_MAX_NODES];
 	unsigned int batch;		/* stock runs: 0 for none */
+	bool stocked[KC_MAX_NODES];	/* stock runs: stocked at first */
 	struct kc_op ops[KC_CASE_OPS];
 	unsigned int nops;
 };
@@ -170,10 +209,94 @@ struct kc_world {
 	unsigned int adj;		/* kc_adjustments() */
 	unsigned long *expected;	/* counts, or NULL (shrinking) */
 	struct pcstock_domain *d;	/* stock runs */
-	unsigned int stocked;		/* counters with stocks now */
-	unsigned long held[KC_MAX_NODES];	/* pages callers hold */
+	bool stock_run;
+	bool has_stock[KC_MAX_NODES];	/* both sides, now */
+	unsigned int cpu;		/* both sides' current CPU */
+	unsigned long held[KC_MAX_NODES];	/* pages callers hold: ours */
+	unsigned long kheld[KC_MAX_NODES];	/* and the kernel's */
 	char what[256];			/* the divergence, once found */
+
+	/* The operations running, innermost last (--migrate nests them). */
+	struct kc_op *ops;
+	unsigned int nops;
+	bool freeze;
+	unsigned int next;		/* the next operation to start */
+	unsigned int gen;		/* operations generated so far */
+	unsigned int depth;
+	struct {
+		unsigned int idx, points;
+	} stack[4];
+	bool migrate;
+	unsigned long nested, migrations;	/* counts, or shrinking */
+	bool count;
+
+	/* A crash: the signal, the faulting address and instruction. */
+	bool crashed;
+	int crash_sig;
+	void *crash_addr, *crash_pc;
+
+	/* The largest kernel slot seen, and its counter's batch. */
+	long max_slot;
+	unsigned int max_slot_batch;
 };
+
+/* ---- crashes ---- */
+
+static sigjmp_buf crash_jmp;
+static volatile sig_atomic_t crash_armed;
+static struct kc_world *crash_world;
+
+static void on_crash(int sig, siginfo_t *si, void *ucv)
+{
+	struct kc_world *w = crash_world;
+
+	if (!crash_armed || !w) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	crash_armed = 0;
+	w->crashed = true;
+	w->crash_sig = sig;
+	w->crash_addr = si->si_addr;
+	w->crash_pc = NULL;
+#if defined(__x86_64__)
+	w->crash_pc = (void *)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+	w->crash_pc = (void *)((ucontext_t *)ucv)->uc_mcontext.pc;
+#else
+	(void)ucv;
+#endif
+	siglongjmp(crash_jmp, 1);
+}
+
+static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+#define KC_NR_CRASH_SIGNALS (sizeof(crash_signals) / sizeof(crash_signals[0]))
+
+/* Describe a crash in w->what: the signal, and where (dladdr()). */
+static void crash_what(struct kc_world *w)
+{
+	Dl_info di, du;
+	const char *sig = w->crash_sig == SIGSEGV ? "SIGSEGV" :
+			  w->crash_sig == SIGBUS ? "SIGBUS" :
+			  w->crash_sig == SIGFPE ? "SIGFPE" : "SIGILL";
+	int n = snprintf(w->what, sizeof(w->what), "CRASH: %s, address %p",
+			 sig, w->crash_addr);
+
+	if (n < 0 || (size_t)n >= sizeof(w->what))
+		return;
+	if (w->crash_pc && dladdr(w->crash_pc, &di) && di.dli_fname)
+		snprintf(w->what + n, sizeof(w->what) - (size_t)n,
+			 ", in %s at +%#lx (addr2line -fi -e %s %#lx)",
+			 dladdr((void *)w->k->read, &du) &&
+			 du.dli_fbase == di.dli_fbase ? "the kernel's code" :
+			 di.dli_fname,
+			 (unsigned long)((char *)w->crash_pc -
+					 (char *)di.dli_fbase),
+			 di.dli_fname,
+			 (unsigned long)((char *)w->crash_pc -
+					 (char *)di.dli_fbase));
+}
 
 static void *kc_alloc(size_t align, size_t size)
 {
@@ -184,6 +307,16 @@ static void *kc_alloc(size_t align, size_t size)
 	return p;
 }
 
+/* Both sides on @cpu from now on. */
+static void set_cpu(struct kc_world *w, unsigned int cpu)
+{
+	pcstock_cpu_exit(w->d);
+	if (pcstock_cpu_enter(w->d, cpu))
+		abort();
+	w->k->set_cpu(cpu);
+	w->cpu = cpu;
+}
+
 static void world_init(struct kc_world *w, const struct kpc_unit *k,
 		       const struct kc_case *cs)
 {
@@ -191,15 +324,24 @@ static void world_init(struct kc_world *w, const struct kpc_unit *k,
 			k->counter_align * k->counter_align;
 	unsigned int i;
 
-	for (i = 0; i < w->stocked; i++) {
+	/* After a crash the kernel side's stocks are left as they are. */
+	for (i = 0; i < KC_MAX_NODES; i++) {
+		if (!w->has_stock[i])
+			continue;
 		pcstock_counter_free_stock(&w->ours[i]);
-		k->free_stock(w->kc[i]);
+		if (!w->crashed)
+			k->free_stock(w->kc[i]);
+		w->has_stock[i] = false;
 	}
-	w->stocked = 0;
+	w->crashed = false;
+	w->stock_run = cs->batch != 0;
 	w->k = k;
 	w->cs = cs;
 	w->what[0] = '\0';
 	memset(w->held, 0, sizeof(w->held));
+	memset(w->kheld, 0, sizeof(w->kheld));
+	w->depth = 0;
+	k->set_preempt_hook(NULL, NULL);
 	for (i = 0; i < cs->n; i++) {
 		int p = cs->parent[i];
 
@@ -215,17 +357,16 @@ static void world_init(struct kc_world *w, const struct kpc_unit *k,
 	k->warn_reset();
 	if (cs->batch) {
 		for (i = 0; i < cs->n; i++) {
+			if (!cs->stocked[i])
+				continue;
 			if (pcstock_counter_alloc_stock(&w->ours[i], w->d,
 							cs->batch,
 							PCSTOCK_STOCK_V4) ||
 			    k->alloc_stock(w->kc[i], cs->batch))
 				abort();
+			w->has_stock[i] = true;
 		}
-		w->stocked = cs->n;
-		pcstock_cpu_exit(w->d);
-		if (pcstock_cpu_enter(w->d, 0))
-			abort();
-		k->set_cpu(0);
+		set_cpu(w, 0);
 	}
 }
 
@@ -381,7 +522,7 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 	const struct kpc_unit *k = w->k;
 	struct pcstock_counter *o = &w->ours[op->node];
 	void *kc = w->kc[op->node];
-	unsigned long a = op->v[0];
+	unsigned long a = op->v[0], ka;
 	unsigned int i;
 
 	if (op->rel == R_USAGE)
@@ -390,7 +531,11 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 		a += pcstock_counter_max(o) - pcstock_counter_read(o);
 	else if (op->rel == R_HELD && a > w->held[op->node])
 		a = w->held[op->node];
-	if (freeze) {
+	/* At most what the kernel's callers hold, when its side differs. */
+	ka = op->rel == R_HELD && op->v[0] > w->kheld[op->node] ?
+		     w->kheld[op->node] : a;
+	/* --migrate keeps "at most held": the sides may hold different. */
+	if (freeze && !(w->migrate && op->rel == R_HELD)) {
 		op->v[0] = a;
 		op->rel = R_ABS;
 	}
@@ -400,6 +545,7 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 		pcstock_counter_charge(o, a);
 		k->charge(kc, a);
 		w->held[op->node] += a;
+		w->kheld[op->node] += a;
 		break;
 	case K_TRY: {
 		struct pcstock_counter *of = NULL;
@@ -407,20 +553,19 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 		bool ok = pcstock_counter_try_charge(o, a, &of);
 		bool kok = k->try_charge(kc, a, &kf);
 
-		if (ok != kok)
+		if (ok != kok && !w->migrate)
 			DIVERGE(w, "returned kernel %d, pcstock %d", kok, ok);
-		if (!ok && node_of_kernel(w, kf) != node_of_ours(w, of))
+		if (!ok && !kok &&
+		    node_of_kernel(w, kf) != node_of_ours(w, of) &&
+		    !w->migrate)
 			DIVERGE(w, "failing level: kernel n%d, pcstock n%d",
 				node_of_kernel(w, kf), node_of_ours(w, of));
-		if (ok)
-			w->held[op->node] += a;
+		w->held[op->node] += ok ? a : 0;
+		w->kheld[op->node] += kok ? a : 0;
 		break;
 	}
 	case K_CPU:
-		pcstock_cpu_exit(w->d);
-		if (pcstock_cpu_enter(w->d, (unsigned int)a))
-			abort();
-		k->set_cpu((unsigned int)a);
+		set_cpu(w, (unsigned int)a);
 		break;
 	case K_STOCK_CHARGE: {
 		struct pcstock_counter *of = NULL;
@@ -429,6 +574,10 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 		bool ok = pcstock_counter_try_charge_stock(o, a, &of, &on);
 		bool kok = k->try_charge_stock(kc, a, &kf, &kn);
 
+		w->held[op->node] += ok ? a : 0;
+		w->kheld[op->node] += kok ? a : 0;
+		if (w->migrate)
+			break;
 		if (ok != kok)
 			DIVERGE(w, "returned kernel %d, pcstock %d", kok, ok);
 		if (!ok && node_of_kernel(w, kf) != node_of_ours(w, of))
@@ -437,8 +586,6 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 		if (ok && on != kn)
 			DIVERGE(w, "pages charged: kernel %lu, pcstock %lu",
 				kn, on);
-		if (ok)
-			w->held[op->node] += a;
 		break;
 	}
 	case K_DRAIN: {
@@ -447,25 +594,59 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 		unsigned long got = pcstock_counter_drain_stock(o, cpu);
 
 		k->drain_stock(kc, cpu);
-		if ((unsigned long)kslot != got)
+		if ((unsigned long)kslot != got && !w->migrate)
 			DIVERGE(w, "drained: kernel slot held %ld, pcstock"
 				" drained %lu", kslot, got);
 		break;
 	}
+	case K_ALLOC_STOCK: {
+		int r, kr;
+
+		/* A stocked counter (a shrunk case): nothing to do. */
+		if (w->has_stock[op->node])
+			break;
+		if (op->flag) {
+			/* The fallback: the counter stays unstocked. */
+			k->fail_next_alloc();
+			kr = k->alloc_stock(kc, w->cs->batch);
+			if (kr != -ENOMEM)
+				DIVERGE(w, "alloc_stock with alloc_percpu()"
+					" failing: kernel returned %d", kr);
+			break;
+		}
+		r = pcstock_counter_alloc_stock(o, w->d, w->cs->batch,
+						PCSTOCK_STOCK_V4);
+		kr = k->alloc_stock(kc, w->cs->batch);
+		if (r || kr)
+			DIVERGE(w, "returned kernel %d, pcstock %d", kr, r);
+		w->has_stock[op->node] = true;
+		break;
+	}
+	case K_FREE_STOCK:
+		pcstock_counter_free_stock(o);
+		k->free_stock(kc);
+		w->has_stock[op->node] = false;
+		break;
 	case K_CANCEL:
 		pcstock_counter_cancel(o, a);
 		k->cancel(kc, a);
 		break;
 	case K_UNCHARGE:
-		pcstock_counter_uncharge(o, a);
-		k->uncharge(kc, a);
+		/*
+		 * Given up before the call: an operation run inside it
+		 * (--migrate) must not count the pages as held any more.
+		 */
 		w->held[op->node] -= a < w->held[op->node] ?
 					     a : w->held[op->node];
+		w->kheld[op->node] -= ka < w->kheld[op->node] ?
+					      ka : w->kheld[op->node];
+		pcstock_counter_uncharge(o, a);
+		k->uncharge(kc, ka);
 		break;
 	case K_SET_MAX: {
 		int r = pcstock_counter_set_max(o, a), kr = k->set_max(kc, a);
 
-		if (r != kr)
+		if (r != kr && !w->migrate)
 			DIVERGE(w, "returned kernel %d, pcstock %d", kr, r);
 		break;
 	}
@@ -473,7 +654,7 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 		unsigned long r = pcstock_counter_xchg_max(o, a);
 		unsigned long kr = k->xchg_max(kc, a);
 
-		if (r != kr)
+		if (r != kr && !w->migrate)
 			DIVERGE(w, "returned kernel %lu, pcstock %lu", kr, r);
 		break;
 	}
@@ -528,31 +709,52 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 	return true;
 }
 
-/* Stock runs: slots on both sides, and the kernel side's conservation. */
+/*
+ * Stock runs: each side's conservation (a counter's usage is what callers
+ * hold in its subtree plus its subtree's stock), no negative kernel slot;
+ * unless --migrate, the slots compared too.
+ */
 static bool compare_stock(struct kc_world *w)
 {
 	unsigned long stock[KC_MAX_NODES], want[KC_MAX_NODES] = { 0 };
+	unsigned long ostock[KC_MAX_NODES], owant[KC_MAX_NODES] = { 0 };
 	unsigned int i, cpu;
 	int p;
 
 	for (i = 0; i < w->cs->n; i++) {
-		unsigned long ours = pcstock_counter_stock_pages(&w->ours[i]);
-
+		ostock[i] = pcstock_counter_stock_pages(&w->ours[i]);
 		stock[i] = 0;
-		for (cpu = 0; cpu < KC_CPUS; cpu++)
-			stock[i] += (unsigned long)w->k->stock_pages(w->kc[i],
-								   cpu);
-		if (stock[i] != ours)
+		for (cpu = 0; cpu < KC_CPUS; cpu++) {
+			long slot = w->k->stock_pages(w->kc[i], cpu);
+
+			if (slot < 0)
+				DIVERGE(w, "n%u stock slot of cpu %u: %ld"
+					" pages (kernel side)", i, cpu, slot);
+			if (slot * (long)w->max_slot_batch >
+			    w->max_slot * (long)w->cs->batch) {
+				w->max_slot = slot;
+				w->max_slot_batch = w->cs->batch;
+			}
+			stock[i] += (unsigned long)slot;
+		}
+		if (stock[i] != ostock[i] && !w->migrate)
 			DIVERGE(w, "n%u stock: kernel %lu, pcstock %lu", i,
-				stock[i], ours);
-		for (p = (int)i; p >= 0; p = w->cs->parent[p])
-			want[p] += w->held[i] + stock[i];
+				stock[i], ostock[i]);
+		for (p = (int)i; p >= 0; p = w->cs->parent[p]) {
+			want[p] += w->kheld[i] + stock[i];
+			owant[p] += w->held[i] + ostock[i];
+		}
 	}
-	for (i = 0; i < w->cs->n; i++)
+	for (i = 0; i < w->cs->n; i++) {
 		if (w->k->read(w->kc[i]) != want[i])
 			DIVERGE(w, "conservation: n%u usage %lu, held + stock"
 				" %lu (kernel side)", i, w->k->read(w->kc[i]),
 				want[i]);
+		if (pcstock_counter_read(&w->ours[i]) != owant[i])
+			DIVERGE(w, "conservation: n%u usage %lu, held + stock"
+				" %lu (pcstock side)", i,
+				pcstock_counter_read(&w->ours[i]), owant[i]);
+	}
 	return true;
 }
 
@@ -571,6 +773,13 @@ static bool compare(struct kc_world *w)
 	unsigned long kw = w->k->warn_count(), ow = pcstock_warn_count();
 	unsigned int i;
 
+	/* --migrate: the sides differ by design; each keeps the invariants. */
+	if (w->migrate) {
+		if (kw || ow)
+			DIVERGE(w, "underflow warnings: kernel %lu, pcstock"
+				" %lu", kw, ow);
+		return compare_stock(w);
+	}
 	for (i = 0; i < w->cs->n; i++) {
 		const struct pcstock_counter *o = &w->ours[i];
 		struct kpc_snap ks;
@@ -597,26 +806,107 @@ static bool compare(struct kc_world *w)
 	if (kw != ow)
 		DIVERGE(w, "underflow warnings: kernel %lu, pcstock %lu", kw,
 			ow);
-	return !w->stocked || compare_stock(w);
+	return !w->stock_run || compare_stock(w);
+}
+
+/* ---- running operations, nested ones (--migrate) and crashes ---- */
+
+static bool run_op(struct kc_world *w, unsigned int idx);
+
+/*
+ * Allocating and freeing a stock have no concurrent stocked call on the
+ * counter (the series frees it with the memcg, pcstock says so in its
+ * contract): they never run inside another operation, nor another
+ * inside them.
+ */
+static bool alone(const struct kc_op *op)
+{
+	return op->kind == K_ALLOC_STOCK || op->kind == K_FREE_STOCK;
 }
 
 /*
- * Run @nops operations of @cs from fresh counters.  Return: the index of
- * the operation after which the sides first differ, or -1.
+ * The kernel's code reached a preemption point (kpc.h): if the next
+ * operation is planned inside the innermost running one at this point,
+ * run it now, on its CPU (another CPU's when preemption is disabled),
+ * then let the interrupted one resume on the CPU the plan says.  A
+ * divergence in it stays in w->what for the caller to see.
  */
-static int replay(struct kc_world *w, const struct kpc_unit *k,
-		  const struct kc_case *cs, struct kc_op *ops,
-		  unsigned int nops, bool freeze)
+static void on_point(bool preemptible, void *arg)
+{
+	struct kc_world *w = arg;
+	unsigned int in, back, from = w->cpu;
+	struct kc_op *op;
+
+	if (!w->depth || w->what[0])
+		return;
+	w->stack[w->depth - 1].points++;
+	if (w->next >= w->nops ||
+	    w->next != w->stack[w->depth - 1].idx + 1 ||
+	    w->depth >= sizeof(w->stack) / sizeof(w->stack[0]))
+		return;
+	op = &w->ops[w->next];
+	if (op->at != w->stack[w->depth - 1].points ||
+	    alone(op) || alone(&w->ops[w->stack[w->depth - 1].idx]))
+		return;
+	in = op->cpu_in;
+	back = op->cpu_back;
+	if (!preemptible) {
+		if (in == from)
+			in = (from + 1) % KC_CPUS;
+		back = from;
+	}
+	if (w->freeze) {
+		op->cpu_in = (unsigned char)in;
+		op->cpu_back = (unsigned char)back;
+		op->ran = back != from ? 2 : 1;
+	}
+	if (w->count) {
+		w->nested++;
+		w->migrations += back != from;
+	}
+	set_cpu(w, in);
+	run_op(w, w->next);
+	set_cpu(w, back);
+}
+
+/* Run operation @idx (and any planned inside it); false on divergence. */
+static bool run_op(struct kc_world *w, unsigned int idx)
+{
+	bool ok;
+
+	w->stack[w->depth].idx = idx;
+	w->stack[w->depth].points = 0;
+	w->depth++;
+	w->next = idx + 1;
+	if (w->freeze && !w->ops[idx].ran)
+		w->ops[idx].at = 0;
+	ok = apply(w, &w->ops[idx], w->freeze);
+	w->depth--;
+	return ok && !w->what[0];
+}
+
+/* Catch the crash signals for the run; @old keeps what was there. */
+static void crash_catch(struct kc_world *w, struct sigaction *old)
+{
+	struct sigaction sa;
+	unsigned int i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_crash;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	crash_world = w;
+	for (i = 0; i < KC_NR_CRASH_SIGNALS; i++)
+		sigaction(crash_signals[i], &sa, &old[i]);
+}
+
+static void crash_release(const struct sigaction *old)
 {
 	unsigned int i;
 
-	world_init(w, k, cs);
-	if (!compare(w))
-		return 0;
-	for (i = 0; i < nops; i++)
-		if (!apply(w, &ops[i], freeze) || !compare(w))
-			return (int)i;
-	return -1;
+	for (i = 0; i < KC_NR_CRASH_SIGNALS; i++)
+		sigaction(crash_signals[i], &old[i], NULL);
+	crash_world = NULL;
 }
 
 /* ---- generation ---- */
@@ -730,13 +1020,16 @@ static void gen_op(struct kc_op *op, uint64_t *rs, const struct kc_world *w)
 		[K_CHARGE] = 4, [K_TRY] = 6, [K_UNCHARGE] = 14,
 		[K_SET_MAX] = 6, [K_XCHG_MAX] = 2, [K_SET_MIN] = 2,
 		[K_RESET_WM] = 1, [K_CALC_PROT] = 2, [K_CPU] = 8,
-		[K_STOCK_CHARGE] = 30, [K_DRAIN] = 6,
+		[K_STOCK_CHARGE] = 30, [K_DRAIN] = 6, [K_FREE_STOCK] = 3,
 	};
 	unsigned char weights[K_NR];
 	unsigned int total = 0, pick, i;
 
 	/* No operation whose kernel function the tree lacks. */
-	memcpy(weights, w->stocked ? stocked : plain, sizeof(weights));
+	memcpy(weights, w->stock_run ? stocked : plain, sizeof(weights));
+	/* --migrate: no protection walk (the sides' usages differ). */
+	if (w->migrate)
+		weights[K_CALC_PROT] = 0;
 	if (ADJ(w, KC_ADJ_NO_LOCAL_WATERMARK))
 		weights[K_RESET_LOCAL_WM] = 0;
 	if (ADJ(w, KC_ADJ_NO_CALC_PROTECTION))
@@ -750,6 +1043,11 @@ static void gen_op(struct kc_op *op, uint64_t *rs, const struct kc_world *w)
 	op->kind = (unsigned char)i;
 	op->node = (unsigned char)kc_below(rs, w->cs->n);
 	op->flag = kc_below(rs, 2);
+	/* Free a stock, or give a counter without one a stock. */
+	if (op->kind == K_FREE_STOCK && !w->has_stock[op->node]) {
+		op->kind = K_ALLOC_STOCK;
+		op->flag = !kc_below(rs, 4);	/* alloc_percpu() fails */
+	}
 	switch (op->kind) {
 	case K_CHARGE:
 	case K_TRY:
@@ -758,7 +1056,7 @@ static void gen_op(struct kc_op *op, uint64_t *rs, const struct kc_world *w)
 		 * wraps usage negative is clamped by the next uncharge, which
 		 * breaks conservation by design.
 		 */
-		if (w->stocked)
+		if (w->stock_run)
 			op->v[0] = kc_below(rs, 8) ?
 				kc_below(rs, 3 * w->cs->batch + 2) :
 				1UL << kc_below(rs, 40);
@@ -778,7 +1076,7 @@ static void gen_op(struct kc_op *op, uint64_t *rs, const struct kc_world *w)
 		op->v[1] = kc_below(rs, KC_CPUS);
 		break;
 	case K_UNCHARGE:
-		if (w->stocked) {	/* never more than is held */
+		if (w->stock_run) {	/* never more than is held */
 			op->rel = R_HELD;
 			op->v[0] = 1 + kc_below(rs, 2 * w->cs->batch + 8);
 			break;
@@ -810,6 +1108,76 @@ static void gen_op(struct kc_op *op, uint64_t *rs, const struct kc_world *w)
 	}
 }
 
+/*
+ * --migrate: plan @op to run inside the operation before it, at one of
+ * its first preemption points, half the time.
+ */
+static void gen_plan(struct kc_op *op, uint64_t *rs)
+{
+	if (kc_below(rs, 2))
+		return;
+	op->at = (unsigned char)(1 + kc_below(rs, 8));
+	op->cpu_in = (unsigned char)kc_below(rs, KC_CPUS);
+	op->cpu_back = (unsigned char)kc_below(rs, KC_CPUS);
+}
+
+/*
+ * Run @nops operations of @cs from fresh counters, a crash caught; with
+ * @rs, generate them first, one by one (with --migrate one ahead, so that
+ * an operation can run inside the one before), counting them in @r.
+ * Return: the index of the last operation started when the sides first
+ * differ or the code crashes (w->crashed), or -1.
+ */
+static int run(struct kc_world *w, const struct kpc_unit *k,
+	       const struct kc_case *cs, struct kc_op *ops, unsigned int nops,
+	       bool freeze, uint64_t *rs, struct kc_result *r)
+{
+	unsigned int i;
+
+	world_init(w, k, cs);
+	w->ops = ops;
+	/* Those there: all an operation may run inside another. */
+	w->nops = rs ? 0 : nops;
+	w->freeze = freeze;
+	w->next = 0;
+	w->gen = 0;
+	for (i = 0; freeze && i < nops; i++)
+		ops[i].ran = 0;
+	if (sigsetjmp(crash_jmp, 1)) {
+		crash_what(w);
+		return w->next ? (int)w->next - 1 : 0;
+	}
+	crash_armed = 1;
+	if (w->migrate)
+		k->set_preempt_hook(on_point, w);
+	if (!compare(w)) {
+		crash_armed = 0;
+		return 0;
+	}
+	while (w->next < nops) {
+		while (rs && w->gen < nops && w->gen <= w->next + w->migrate) {
+			gen_op(&ops[w->gen], rs, w);
+			if (w->gen > w->next)
+				gen_plan(&ops[w->gen], rs);
+			w->nops = ++w->gen;
+			r->ops++;
+		}
+		if (!run_op(w, w->next) || !compare(w)) {
+			crash_armed = 0;
+			return (int)w->next - 1;
+		}
+	}
+	crash_armed = 0;
+	return -1;
+}
+
+static int replay(struct kc_world *w, const struct kpc_unit *k,
+		  const struct kc_case *cs, struct kc_op *ops,
+		  unsigned int nops, bool freeze)
+{
+	return run(w, k, cs, ops, nops, freeze, NULL, NULL);
+}
+
 /* ---- shrinking and printing ---- */
 
 /* Remove chunks of operations while the case still diverges. */
@@ -819,7 +1187,7 @@ static unsigned int shrink(struct kc_world *w, const struct kpc_unit *k,
 {
 	struct kc_op trial[KC_CASE_OPS];
 	unsigned int chunk, at;
-	bool progress = true;
+	bool progress = true, crash = w->crashed;
 	int d;
 
 	while (progress) {
@@ -832,7 +1200,8 @@ static unsigned int shrink(struct kc_world *w, const struct kpc_unit *k,
 				memcpy(trial + at, ops + at + chunk,
 				       (n - at - chunk) * sizeof(*ops));
 				d = replay(w, k, cs, trial, m, false);
-				if (d >= 0) {
+				/* A crash shrinks to a crash. */
+				if (d >= 0 && w->crashed == crash) {
 					n = (unsigned int)d + 1;
 					memcpy(ops, trial, n * sizeof(*ops));
 					progress = true;
@@ -852,27 +1221,38 @@ static void print_op(FILE *f, unsigned int i, const struct kc_op *op)
 	case K_RESET_WM:
 	case K_RESET_LOCAL_WM:
 	case K_RESET_FAILCNT:
-		fprintf(f, " n%u\n", op->node);
+	case K_FREE_STOCK:
+		fprintf(f, " n%u", op->node);
 		break;
 	case K_CALC_PROT:
-		fprintf(f, " root=n%u recursive=%d\n", op->node, op->flag);
+		fprintf(f, " root=n%u recursive=%d", op->node, op->flag);
 		break;
 	case K_CPU:
-		fprintf(f, " %lu\n", op->v[0]);
+		fprintf(f, " %lu", op->v[0]);
 		break;
 	case K_DRAIN:
-		fprintf(f, " n%u cpu %lu\n", op->node, op->v[1]);
+		fprintf(f, " n%u cpu %lu", op->node, op->v[1]);
+		break;
+	case K_ALLOC_STOCK:
+		fprintf(f, " n%u%s", op->node,
+			op->flag ? " (alloc_percpu() fails)" : "");
 		break;
 	case K_EFF_PROT:
 		fprintf(f, "(usage=%lu, parent_usage=%lu, setting=%lu, "
 			"parent_effective=%lu, siblings_protected=%lu, "
-			"recursive=%d)\n", op->v[0], op->v[1], op->v[2],
+			"recursive=%d)", op->v[0], op->v[1], op->v[2],
 			op->v[3], op->v[4], op->flag);
 		break;
 	default:
-		fprintf(f, " n%u %lu\n", op->node, op->v[0]);
+		fprintf(f, " n%u %lu%s", op->node, op->v[0],
+			op->rel == R_HELD ? " (at most held)" : "");
 		break;
 	}
+	if (op->ran)
+		fprintf(f, "  [inside %u, at its preemption point %u,"
+			" on cpu %u; %u resumes on cpu %u]", i,
+			op->at, op->cpu_in, i, op->cpu_back);
+	fputc('\n', f);
 }
 
 static void print_repro(FILE *f, const struct kc_case *cs,
@@ -903,9 +1283,14 @@ static void print_repro(FILE *f, const struct kc_case *cs,
 					shown[p] = true;
 		}
 	}
-	if (cs->batch)
-		fprintf(f, "stock run: every counter stocked, batch %u, %u"
-			" CPUs, starting on CPU 0\n", cs->batch, KC_CPUS);
+	if (cs->batch) {
+		fprintf(f, "stock run: batch %u, %u CPUs, starting on CPU 0;"
+			" stocked at the start:", cs->batch, KC_CPUS);
+		for (i = 0; i < cs->n; i++)
+			if (shown[i] && cs->stocked[i])
+				fprintf(f, " n%u", i);
+		fprintf(f, " (the others shown have no stock)\n");
+	}
 	fprintf(f, "reproducer (%u operations):\n  tree:", n);
 	for (i = 0; i < cs->n; i++) {
 		if (!shown[i])
@@ -920,7 +1305,10 @@ static void print_repro(FILE *f, const struct kc_case *cs,
 	fprintf(f, " (%u counters in all)\n", cs->n);
 	for (i = 0; i < n; i++)
 		print_op(f, i, &ops[i]);
-	fprintf(f, "  diverges after operation %u: %s\n", n, what);
+	if (!strncmp(what, "CRASH", 5))
+		fprintf(f, "  crashes in operation %u: %s\n", n, what);
+	else
+		fprintf(f, "  diverges after operation %u: %s\n", n, what);
 }
 
 int kc_oracle_run(const struct kpc_unit *k, const struct kc_opts *o,
@@ -930,6 +1318,7 @@ int kc_oracle_run(const struct kpc_unit *k, const struct kc_opts *o,
 	struct kc_case *cs = calloc(1, sizeof(*cs));
 	struct kc_world w = { 0 };
 	uint64_t rs = o->seed * 2654435761ULL + 0x9e3779b97f4a7c15ULL;
+	struct sigaction old[KC_NR_CRASH_SIGNALS];
 	int ret = 0;
 
 	w.ours = kc_alloc(_Alignof(struct pcstock_counter),
@@ -947,50 +1336,66 @@ int kc_oracle_run(const struct kpc_unit *k, const struct kc_opts *o,
 			abort();
 		k->set_cpus(KC_CPUS);
 	}
+	w.migrate = o->migrate && w.d;
+	w.max_slot_batch = 1;
+	crash_catch(&w, old);
 	while (r->ops < o->ops || (deadline && kc_now() < deadline)) {
 		unsigned int i;
-		int d = -1;
+		int d;
 
 		gen_tree(cs, &rs, w.adj);
-		/* With the series, every other case is a stock run. */
-		cs->batch = w.d && r->cases % 2 ? 1 + kc_below(&rs, 16) : 0;
+		/*
+		 * With the series, every other case is a stock run (every
+		 * case with --migrate); a counter in four starts without a
+		 * stock.
+		 */
+		cs->batch = w.d && (r->cases % 2 || w.migrate) ?
+				    1 + kc_below(&rs, 16) : 0;
+		for (i = 0; i < cs->n; i++)
+			cs->stocked[i] = kc_below(&rs, 4) != 0;
 		if (cs->batch)
 			r->stock_cases++;
-		world_init(&w, k, cs);
 		w.expected = r->expected;
+		w.count = true;
 		cs->nops = KC_CASE_OPS;
-		for (i = 0; i < cs->nops; i++) {
-			gen_op(&cs->ops[i], &rs, &w);
-			r->ops++;
-			if (!apply(&w, &cs->ops[i], false) || !compare(&w)) {
-				d = (int)i;
-				break;
-			}
-		}
+		d = run(&w, k, cs, cs->ops, cs->nops, false, &rs, r);
 		r->cases++;
 		if (d < 0)
 			continue;
 		r->divergences++;
+		r->crashes += w.crashed;
 		/* Replays count nothing: the case's count is in already. */
 		w.expected = NULL;
+		w.count = false;
 		if (r->divergences == 1) {
+			bool crash = w.crashed;
 			unsigned int n = shrink(&w, k, cs, cs->ops,
 						(unsigned int)d + 1);
 
 			/* Replay the shrunk case once more for its text. */
 			replay(&w, k, cs, cs->ops, n, true);
 			r->repro_len = n;
-			fprintf(o->out, "DIVERGENCE in case %lu (seed %llu)\n",
-				r->cases, (unsigned long long)o->seed);
+			fprintf(o->out, "%s in case %lu (seed %llu)\n",
+				crash ? "CRASH" : "DIVERGENCE", r->cases,
+				(unsigned long long)o->seed);
 			print_repro(o->out, cs, cs->ops, n, w.what);
 		}
 		ret = 1;
 		if (r->divergences >= 1)
 			break;
 	}
-	for (unsigned int i = 0; i < w.stocked; i++) {
+	crash_release(old);
+	r->nested = w.nested;
+	r->migrations = w.migrations;
+	r->max_slot = w.max_slot;
+	r->max_slot_batch = w.max_slot_batch;
+	k->set_preempt_hook(NULL, NULL);
+	for (unsigned int i = 0; i < KC_MAX_NODES; i++) {
+		if (!w.has_stock[i])
+			continue;
 		pcstock_counter_free_stock(&w.ours[i]);
-		k->free_stock(w.kc[i]);
+		if (!w.crashed)
+			k->free_stock(w.kc[i]);
 	}
 	if (w.d) {
 		pcstock_cpu_exit(w.d);

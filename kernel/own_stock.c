@@ -52,26 +52,39 @@ bool page_counter_try_charge_stock(struct page_counter *counter,
 	int have;
 
 	if (counter->stock) {
-		/* Consume: take the pages from this CPU's slot if it has them. */
+		/*
+		 * Consume: take the pages from this CPU's slot if it has
+		 * them.  Only the slot's own CPU consumes and refills it, so
+		 * both stay on one CPU (no preemption) from reading the slot
+		 * to changing it; a remote drain may still race them.
+		 */
+		preempt_disable();
 		slot = &this_cpu_ptr(counter->stock)->nr_pages;
 		have = atomic_read(slot);
 		while ((unsigned long)have >= nr_pages) {
 			if (atomic_try_cmpxchg(slot, &have,
 					       have - (int)nr_pages)) {
+				preempt_enable();
 				want = 0;
 				goto done;
 			}
 		}
-		/* Refill: charge a whole batch, keep the surplus here. */
+		preempt_enable();
+		/*
+		 * Refill: charge a whole batch, keep the surplus in the slot
+		 * of the CPU the caller is on now (it may have moved).
+		 */
 		want = READ_ONCE(counter->batch);
 		if (want > nr_pages &&
 		    page_counter_try_charge(counter, want, fail)) {
+			preempt_disable();
+			slot = &this_cpu_ptr(counter->stock)->nr_pages;
 #ifdef KPC_OWN_STOCK_REFILL_BUG
-			atomic_add((int)want, &this_cpu_ptr(counter->stock)->nr_pages);
+			atomic_add((int)want, slot);
 #else
-			atomic_add((int)(want - nr_pages),
-				   &this_cpu_ptr(counter->stock)->nr_pages);
+			atomic_add((int)(want - nr_pages), slot);
 #endif
+			preempt_enable();
 			goto done;
 		}
 	}

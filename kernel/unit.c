@@ -284,7 +284,42 @@ static int write_limit(const char *buf, const char *max_keyword,
 /* ---- the stock series (linux/percpu.h) ---- */
 
 unsigned int kpc_nr_cpus = 1;
+#ifdef KPC_EXPLORE
+_Thread_local unsigned int kpc_this_cpu;
+#else
 unsigned int kpc_this_cpu;
+#endif
+bool kpc_percpu_fail;
+
+static void fail_next_alloc(void)
+{
+	kpc_percpu_fail = true;
+}
+
+/* ---- preemption points (linux/preempt.h) ---- */
+
+kpc_preempt_fn kpc_preempt_hook;
+unsigned int kpc_preempt_count;
+static void *preempt_arg;
+
+/*
+ * Whatever runs at the point is another task: it starts with preemption
+ * enabled, and the interrupted task's count is its own again afterwards.
+ */
+void kpc_preempt_at(void)
+{
+	unsigned int saved = kpc_preempt_count;
+
+	kpc_preempt_count = 0;
+	kpc_preempt_hook(saved == 0, preempt_arg);
+	kpc_preempt_count = saved;
+}
+
+static void set_preempt_hook(kpc_preempt_fn fn, void *arg)
+{
+	preempt_arg = arg;
+	kpc_preempt_hook = fn;
+}
 
 #if KPC_TREE_HAS_STOCK
 static void set_cpus(unsigned int nr_cpus)
@@ -331,6 +366,24 @@ static long stock_pages(void *c, unsigned int cpu)
 	return atomic_read(&per_cpu_ptr(PC(c)->stock, cpu)->nr_pages);
 }
 #endif
+
+/* The kernel's field names, for the explorer's traces. */
+#define FIELD(f) { #f, offsetof(struct page_counter, f) }
+static const struct kpc_field fields[] = {
+	FIELD(usage), FIELD(emin), FIELD(min_usage),
+	FIELD(children_min_usage), FIELD(elow), FIELD(low_usage),
+	FIELD(children_low_usage), FIELD(watermark),
+#if KPC_TREE_HAS_LOCAL_WATERMARK
+	FIELD(local_watermark),
+#endif
+	FIELD(failcnt), FIELD(min), FIELD(low), FIELD(high), FIELD(max),
+	FIELD(parent),
+#if KPC_TREE_HAS_STOCK
+	FIELD(stock), FIELD(batch),
+#endif
+	{ NULL, 0 },
+};
+#undef FIELD
 
 static const struct kpc_unit unit = {
 	.abi = KPC_ABI,
@@ -392,6 +445,9 @@ static const struct kpc_unit unit = {
 	.drain_stock = drain_stock,
 	.stock_pages = stock_pages,
 #endif
+	.fail_next_alloc = fail_next_alloc,
+	.set_preempt_hook = set_preempt_hook,
+	.fields = fields,
 };
 
 KPC_EXPORT const struct kpc_unit *kpc_unit(void)

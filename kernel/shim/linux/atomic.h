@@ -16,11 +16,17 @@
  * value, so set_max()'s re-read of usage could miss a racing charge; the
  * explorer's weak mode reports exactly that false alarm without the
  * fences.)
+ *
+ * Each atomic_t and atomic_long_t operation begins with a preemption
+ * point (linux/preempt.h), where pcstock-kcheck --migrate may run another
+ * CPU's operation; xchg() of a plain field does not (the limit's
+ * exchange is the driver's own operation, never interrupted).
  */
 #ifndef KPC_SHIM_LINUX_ATOMIC_H
 #define KPC_SHIM_LINUX_ATOMIC_H
 
 #include <linux/compiler.h>
+#include <linux/preempt.h>
 #include <linux/types.h>
 
 #include "../../../src/atomic.h" /* pcstock's own wrappers */
@@ -46,32 +52,39 @@
 									     \
 	static inline val pfx##_read(const type *v)                          \
 	{                                                                    \
+		kpc_preempt_point();                                         \
 		return pcs_load((_Atomic val *)&v->counter, PCS_RELAXED);    \
 	}                                                                    \
 	static inline void pfx##_set(type *v, val i)                         \
 	{                                                                    \
+		kpc_preempt_point();                                         \
 		pcs_store(&v->counter, i, PCS_RELAXED);                      \
 	}                                                                    \
 	static inline void pfx##_add(val i, type *v)                         \
 	{                                                                    \
+		kpc_preempt_point();                                         \
 		(void)pcs_fetch_add(&v->counter, i, PCS_RELAXED);            \
 	}                                                                    \
 	static inline void pfx##_sub(val i, type *v)                         \
 	{                                                                    \
+		kpc_preempt_point();                                         \
 		(void)pcs_fetch_sub(&v->counter, i, PCS_RELAXED);            \
 	}                                                                    \
 	static inline val pfx##_add_return(val i, type *v)                   \
 	{                                                                    \
+		kpc_preempt_point();                                         \
 		return kpc_fully_ordered(pcs_fetch_add(&v->counter, i,       \
 						       PCS_RELAXED)) + i;    \
 	}                                                                    \
 	static inline val pfx##_sub_return(val i, type *v)                   \
 	{                                                                    \
+		kpc_preempt_point();                                         \
 		return kpc_fully_ordered(pcs_fetch_sub(&v->counter, i,       \
 						       PCS_RELAXED)) - i;    \
 	}                                                                    \
 	static inline val pfx##_xchg(type *v, val i)                         \
 	{                                                                    \
+		kpc_preempt_point();                                         \
 		return kpc_fully_ordered(pcs_xchg(&v->counter, i,            \
 						  PCS_RELAXED));             \
 	}                                                                    \
@@ -80,6 +93,7 @@
 	{                                                                    \
 		bool ok;                                                     \
 									     \
+		kpc_preempt_point();                                         \
 		pcs_fence(memory_order_seq_cst);                             \
 		ok = pcs_cas(&v->counter, old, new, PCS_RELAXED,             \
 			     PCS_RELAXED);                                   \
@@ -103,6 +117,38 @@ static inline long kpc_atomic_long_add_return_relaxed(long i,
 						      atomic_long_t *v)
 {
 	return pcs_fetch_add(&v->counter, i, PCS_RELAXED) + i;
+}
+
+/*
+ * Not a kernel function: the refill of kernel/extract.sh's stock_cap_leaks
+ * mutation, a planted bug: add @i to the slot, then cut a slot above @cap
+ * back to @cap, dropping the excess (pages charged to the hierarchy that
+ * nobody will ever uncharge).
+ */
+static inline void kpc_atomic_add_capped_leaky(int i, atomic_t *v, int cap)
+{
+	atomic_add(i, v);
+	if (atomic_read(v) > cap)
+		atomic_set(v, cap);
+}
+
+/*
+ * Not kernel functions: kernel/extract.sh's stock_refill_split and
+ * stock_drain_split mutations, planted atomicity bugs for the explorer:
+ * the refill's add, and the drain's exchange, done as a read and a
+ * separate write of the slot.
+ */
+static inline void kpc_atomic_add_split(int i, atomic_t *v)
+{
+	atomic_set(v, atomic_read(v) + i);
+}
+
+static inline int kpc_atomic_xchg_split(atomic_t *v, int i)
+{
+	int old = atomic_read(v);
+
+	atomic_set(v, i);
+	return old;
 }
 
 /*
