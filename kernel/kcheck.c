@@ -52,6 +52,10 @@ static void usage(FILE *f)
 		"       [--seconds N] [--ops N] [--parses N] [--seed S]\n"
 		"       [--no-oracle] [--no-parse] [--expect-divergence]"
 		" [--max-repro N] [--quiet]\n"
+		"       [--repro-out FILE] [--kunit-out FILE] [--junit FILE]"
+		" [--replay FILE]\n"
+		"       --kernel DIR --series MBOX|DIR [--fixup DIR]"
+		" | --rev A..B\n"
 		"Differential of pcstock's counter and limit parsing against"
 		" a kernel tree's\nmm/page_counter.c (docs/kcheck.md).\n"
 		"--expect-tree FILE (default: $%s):\nthe unit must have"
@@ -369,6 +373,100 @@ static void print_expected(const struct kpc_unit *k,
 	printf("\n");
 }
 
+/* @s into @f, escaped for XML text or an attribute. */
+static void xml_text(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*s, f); break;
+		}
+	}
+}
+
+static void junit_case(FILE *f, const char *name, const char *tree,
+		       const struct kc_result *r, const char *detail)
+{
+	fprintf(f, "  <testcase classname=\"pcstock-kcheck.%s\" name=\"%s\">\n",
+		tree, name);
+	if (r->divergences) {
+		fprintf(f, "    <failure message=\"%lu divergence(s), %lu"
+			" crash(es)\">", r->divergences, r->crashes);
+		xml_text(f, detail ? detail : "see the run's output");
+		fprintf(f, "</failure>\n");
+	}
+	fprintf(f, "  </testcase>\n");
+}
+
+/* --junit FILE: one test case per differential run, for CI. */
+static void write_junit(const char *path, const struct kpc_unit *k,
+			bool oracle, bool parse, const struct kc_result *ro,
+			const struct kc_result *rp, double seconds)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		perror(path);
+		return;
+	}
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<testsuite name=\"pcstock-kcheck\" tests=\"%d\""
+		" failures=\"%d\" time=\"%.1f\">\n", oracle + parse,
+		(oracle && ro->divergences) + (parse && rp->divergences),
+		seconds);
+	fprintf(f, "  <properties><property name=\"tree\" value=\"");
+	xml_text(f, k->source);
+	fprintf(f, "\"/><property name=\"version\" value=\"%s\"/>"
+		"<property name=\"tree_id\" value=\"%s\"/>"
+		"<property name=\"planted_bug\" value=\"%s\"/>"
+		"</properties>\n", k->version, k->tree_id, k->mutation);
+	if (oracle)
+		junit_case(f, "counter_differential", k->version, ro,
+			   ro->report);
+	if (parse)
+		junit_case(f, "parse_differential", k->version, rp, NULL);
+	fprintf(f, "</testsuite>\n");
+	fclose(f);
+}
+
+/*
+ * --series FILE [--fixup DIR] or --rev A..B: kernel/series.sh applies the
+ * patches (or checks out the commits) one by one and runs this program on
+ * each step's tree with @pass's options.
+ */
+static int run_series(const char *tree, const char *series, const char *rev,
+		      const char *fixup, char **pass, unsigned int npass)
+{
+	char self[4096], script[4200];
+	char *argv[80];
+	unsigned int n = 0, i;
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (len <= 0) {
+		perror("pcstock-kcheck: /proc/self/exe");
+		return KC_EXIT_USAGE;
+	}
+	self[len] = '\0';
+	snprintf(script, sizeof(script), "%s/series.sh", KC_KERNEL_DIR);
+	argv[n++] = (char *)"sh";
+	argv[n++] = script;
+	argv[n++] = self;
+	argv[n++] = (char *)tree;
+	argv[n++] = (char *)(series ? "series" : "rev");
+	argv[n++] = (char *)(series ? series : rev);
+	argv[n++] = (char *)(fixup ? fixup : "");
+	for (i = 0; i < npass; i++)
+		argv[n++] = pass[i];
+	argv[n] = NULL;
+	fflush(stdout);
+	execv("/bin/sh", argv);
+	perror("pcstock-kcheck: /bin/sh");
+	return KC_EXIT_UNIT;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -387,6 +485,13 @@ int main(int argc, char **argv)
 		{ "expect-divergence", no_argument, NULL, 'x' },
 		{ "max-repro", required_argument, NULL, 'r' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "replay", required_argument, NULL, 'R' },
+		{ "repro-out", required_argument, NULL, 'W' },
+		{ "kunit-out", required_argument, NULL, 'K' },
+		{ "junit", required_argument, NULL, 'J' },
+		{ "series", required_argument, NULL, 'L' },
+		{ "rev", required_argument, NULL, 'V' },
+		{ "fixup", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -395,6 +500,10 @@ int main(int argc, char **argv)
 	struct kc_result ro = { 0 }, rp = { 0 };
 	const char *tree = NULL, *mutation = NULL, *so = KC_DEFAULT_UNIT;
 	const char *expect_tree = getenv(KPC_EXPECT_TREE_ENV);
+	const char *junit = NULL, *series = NULL, *rev = NULL, *fixup = NULL;
+	/* What each step of --series or --rev passes on to its own run. */
+	char *pass[64];
+	unsigned int npass = 0;
 	bool oracle = true, parse = true, expect = false, need_stock = false;
 	const struct kpc_unit *k;
 	char why[512];
@@ -418,14 +527,33 @@ int main(int argc, char **argv)
 		case 'x': expect = true; break;
 		case 'r': o.max_repro = (unsigned int)atoi(optarg); break;
 		case 'q': o.quiet = true; break;
+		case 'R': o.replay = optarg; break;
+		case 'W': o.repro_out = optarg; break;
+		case 'K': o.kunit_out = optarg; break;
+		case 'J': junit = optarg; break;
+		case 'L': series = optarg; break;
+		case 'V': rev = optarg; break;
+		case 'F': fixup = optarg; break;
 		case 'h': usage(stdout); return KC_EXIT_OK;
 		default: usage(stderr); return KC_EXIT_USAGE;
 		}
+		if (strchr("MtospOPq", c) && npass + 3 < 64) {
+			pass[npass++] = argv[optind - 1 - (optarg != NULL)];
+			if (optarg)
+				pass[npass++] = optarg;
+		}
 	}
-	if (optind != argc || (mutation && !tree)) {
+	if (optind != argc || (mutation && !tree) ||
+	    ((series || rev) && (!tree || mutation || (series && rev))) ||
+	    (fixup && !series)) {
 		usage(stderr);
 		return KC_EXIT_USAGE;
 	}
+	if (series || rev)
+		return run_series(tree, series, rev, fixup, pass, npass);
+	/* A reproducer is one case: no parse differential. */
+	if (o.replay)
+		parse = false;
 	/* --seconds: run that long in all, whatever the counts. */
 	if (o.seconds > 0) {
 		o.ops = 0;
@@ -490,6 +618,10 @@ int main(int argc, char **argv)
 		       " divergence(s)\n", rp.parses, rp.divergences);
 	}
 	printf("%.1f s\n", kc_now() - t0);
+	if (junit)
+		write_junit(junit, k, oracle, parse, &ro, &rp, kc_now() - t0);
+	if (o.replay && ret > 1)
+		return KC_EXIT_USAGE;
 	/* The parse groups could not be made: nothing was compared. */
 	if (ret > 1)
 		return KC_EXIT_DIVERGENCE;

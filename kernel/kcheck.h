@@ -34,6 +34,9 @@ struct kc_opts {
 	double seconds;			/* or run this long (0: counts only) */
 	unsigned int max_repro;		/* --expect-divergence: at most */
 	bool migrate;			/* --migrate (oracle.c) */
+	const char *replay;		/* --replay: run this file's case */
+	const char *repro_out;		/* --repro-out: write the reproducer */
+	const char *kunit_out;		/* --kunit-out: and as a KUnit case */
 	bool quiet;
 	FILE *out;
 };
@@ -79,6 +82,7 @@ struct kc_result {
 	/* Stock runs: the largest kernel slot, and its counter's batch. */
 	long max_slot;
 	unsigned int max_slot_batch;
+	char *report;			/* the first divergence's, or NULL */
 };
 
 /* oracle.c */

@@ -75,6 +75,7 @@
 #include <pcstock/cpu.h>
 #include <pcstock/stock.h>
 
+#include "kcase.h"
 #include "kcheck.h"
 
 const char *const kc_dev_name[KC_DEV_NR] = {
@@ -129,76 +130,6 @@ unsigned int kc_adjustments(const struct kpc_unit *k)
 
 #define ADJ(w, a) ((w)->adj & (1U << (a)))
 
-#define KC_MAX_NODES 48
-#define KC_CASE_OPS 96
-#define KC_CPUS 4
-
-enum kc_kind {
-	K_CHARGE,
-	K_TRY,
-	K_CANCEL,
-	K_UNCHARGE,
-	K_SET_MAX,
-	K_XCHG_MAX,
-	K_SET_MIN,
-	K_SET_LOW,
-	K_SET_HIGH,
-	K_RESET_WM,
-	K_RESET_LOCAL_WM,
-	K_RESET_FAILCNT,
-	K_CALC_PROT,
-	K_EFF_PROT,
-	K_CPU,			/* stock runs: switch to CPU v[0] */
-	K_STOCK_CHARGE,		/* try_charge_stock */
-	K_DRAIN,		/* drain CPU v[1]'s slot */
-	K_ALLOC_STOCK,		/* flag: alloc_percpu() fails */
-	K_FREE_STOCK,
-	K_NR
-};
-
-static const char *const kind_name[K_NR] = {
-	"charge", "try_charge", "cancel", "uncharge", "set_max", "xchg_max",
-	"set_min", "set_low", "set_high", "reset_watermark",
-	"reset_local_watermark", "reset_failcnt", "calculate_protection",
-	"effective_protection", "switch_cpu", "try_charge_stock",
-	"drain_stock", "alloc_stock", "free_stock",
-};
-
-/*
- * How v[0] is meant: as given, or relative to the node's state when the
- * operation runs (usage + v[0], or the room below max + v[0], wrapping),
- * so that a shrunk reproducer keeps the relation that made it diverge.
- */
-enum kc_rel { R_ABS, R_USAGE, R_ROOM, R_HELD };	/* R_HELD: at most held */
-
-struct kc_op {
-	unsigned char kind;
-	unsigned char node;
-	unsigned char rel;		/* enum kc_rel */
-	bool flag;			/* recursive protection */
-	/*
-	 * --migrate: @at > 0 runs this operation inside the one before it,
-	 * at that one's @at-th preemption point, on CPU @cpu_in; the
-	 * interrupted operation then resumes on CPU @cpu_back.  At a point
-	 * where preemption is disabled another CPU runs it and the
-	 * interrupted one stays.  @ran: where it ran (printing).
-	 */
-	unsigned char at, cpu_in, cpu_back;
-	unsigned char ran;		/* 0 alone, 1 inside, 2 migrated */
-	unsigned long v[5];		/* pages, or effective_protection's */
-};
-
-struct kc_case {
-	unsigned int n;
-	int parent[KC_MAX_NODES];
-	bool prot[KC_MAX_NODES];
-	bool track[KC_MAX_NODES];
-	unsigned int batch;		/* stock runs: 0 for none */
-	bool stocked[KC_MAX_NODES];	/* stock runs: stocked at first */
-	struct kc_op ops[KC_CASE_OPS];
-	unsigned int nops;
-};
-
 /* Both sides of one case. */
 struct kc_world {
 	const struct kpc_unit *k;
@@ -238,7 +169,13 @@ struct kc_world {
 	/* The largest kernel slot seen, and its counter's batch. */
 	long max_slot;
 	unsigned int max_slot_batch;
+
+	/* Set: compare() lists every field that differs instead. */
+	struct kc_expect *ex;
+	unsigned int nex;
 };
+
+#define KC_MAX_EXPECT 16
 
 /* ---- crashes ---- */
 
@@ -562,6 +499,7 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 				node_of_kernel(w, kf), node_of_ours(w, of));
 		w->held[op->node] += ok ? a : 0;
 		w->kheld[op->node] += kok ? a : 0;
+		op->ret = ok;
 		break;
 	}
 	case K_CPU:
@@ -646,6 +584,7 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 	case K_SET_MAX: {
 		int r = pcstock_counter_set_max(o, a), kr = k->set_max(kc, a);
 
+		op->ret = (unsigned long)r;
 		if (r != kr && !w->migrate)
 			DIVERGE(w, "returned kernel %d, pcstock %d", kr, r);
 		break;
@@ -654,6 +593,7 @@ static bool apply(struct kc_world *w, struct kc_op *op, bool freeze)
 		unsigned long r = pcstock_counter_xchg_max(o, a);
 		unsigned long kr = k->xchg_max(kc, a);
 
+		op->ret = r;
 		if (r != kr && !w->migrate)
 			DIVERGE(w, "returned kernel %lu, pcstock %lu", kr, r);
 		break;
@@ -762,7 +702,10 @@ static bool compare_stock(struct kc_world *w)
 	do {                                                                 \
 		unsigned long o_ = (unsigned long)(ours_val);                \
 		unsigned long k_ = (unsigned long)ks.field;                  \
-		if (o_ != k_)                                                \
+		if (o_ != k_ && w->ex && w->nex < KC_MAX_EXPECT)             \
+			w->ex[w->nex++] = (struct kc_expect){ i, #field,     \
+							      k_, o_ };      \
+		else if (o_ != k_ && !w->ex)                                 \
 			DIVERGE(w, "n%u.%s: kernel %lu, pcstock %lu", i,     \
 				#field, k_, o_);                             \
 	} while (0)
@@ -1216,7 +1159,7 @@ static unsigned int shrink(struct kc_world *w, const struct kpc_unit *k,
 
 static void print_op(FILE *f, unsigned int i, const struct kc_op *op)
 {
-	fprintf(f, "  %2u: %s", i + 1, kind_name[op->kind]);
+	fprintf(f, "  %2u: %s", i + 1, kc_kind_name[op->kind]);
 	switch (op->kind) {
 	case K_RESET_WM:
 	case K_RESET_LOCAL_WM:
@@ -1259,30 +1202,10 @@ static void print_repro(FILE *f, const struct kc_case *cs,
 			const struct kc_op *ops, unsigned int n,
 			const char *what)
 {
+	bool shown[KC_MAX_NODES];
 	unsigned int i;
 
-	bool shown[KC_MAX_NODES] = { false };
-	unsigned int j;
-
-	/*
-	 * The nodes that matter: those the operations name, their
-	 * ancestors, and the subtrees protection is calculated over.
-	 */
-	for (i = 0; i < n; i++) {
-		if (ops[i].kind == K_EFF_PROT)
-			continue;
-		for (j = 0; j < cs->n; j++) {
-			int p = (int)j;
-
-			while (ops[i].kind == K_CALC_PROT && p >= 0 &&
-			       p != ops[i].node)
-				p = cs->parent[p];
-			if (j == ops[i].node ||
-			    (ops[i].kind == K_CALC_PROT && p >= 0))
-				for (p = (int)j; p >= 0; p = cs->parent[p])
-					shown[p] = true;
-		}
-	}
+	kc_case_shown(cs, ops, n, shown);
 	if (cs->batch) {
 		fprintf(f, "stock run: batch %u, %u CPUs, starting on CPU 0;"
 			" stocked at the start:", cs->batch, KC_CPUS);
@@ -1309,6 +1232,118 @@ static void print_repro(FILE *f, const struct kc_case *cs,
 		fprintf(f, "  crashes in operation %u: %s\n", n, what);
 	else
 		fprintf(f, "  diverges after operation %u: %s\n", n, what);
+}
+
+/* Write @n operations of @cs where --repro-out and --kunit-out ask. */
+static void write_out(struct kc_world *w, const struct kpc_unit *k,
+		      const struct kc_opts *o, const struct kc_case *cs,
+		      unsigned int n)
+{
+	struct kc_expect ex[KC_MAX_EXPECT];
+	FILE *f;
+
+	if (o->repro_out) {
+		f = fopen(o->repro_out, "w");
+		if (!f) {
+			perror(o->repro_out);
+		} else {
+			kc_repro_write(f, k, cs, cs->ops, n, w->migrate,
+				       w->what);
+			fclose(f);
+		}
+	}
+	if (!o->kunit_out)
+		return;
+	/* The frozen replay's end state: every field that differs. */
+	w->ex = ex;
+	w->nex = 0;
+	if (!w->crashed)
+		compare(w);
+	w->ex = NULL;
+	f = fopen(o->kunit_out, "w");
+	if (!f) {
+		perror(o->kunit_out);
+		return;
+	}
+	if (!kc_kunit_write(f, k, cs, cs->ops, n, ex, w->nex, w->what)) {
+		fclose(f);
+		remove(o->kunit_out);
+		return;
+	}
+	fclose(f);
+}
+
+/*
+ * The first divergence or crash of a run, the last @n operations of @cs
+ * started when it showed: shrunk, replayed frozen (absolute amounts),
+ * printed, kept in r->report and written out.
+ */
+static void report(struct kc_world *w, const struct kpc_unit *k,
+		   const struct kc_opts *o, struct kc_result *r,
+		   struct kc_case *cs, unsigned int n)
+{
+	bool crash = w->crashed;
+	size_t len = 0;
+	FILE *f;
+
+	/* Replays count nothing: the case's count is in already. */
+	w->expected = NULL;
+	w->count = false;
+	n = shrink(w, k, cs, cs->ops, n);
+	replay(w, k, cs, cs->ops, n, true);
+	r->repro_len = n;
+	f = open_memstream(&r->report, &len);
+	if (!f)
+		abort();
+	fprintf(f, "%s in case %lu (seed %llu)\n",
+		crash ? "CRASH" : "DIVERGENCE", r->cases,
+		(unsigned long long)o->seed);
+	print_repro(f, cs, cs->ops, n, w->what);
+	fclose(f);
+	fputs(r->report, o->out);
+	write_out(w, k, o, cs, n);
+}
+
+/* --replay FILE: one case, read from the file; 1 if it diverges. */
+static int replay_file(struct kc_world *w, const struct kpc_unit *k,
+		       const struct kc_opts *o, struct kc_result *r,
+		       struct kc_case *cs)
+{
+	FILE *f = fopen(o->replay, "r");
+	bool migrate;
+	int d;
+
+	if (!f) {
+		perror(o->replay);
+		return 2;
+	}
+	d = kc_repro_read(f, cs, &migrate);
+	fclose(f);
+	if (d) {
+		fprintf(stderr, "pcstock-kcheck: %s is no reproducer\n",
+			o->replay);
+		return 2;
+	}
+	if ((migrate || cs->batch) && !w->d) {
+		fprintf(stderr, "pcstock-kcheck: %s needs the stock series\n",
+			o->replay);
+		return 2;
+	}
+	w->migrate = migrate;
+	w->expected = r->expected;
+	d = run(w, k, cs, cs->ops, cs->nops, false, NULL, NULL);
+	r->cases = 1;
+	r->ops = cs->nops;
+	r->stock_cases = cs->batch != 0;
+	if (d < 0) {
+		fprintf(o->out, "replayed %s: %u operations, no divergence\n",
+			o->replay, cs->nops);
+		return 0;
+	}
+	r->divergences = 1;
+	r->crashes = w->crashed;
+	report(w, k, o, r, cs, (unsigned int)d + 1);
+	return 1;
 }
 
 int kc_oracle_run(const struct kpc_unit *k, const struct kc_opts *o,
@@ -1339,6 +1374,10 @@ int kc_oracle_run(const struct kpc_unit *k, const struct kc_opts *o,
 	w.migrate = o->migrate && w.d;
 	w.max_slot_batch = 1;
 	crash_catch(&w, old);
+	if (o->replay) {
+		ret = replay_file(&w, k, o, r, cs);
+		goto out;
+	}
 	while (r->ops < o->ops || (deadline && kc_now() < deadline)) {
 		unsigned int i;
 		int d;
@@ -1364,26 +1403,11 @@ int kc_oracle_run(const struct kpc_unit *k, const struct kc_opts *o,
 			continue;
 		r->divergences++;
 		r->crashes += w.crashed;
-		/* Replays count nothing: the case's count is in already. */
-		w.expected = NULL;
-		w.count = false;
-		if (r->divergences == 1) {
-			bool crash = w.crashed;
-			unsigned int n = shrink(&w, k, cs, cs->ops,
-						(unsigned int)d + 1);
-
-			/* Replay the shrunk case once more for its text. */
-			replay(&w, k, cs, cs->ops, n, true);
-			r->repro_len = n;
-			fprintf(o->out, "%s in case %lu (seed %llu)\n",
-				crash ? "CRASH" : "DIVERGENCE", r->cases,
-				(unsigned long long)o->seed);
-			print_repro(o->out, cs, cs->ops, n, w.what);
-		}
+		report(&w, k, o, r, cs, (unsigned int)d + 1);
 		ret = 1;
-		if (r->divergences >= 1)
-			break;
+		break;
 	}
+out:
 	crash_release(old);
 	r->nested = w.nested;
 	r->migrations = w.migrations;
