@@ -155,7 +155,8 @@ untar() {
 
 # defs FILE: every top-level definition of FILE (a function, a struct, an
 # inline), from its first line at column 0 to its closing brace at column
-# 0, as "NAME<TAB>line" records; what lies outside any is "(rest)".
+# 0, as "NAME<TAB>line" records ("name()" for a function, "struct:name"
+# for a struct: no spaces); what lies outside any is "(rest)".
 defs() {
 	awk '
 		function name_of(s,    m) {
@@ -164,8 +165,11 @@ defs() {
 				sub(/[ \t]*\($/, "", m)
 				return m "()"
 			}
-			if (match(s, /struct[ \t]+[A-Za-z_][A-Za-z_0-9]*/))
-				return substr(s, RSTART, RLENGTH)
+			if (match(s, /struct[ \t]+[A-Za-z_][A-Za-z_0-9]*/)) {
+				m = substr(s, RSTART, RLENGTH)
+				sub(/[ \t]+/, ":", m)
+				return m
+			}
 			return ""
 		}
 		!on && /^[A-Za-z_]/ && $0 !~ /;[ \t]*$/ && $0 !~ /^#/ {

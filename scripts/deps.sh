@@ -60,7 +60,9 @@ kernels() {
 		return 0
 	}
 	updated=0
-	grep -v '^#' "$here/kernel/matrix.txt" | while read -r pkg ver; do
+	# PCSTOCK_KERNEL_MATRIX_FILE: another list, for trying the rules.
+	grep -v '^#' "${PCSTOCK_KERNEL_MATRIX_FILE:-$here/kernel/matrix.txt}" |
+		while read -r pkg ver; do
 		[ -n "$pkg" ] || continue
 		if [ "$ver" = candidate ]; then
 			ver=$(apt-cache policy "$pkg" 2>/dev/null |

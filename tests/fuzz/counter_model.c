@@ -174,23 +174,30 @@ void model_reset_watermark(struct model *m, int i)
 	m->c[i].watermark = m->c[i].usage;
 }
 
-/* §2.10.1, modulo 2^64 throughout. */
+/*
+ * §2.10.1 as fixed in 6.12.118: the shares are exact ratios (products in
+ * 128 bits, never wrapped), and the floating share is weighted by the
+ * child's unprotected usage, at most the parent's.
+ */
 uint64_t model_effective_protection(uint64_t usage, uint64_t parent_usage,
 				    uint64_t setting, uint64_t parent_eff,
 				    uint64_t siblings, bool recursive)
 {
 	uint64_t prot = min_u64(usage, setting);
-	uint64_t floating;
+	uint64_t weight, pool;
 
 	if (siblings > parent_eff)
-		return prot * parent_eff / siblings;
+		return (uint64_t)((unsigned __int128)prot * parent_eff /
+				  siblings);
 	if (!recursive)
 		return prot;
 	if (parent_eff <= siblings || parent_usage <= siblings ||
 	    usage <= prot)
 		return prot;
-	floating = (parent_eff - siblings) * (usage - prot);
-	return prot + floating / (parent_usage - siblings);
+	pool = parent_usage - siblings;
+	weight = min_u64(usage - prot, pool);
+	return prot + (uint64_t)((unsigned __int128)(parent_eff - siblings) *
+				 weight / pool);
 }
 
 /* §2.10.2 */
