@@ -368,19 +368,17 @@ static __attribute__((noinline)) bool
 refill_at_limit(struct pcstock_counter *c, char *now, unsigned int batch,
 		unsigned long nr_pages, unsigned long *nr_charged)
 {
-	unsigned long charged = batch;
-
-	if (!has_flag(c, STOCK_AT_LIMIT) ||
-	    pcs_exact_margins_at_least(c, pcs_exact_hide_bound(c))) {
-		pcs_refill_capped(c, now, (int)batch,
-				  (int)(batch - nr_pages));
-	} else {
+	if (has_flag(c, STOCK_AT_LIMIT) &&
+	    !pcs_exact_margins_at_least(c, pcs_exact_hide_bound(c))) {
 		pcstock_counter_uncharge(c, batch - nr_pages);
 		pcs_exact_enter(c);
-		charged = nr_pages;
+		if (nr_charged)
+			*nr_charged = nr_pages;
+		return true;
 	}
+	pcs_refill_capped(c, now, (int)batch, (int)(batch - nr_pages));
 	if (nr_charged)
-		*nr_charged = charged;
+		*nr_charged = batch;
 	return true;
 }
 
