@@ -26,12 +26,22 @@
 #include <pcstock/hierarchy.h>
 #include <pcstock/stock.h>
 
+#include "stock_steps.h"
+
 struct pcstock_counter;
 
 /**
  * struct pcs_policy_ops - what the group flows need of a stock design
  * @name: the policy's name (pcstock_tree_policy_parse(), _name())
- * @max_batch: the largest batch a tree of this design accepts
+ * @max_batch: the largest batch a tree of this design accepts; 0:
+ *	PCSTOCK_STOCK_MAX_BATCH
+ * @stocks: the design keeps pages in per-CPU stock at all (struct
+ *	pcstock_policy_info's @stocks); needs @drain_all
+ * @per_counter: its stock is the per-counter stock of kind
+ *	@counter_stock, run by @steps (PCS_COUNTER_POLICY() sets it): the
+ *	tests then treat its counters' stocks as theirs
+ * @exact_at_limit: no charge fails or reclaims for pages in stock (struct
+ *	pcstock_policy_info's); needs @make_room
  * @group_batch: the flow charges max(batch, nr_pages) at the counters and
  *	hands the surplus to @refill (memcg7's try_charge_memcg() with
  *	MEMCG_CHARGE_BATCH); needs @refill.  False: the counters are charged
@@ -40,6 +50,10 @@ struct pcstock_counter;
  *	stock (a property the tests and the bench ask for; the flows do not)
  * @counter_stock: the per-counter stock's kind, for the designs of
  *	policy_counter.c; unused by the others
+ * @steps: the per-counter stock's steps the design replaces
+ *	(stock_steps.h), each NULL for its kind's own; only with
+ *	@per_counter.  A design with any step gets no inline hit: its
+ *	counters' every charge goes through @steps.take, one call away.
  * @tree_init: set up the design's per-tree state (struct pcstock_tree's
  *	@design), after the tree's attributes and root are set.  Return: 0 or
  *	a negative errno, which fails pcstock_tree_create().  NULL: none.
@@ -96,15 +110,22 @@ struct pcstock_counter;
  *	stock).
  * @tree_stats: the design's part of pcstock_tree_stats().  NULL: none.
  *
- * Only @name is required.  The flows copy @consume, @counter_try and
- * @uncharge, resolved, into the tree, so a miss pays one load for them.
+ * Only @name is required: every other member has a default, and
+ * pcs_policy_check() refuses a table whose members contradict each other
+ * (a design failing it cannot make a tree: -EINVAL).  The flows copy
+ * @consume, @counter_try and @uncharge, resolved, into the tree, so a miss
+ * pays one load for them.
  */
 struct pcs_policy_ops {
 	const char *name;
 	unsigned int max_batch;
+	bool stocks;
+	bool per_counter;
+	bool exact_at_limit;
 	bool group_batch;
 	bool uncharges_refill;
 	enum pcstock_stock_policy counter_stock;
+	struct pcs_stock_steps steps;
 
 	int (*tree_init)(struct pcstock_tree *t);
 	void (*tree_release)(struct pcstock_tree *t);
@@ -151,6 +172,7 @@ unsigned long pcs_counter_stock_bound(struct pcstock_group *g);
 
 #define PCS_COUNTER_POLICY(policy_name, kind, refills)                       \
 	.name = (policy_name), .max_batch = PCSTOCK_STOCK_MAX_BATCH,         \
+	.stocks = true, .per_counter = true,                                 \
 	.uncharges_refill = (refills), .counter_stock = (kind),              \
 	.group_init = pcs_counter_group_init,                                \
 	.group_offline = pcs_counter_group_offline,                          \
@@ -163,5 +185,26 @@ unsigned long pcs_counter_stock_bound(struct pcstock_group *g);
 
 /* The registry (policy.c): @p's table, NULL if @p names no design. */
 const struct pcs_policy_ops *pcs_policy_ops(enum pcstock_tree_policy p);
+
+/*
+ * pcs_policy_check() - whether @ops is a table the flows can run: NULL if
+ * so, else which of its invariants it breaks (a message for the tests).
+ */
+const char *pcs_policy_check(const struct pcs_policy_ops *ops);
+
+/* @ops' largest batch: @max_batch, or the default when it is left out. */
+static inline unsigned int pcs_policy_max_batch(const struct pcs_policy_ops *ops)
+{
+	return ops->max_batch ? ops->max_batch : PCSTOCK_STOCK_MAX_BATCH;
+}
+
+/*
+ * pcs_policy_alloc_counter_stock() - give @c the stock a counter of a tree
+ * of design @p gets (its kind and its steps), as @p's groups do: for the
+ * per-design tests of the stock alone.  -EINVAL if @p is not per-counter.
+ */
+int pcs_policy_alloc_counter_stock(enum pcstock_tree_policy p,
+				   struct pcstock_counter *c,
+				   struct pcstock_domain *d, unsigned int batch);
 
 #endif /* PCSTOCK_POLICY_H */

@@ -29,11 +29,14 @@ void pcs_counter_group_init(struct pcstock_group *g)
 	struct pcstock_tree *t = g->tree;
 	enum pcstock_stock_policy p = t->ops->counter_stock;
 
+	const struct pcs_stock_steps *steps = &t->ops->steps;
+
 	/* Failure is not fatal (as in the series): the counter works plain. */
-	pcstock_counter_alloc_stock(&g->memory, t->domain, t->attr.batch, p);
+	pcs_counter_alloc_stock_steps(&g->memory, t->domain, t->attr.batch, p,
+				      steps);
 	if (t->attr.memsw)
-		pcstock_counter_alloc_stock(&g->memsw, t->domain,
-					    t->attr.batch, p);
+		pcs_counter_alloc_stock_steps(&g->memsw, t->domain,
+					      t->attr.batch, p, steps);
 	else
 		pcs_store(&g->hit_key, g->memory.stock_key, PCS_RELAXED);
 }

@@ -60,5 +60,6 @@ static bool exact_make_room(struct pcstock_group *over)
 
 const struct pcs_policy_ops pcs_policy_exact = {
 	PCS_COUNTER_POLICY("exact", PCSTOCK_STOCK_EXACT, true),
+	.exact_at_limit = true,
 	.make_room = exact_make_room,
 };

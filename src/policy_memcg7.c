@@ -166,6 +166,7 @@ static void m7_tree_stats(const struct pcstock_tree *t,
 
 const struct pcs_policy_ops pcs_policy_memcg7 = {
 	.name = "memcg7",
+	.stocks = true,
 	.max_batch = MEMCG7_MAX_BATCH,
 	.group_batch = true,
 	.uncharges_refill = true,

@@ -116,12 +116,22 @@ this_region(const struct pcstock_counter *c, bool cache)
  * being added) go back up.  The flushing CAS in pcs_refill_capped()
  * acquired the slot's pages, so their charges happen before this uncharge.
  */
-__attribute__((noinline)) void pcs_stock_trim(struct pcstock_counter *c,
-					      struct stock_cpu_stats *st,
-					      unsigned long nr)
+__attribute__((noinline)) void pcs_stock_step_trim(struct pcstock_counter *c,
+						   struct stock_cpu_stats *st,
+						   unsigned long nr)
 {
 	pcstock_counter_uncharge(c, nr);
 	pcs_stat_add(&st->trims, nr);
+}
+
+/* A design's step (stock_steps.h), or its kind's own. */
+#define STEP(c, name)                                                        \
+	(steps_of(c)->name ? steps_of(c)->name : pcs_stock_step_##name)
+
+void pcs_stock_trim_steps(struct pcstock_counter *c,
+			  struct stock_cpu_stats *st, unsigned long nr)
+{
+	STEP(c, trim)(c, st, nr);
 }
 
 static unsigned long slot_drain(struct pcstock_counter *c, unsigned int cpu,
@@ -132,8 +142,8 @@ static unsigned long slot_drain(struct pcstock_counter *c, unsigned int cpu,
  * (ours): an addition that takes the slot past it drains the slot, so no
  * sequence of refills can carry a slot into the mark's range.
  */
-static void refill_v4(struct pcstock_counter *c, char *region,
-		      unsigned long nr)
+static inline __attribute__((always_inline)) void
+refill_v4(struct pcstock_counter *c, char *region, unsigned long nr)
 {
 	/*
 	 * release: pairs with the acquire CAS in pcstock_stock_take_() and
@@ -265,11 +275,24 @@ unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 		/* An empty slot first: drain_all's common case, one test. */
 		if (!seen || !pages_of(c, seen))
 			return 0;
-		/* EXACT keeps the slot's marks (slot_take_all()). */
-		if (has_flag(c, STOCK_AT_LIMIT))
-			return drained(c, cpu,
-				       slot_take_all(slot_of(c, cpu), seen));
+		/*
+		 * EXACT keeps the slot's marks (slot_take_all()); a design's
+		 * own steps drain their way (a stock with steps always reads
+		 * first: one test here for both).
+		 */
+		if (has_flag(c, STOCK_AT_LIMIT | STOCK_STEPS))
+			return has_flag(c, STOCK_STEPS) ?
+				       STEP(c, drain)(c, cpu, seen) :
+				       pcs_stock_step_drain(c, cpu, seen);
 	}
+	return slot_drain(c, cpu, seen);
+}
+
+unsigned long pcs_stock_step_drain(struct pcstock_counter *c, unsigned int cpu,
+				   int seen)
+{
+	if (has_flag(c, STOCK_AT_LIMIT))
+		return drained(c, cpu, slot_take_all(slot_of(c, cpu), seen));
 	return slot_drain(c, cpu, seen);
 }
 
@@ -293,8 +316,9 @@ bool pcs_stock_charge_exact(struct pcstock_counter *c, unsigned long nr_pages,
  * more than the largest batch, beyond which pcstock_stock_take_() stops.
  * acquire: as pcstock_stock_take_().
  */
-static bool take_pages(struct pcstock_counter *c, char *region,
-		       unsigned long nr, bool marked)
+static inline __attribute__((always_inline)) bool
+take_pages(struct pcstock_counter *c, char *region, unsigned long nr,
+	   bool marked)
 {
 	atomic_int *slot = pcs_slot_at(c, region);
 	int old = pcs_load(slot, PCS_RELAXED);
@@ -310,6 +334,30 @@ static bool take_pages(struct pcstock_counter *c, char *region,
 	return false;
 }
 
+bool pcs_stock_step_take(struct pcstock_counter *c, char *region,
+			 unsigned long nr, bool marked)
+{
+	return take_pages(c, region, nr, marked);
+}
+
+/* V4: charge = max(batch, n), exact if that is n. */
+unsigned long pcs_stock_step_refill_size(struct pcstock_counter *c,
+					 unsigned int batch, unsigned long nr)
+{
+	(void)c;
+	return nr >= batch ? nr : batch;
+}
+
+void pcs_stock_step_refill(struct pcstock_counter *c, char *region,
+			   unsigned int batch, unsigned long nr)
+{
+	if (!has_flag(c, STOCK_CAPPED))
+		refill_v4(c, region, nr);
+	else
+		pcs_refill_capped_as(c, region, (int)batch, (int)nr,
+				     has_flag(c, STOCK_STEPS));
+}
+
 /*
  * The surplus of a batch charge, @batch - @nr_pages, for the slot in @now,
  * by a capped kind other than DEFAULT: an EXACT stock keeps it only while
@@ -320,19 +368,17 @@ static __attribute__((noinline)) bool
 refill_at_limit(struct pcstock_counter *c, char *now, unsigned int batch,
 		unsigned long nr_pages, unsigned long *nr_charged)
 {
-	unsigned long charged = batch;
-
-	if (!has_flag(c, STOCK_AT_LIMIT) ||
-	    pcs_exact_margins_at_least(c, pcs_exact_hide_bound(c))) {
-		pcs_refill_capped(c, now, (int)batch,
-				  (int)(batch - nr_pages));
-	} else {
+	if (has_flag(c, STOCK_AT_LIMIT) &&
+	    !pcs_exact_margins_at_least(c, pcs_exact_hide_bound(c))) {
 		pcstock_counter_uncharge(c, batch - nr_pages);
 		pcs_exact_enter(c);
-		charged = nr_pages;
+		if (nr_charged)
+			*nr_charged = nr_pages;
+		return true;
 	}
+	pcs_refill_capped(c, now, (int)batch, (int)(batch - nr_pages));
 	if (nr_charged)
-		*nr_charged = charged;
+		*nr_charged = batch;
 	return true;
 }
 
@@ -379,6 +425,50 @@ charge_miss(struct pcstock_counter *c, char *region, unsigned long nr_pages,
 	return true;
 }
 
+/*
+ * charge_on() for a stock with a design's steps (stock_steps.h): charge_miss()
+ * with each step asked of the design, and the take serving the hits too.
+ */
+static __attribute__((noinline)) bool
+charge_steps(struct pcstock_counter *c, char *region, unsigned long nr_pages,
+	     struct pcstock_counter **fail, unsigned long *nr_charged)
+{
+	unsigned char state = pcs_load(&c->stock_state, PCS_RELAXED);
+	unsigned int batch = pcs_load(&c->stock_batch, PCS_RELAXED);
+	unsigned long size = nr_pages;
+	char *now;
+
+	if (STEP(c, take)(c, region, nr_pages, state != STOCK_ENABLED)) {
+		if (nr_charged)
+			*nr_charged = 0;
+		return true;
+	}
+	pcs_stat_add(&pcs_stats_at(c, region)->misses, 1);
+	if (state == STOCK_ENABLED)
+		size = STEP(c, refill_size)(c, batch, nr_pages);
+	if (size <= nr_pages || !pcstock_counter_try_charge(c, size, fail)) {
+		if (has_flag(c, STOCK_AT_LIMIT))
+			return pcs_exact_charge(c, state, nr_pages, fail,
+						nr_charged);
+		return pcs_stock_charge_exact(c, nr_pages, fail, nr_charged);
+	}
+	/* The CPU we are on now, which may not be @region's. */
+	now = this_region(c, false);
+	if (now && has_flag(c, STOCK_AT_LIMIT) &&
+	    !pcs_exact_margins_at_least(c, pcs_exact_hide_bound(c))) {
+		pcstock_counter_uncharge(c, size - nr_pages);
+		pcs_exact_enter(c);
+		size = nr_pages;
+	} else if (now) {
+		STEP(c, refill)(c, now, batch, size - nr_pages);
+	} else {
+		pcstock_counter_uncharge(c, size - nr_pages);
+	}
+	if (nr_charged)
+		*nr_charged = size;
+	return true;
+}
+
 /* Charge through the slot of the CPU whose region is @region. */
 static inline bool charge_on(struct pcstock_counter *c, char *region,
 			     unsigned long nr_pages,
@@ -420,6 +510,9 @@ charge_uncached(struct pcstock_counter *c, unsigned long nr_pages,
 	region = this_region(c, true);
 	if (!region)
 		return pcs_stock_charge_exact(c, nr_pages, fail, nr_charged);
+	/* A stock with steps never has a cached region: all its calls. */
+	if (has_flag(c, STOCK_STEPS))
+		return charge_steps(c, region, nr_pages, fail, nr_charged);
 	return charge_on(c, region, nr_pages, fail, nr_charged);
 }
 
@@ -452,10 +545,12 @@ uncharge_uncached(struct pcstock_counter *c, unsigned int batch,
 {
 	char *region = pcs_tls_uncached ? NULL : this_region(c, true);
 
-	if (region)
-		pcs_refill_capped(c, region, (int)batch, (int)nr_pages);
-	else
+	if (!region)
 		pcstock_counter_uncharge(c, nr_pages);
+	else if (has_flag(c, STOCK_STEPS))	/* always here (charge_steps()) */
+		STEP(c, refill)(c, region, batch, nr_pages);
+	else
+		pcs_refill_capped(c, region, (int)batch, (int)nr_pages);
 }
 
 /*

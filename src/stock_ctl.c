@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdalign.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include <pcstock/cpu.h>
 #include <pcstock/percpu.h>
@@ -48,14 +49,49 @@ static void stock_release(struct pcstock_counter *c)
 	c->stock_slots = 0;
 	c->stock_stats = 0;
 	pcs_store(&c->stock_batch, 0, PCS_RELAXED);
+	if (has_flag(c, STOCK_STEPS))
+		free(c->stock_link);
 	c->stock_policy = 0;
 	c->stock_link = NULL;
+}
+
+/* The registration pcstock_cpu_hook_remove() needs. */
+static struct pcstock_cpu_hook *stock_hook(const struct pcstock_counter *c)
+{
+	if (has_flag(c, STOCK_STEPS))
+		return ((struct pcs_stock_link *)c->stock_link)->hook;
+	return c->stock_link;
+}
+
+bool pcs_stock_steps_any(const struct pcs_stock_steps *s)
+{
+	return s && (s->take || s->refill_size || s->refill || s->drain ||
+		     s->trim);
 }
 
 int pcstock_counter_alloc_stock(struct pcstock_counter *c,
 				struct pcstock_domain *d, unsigned int batch,
 				enum pcstock_stock_policy policy)
 {
+	return pcs_counter_alloc_stock_steps(c, d, batch, policy, NULL);
+}
+
+/*
+ * A stock with steps of its own (stock_steps.h) gets a key that no CPU
+ * cache holds, so every call of it takes the uncached paths, where the
+ * steps run: its domain's id with bit 62 set.  Ids are below 2^32
+ * (domain.h), and the RSEQ entry's test cannot match either: the high half
+ * of key ^ w would be cpu_id ^ 2^30, which is neither a CPU nor the empty
+ * tag's 2^31.
+ */
+#define STEPS_KEY_BIT (1ULL << 62)
+
+int pcs_counter_alloc_stock_steps(struct pcstock_counter *c,
+				  struct pcstock_domain *d, unsigned int batch,
+				  enum pcstock_stock_policy policy,
+				  const struct pcs_stock_steps *steps)
+{
+	struct pcs_stock_link *link = NULL;
 	struct pcstock_cpu_hook *hook;
 	int ret;
 
@@ -65,17 +101,30 @@ int pcstock_counter_alloc_stock(struct pcstock_counter *c,
 		return -EINVAL;
 	if (pcs_load(&c->stock_state, PCS_RELAXED) != STOCK_NONE)
 		return -EBUSY;
+	if (pcs_stock_steps_any(steps)) {
+		link = malloc(sizeof(*link));
+		if (!link)
+			return -ENOMEM;
+		link->hook = NULL;
+		link->steps = steps;
+	}
 
 	ret = pcstock_percpu_alloc(d, sizeof(struct pcstock_stock_rec_),
 				   alignof(struct pcstock_stock_rec_),
 				   &c->stock_slots);
-	if (ret)
+	if (ret) {
+		free(link);
 		return ret;
+	}
 	c->stock_stats = c->stock_slots +
 			 offsetof(struct pcstock_stock_rec_, stats);
 	c->stock_domain = d;
 	pcs_store(&c->stock_batch, batch, PCS_RELAXED);
 	c->stock_policy = kind_flags[policy];
+	if (link) {
+		c->stock_policy |= STOCK_STEPS | STOCK_READ_DRAIN;
+		c->stock_link = link;
+	}
 	/*
 	 * Enabled before the hook exists: an offline racing with us may
 	 * call it as soon as pcstock_cpu_hook_add() publishes it.
@@ -83,13 +132,16 @@ int pcstock_counter_alloc_stock(struct pcstock_counter *c,
 	pcs_store(&c->stock_state, STOCK_ENABLED, PCS_RELAXED);
 	pcs_store(&c->stock_refill_batch,
 		  has_flag(c, STOCK_UNCHARGE_REFILL) ? batch : 0, PCS_RELAXED);
-	c->stock_key = d->id;
+	c->stock_key = link ? d->id | STEPS_KEY_BIT : d->id;
 	ret = pcstock_cpu_hook_add(d, stock_cpu_offline, c, &hook);
 	if (ret) {
 		stock_release(c);
 		return ret;
 	}
-	c->stock_link = hook;
+	if (link)
+		link->hook = hook;
+	else
+		c->stock_link = hook;
 	pcs_domain_users_add(d, 1);
 	return 0;
 }
@@ -155,7 +207,7 @@ void pcstock_counter_free_stock(struct pcstock_counter *c)
 	if (!c || pcs_load(&c->stock_state, PCS_RELAXED) == STOCK_NONE)
 		return;
 	/* After this returns the offline hook cannot touch @c any more. */
-	pcstock_cpu_hook_remove(c->stock_domain, c->stock_link);
+	pcstock_cpu_hook_remove(c->stock_domain, stock_hook(c));
 	drain_every_cpu(c);
 	pcs_domain_users_add(c->stock_domain, -1);
 	stock_release(c);

@@ -50,9 +50,16 @@ enum stock_state {
 /* One CPU's statistics, right after its slot (pcstock/stock_inline.h). */
 #define stock_cpu_stats pcstock_stock_pcpu_
 
-/* Out of line, so the hit paths that may reach them keep no frame. */
-void pcs_stock_trim(struct pcstock_counter *c, struct stock_cpu_stats *st,
-		    unsigned long nr);
+/*
+ * Out of line, so the hit paths that may reach them keep no frame: the
+ * kinds' trim step (stock_steps.h), pages that could not stay in a slot
+ * go up, counted in its CPU's statistics @st.
+ */
+void pcs_stock_step_trim(struct pcstock_counter *c,
+			 struct stock_cpu_stats *st, unsigned long nr);
+/* A stock with a design's steps: its trim step, or the kind's (stock.c). */
+void pcs_stock_trim_steps(struct pcstock_counter *c,
+			  struct stock_cpu_stats *st, unsigned long nr);
 
 /* @c's slot and statistics in the region of one CPU. */
 static inline atomic_int *pcs_slot_at(const struct pcstock_counter *c,
@@ -74,7 +81,7 @@ pcs_stats_at(const struct pcstock_counter *c, char *region)
  * pcs_refill_capped(): the charge of the pages added happens before their
  * uncharge.  acquire: a flush takes the slot's pages out as a drain does,
  * so it pairs with the release that put them there before
- * pcs_stock_trim() uncharges them.
+ * pcs_stock_step_trim() uncharges them.
  */
 static inline bool pcs_slot_refill(atomic_int *slot, int *old, int new)
 {
@@ -146,10 +153,13 @@ static inline bool pcstock_stock_refills_(unsigned int batch,
  * that only ever receives pages, the consumer of a cross-CPU flow, then
  * pays one hierarchical uncharge per batch instead of one per call, as it
  * would if the slot were kept full and only the excess sent up.  A marked
- * slot (a disabled stock) takes nothing: the pages go up alone.
+ * slot (a disabled stock) takes nothing: the pages go up alone.  With
+ * @steps (a stock with a design's steps, stock_steps.h) the trim is the
+ * design's; the kinds' callers pass false, which folds the test away.
  */
-static inline void pcs_refill_capped(struct pcstock_counter *c, char *region,
-				     int batch, int nr)
+static inline void pcs_refill_capped_as(struct pcstock_counter *c,
+					char *region, int batch, int nr,
+					bool steps)
 {
 	atomic_int *slot = pcs_slot_at(c, region);
 	struct stock_cpu_stats *st = pcs_stats_at(c, region);
@@ -166,10 +176,19 @@ static inline void pcs_refill_capped(struct pcstock_counter *c, char *region,
 		new = want > batch ? 0 : want;
 	} while (!pcs_slot_refill(slot, &old, new));
 
-	if (new != want)
-		pcs_stock_trim(c, st, (unsigned long)want);
+	if (new != want && steps)
+		pcs_stock_trim_steps(c, st, (unsigned long)want);
+	else if (new != want)
+		pcs_stock_step_trim(c, st, (unsigned long)want);
 	else if (new > old)
 		pcs_stat_add(&st->refills, 1);
+}
+
+/* The kinds' own, trimmed by pcs_stock_step_trim(). */
+static inline void pcs_refill_capped(struct pcstock_counter *c, char *region,
+				     int batch, int nr)
+{
+	pcs_refill_capped_as(c, region, batch, nr, false);
 }
 
 /*

@@ -17,6 +17,7 @@
 #include "domain.h"
 #include "internal.h"
 #include "stock_hit.h"
+#include "stock_steps.h"
 
 /*
  * What a kind of stock does, in c->stock_policy: one flag per review
@@ -32,6 +33,17 @@ enum stock_flags {
 	STOCK_UNCHARGE_REFILL = 1U << 2,
 	/* Stops stocking near max (EXACT: see "exact at the limit"). */
 	STOCK_AT_LIMIT = 1U << 3,
+	/*
+	 * A design's own steps (stock_steps.h), found through stock_link;
+	 * always with STOCK_READ_DRAIN, so a drain dispatches after its read.
+	 */
+	STOCK_STEPS = 1U << 4,
+};
+
+/* What stock_link points to on a stock with STOCK_STEPS. */
+struct pcs_stock_link {
+	struct pcstock_cpu_hook *hook;
+	const struct pcs_stock_steps *steps;
 };
 
 #define STOCK_DEFAULT_FLAGS                                                  \
@@ -44,6 +56,12 @@ static inline bool has_flag(const struct pcstock_counter *c,
 			    enum stock_flags f)
 {
 	return c->stock_policy & f;
+}
+
+static inline const struct pcs_stock_steps *
+steps_of(const struct pcstock_counter *c)
+{
+	return ((const struct pcs_stock_link *)c->stock_link)->steps;
 }
 
 static inline char *region_of(const struct pcstock_counter *c,

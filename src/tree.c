@@ -195,7 +195,7 @@ int pcstock_tree_create(struct pcstock_domain *d,
 	if (!attr)
 		attr = &defaults;
 	ops = pcs_policy_ops(attr->policy);
-	if (!ops || attr->batch > ops->max_batch)
+	if (!ops || attr->batch > pcs_policy_max_batch(ops))
 		return -EINVAL;
 	t = pcs_calloc(1, sizeof(*t), "hierarchy.tree");
 	if (!t)

@@ -6,6 +6,9 @@
 
 pcstock_add_test(test_hierarchy SOURCES test_hierarchy.c
 	LABELS unit conformance TIMEOUT 60)
+# The registry of designs: every table's invariants, one replaced step.
+pcstock_add_test(test_policy SOURCES test_policy.c
+	LABELS unit TIMEOUT 60)
 pcstock_add_test(test_groups SOURCES test_groups.c
 	LABELS unit TIMEOUT 60)
 pcstock_add_test(test_cgroupfs SOURCES test_cgroupfs.c

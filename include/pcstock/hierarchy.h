@@ -753,20 +753,34 @@ pcstock_group_memsw(const struct pcstock_group *g);
  * @nr_pages: pages, 0 (a no-op) .. PCSTOCK_COUNTER_MAX
  * @flags: PCSTOCK_CHARGE_* or 0
  *
- * The kernel's flow, in order: a stock hit returns at once; memsw then
- * memory are charged (memcg7: max(batch, nr_pages) then exactly nr_pages;
- * none: exactly nr_pages; DEFAULT and V4: through the counters' stocks) and memsw is
- * rolled back if memory fails; on failure a MAX event is raised on the
- * over-limit group, the reclaim callback asked for @nr_pages, the charge
- * retried if the margin now fits, then once after a synchronous drain_all
- * of the over-limit group, then (NORETRY stops here) again while reclaim
- * progresses for charges of at most 8 pages (at most
- * PCSTOCK_MAX_PROGRESS_ROUNDS times) and PCSTOCK_MAX_RECLAIM_RETRIES times;
- * then, for at most 8 pages, the OOM callback (enum pcstock_oom_result),
- * whose progress restarts the retries, at most PCSTOCK_MAX_OOM_CALLS
- * times.  NOFAIL then charges over the limit.  A charge that
- * touched the counters and left a level above its high records the pages
- * for pcstock_handle_over_high().  The root group charges nothing.
+ * The kernel's flow, in order, each step as the tree's design defines it
+ * through the properties of its struct pcstock_policy_info
+ * (pcstock_tree_policy_info()):
+ *  1. a hit in the design's stock returns at once (per_counter: the
+ *     counters' slots on this CPU; else the design's per-group cache);
+ *  2. memsw then memory are charged, memsw rolled back if memory fails:
+ *     with group_batch max(batch, @nr_pages), the surplus kept in the
+ *     design's stock; else @nr_pages, through each counter's own stock
+ *     when per_counter (which may charge up a batch and keep the
+ *     surplus);
+ *  3. at the first failure, a design with exact_at_limit returns to the
+ *     counters every page the over-limit group's subtree holds in stock
+ *     and, if that returned any, retries once, before the steps below
+ *     (and before NOWAIT's and NORETRY's exits);
+ *  4. a MAX event is raised on the over-limit group, the reclaim callback
+ *     asked for @nr_pages, the charge retried if the margin now fits,
+ *     then once after a synchronous drain_all of the over-limit group
+ *     (nothing to drain without stocks), then (NORETRY stops here) again
+ *     while reclaim progresses for charges of at most 8 pages (at most
+ *     PCSTOCK_MAX_PROGRESS_ROUNDS times) and PCSTOCK_MAX_RECLAIM_RETRIES
+ *     times;
+ *  5. then, for at most 8 pages, the OOM callback (enum
+ *     pcstock_oom_result), whose progress restarts the retries, at most
+ *     PCSTOCK_MAX_OOM_CALLS times.  NOFAIL then charges over the limit.
+ *
+ * A charge that touched the counters and left a level above its high
+ * records the pages for pcstock_handle_over_high().  The root group
+ * charges nothing.
  *
  * Context: any thread; may call the callbacks unless NOWAIT.  Never from a
  * walk callback.
@@ -796,12 +810,13 @@ PCSTOCK_API int pcstock_group_charge(struct pcstock_group *g,
  * @nr_pages: pages, 0 (a no-op) .. PCSTOCK_COUNTER_MAX
  *
  * The kmem and socket uncharge (mem_cgroup_sk_uncharge(),
- * obj_cgroup_uncharge_pages()): DEFAULT refills this CPU's slot up to the
- * batch, V4 and none uncharge the counters, memcg7 refills its cache
- * (kernel refill_stock(): oversize goes straight up, a slot over batch is
- * drained).  Inside a reclaim or OOM callback it uncharges the counters
- * under every policy, as pcstock_group_uncharge_batch() (see
- * pcstock_reclaim_fn).
+ * obj_cgroup_uncharge_pages()): a design whose struct pcstock_policy_info
+ * (pcstock_tree_policy_info()) has uncharges_refill keeps up to a batch in
+ * this CPU's stock (per_counter: the counters' slots; else its per-group
+ * cache, as the kernel's refill_stock(): oversize goes straight up, a
+ * slot over batch is drained); the others uncharge the counters.  Inside
+ * a reclaim or OOM callback it uncharges the counters under every design,
+ * as pcstock_group_uncharge_batch() (see pcstock_reclaim_fn).
  *
  * Context: any thread, never blocks (memcg7 on SIM CPUs spins briefly at
  * most).

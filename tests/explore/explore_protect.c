@@ -41,6 +41,7 @@
 
 #include "atomic.h"
 #include "explore.h"
+#include "policy.h"
 
 #define NR_CPUS 2
 #define BATCH 4
@@ -79,7 +80,8 @@ static void protect_setup(const struct explore_scenario *s)
 	pcstock_counter_init(&S.c, &S.p, true);
 	pcstock_counter_set_min(&S.c, PROTECTION);
 	pcstock_counter_set_low(&S.c, PROTECTION);
-	pcstock_counter_alloc_stock(&S.c, S.d, BATCH, s->info.counter_stock);
+	/* The design's stock: its kind and its own steps (policy.h). */
+	pcs_policy_alloc_counter_stock(s->design, &S.c, S.d, BATCH);
 	explore_label(&S.p, sizeof(S.p), "p", explore_counter_fields);
 	explore_label(&S.c, sizeof(S.c), "c", explore_counter_fields);
 	S.done = false;

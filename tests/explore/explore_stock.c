@@ -61,6 +61,7 @@
 #undef PCSTOCK_INLINE_TYPES_ONLY_
 
 #include "explore.h"
+#include "policy.h"
 
 #define NR_CPUS 2
 #define NR_THREADS 3
@@ -152,7 +153,8 @@ static void stock_setup(const struct explore_scenario *s)
 	pcstock_counter_init(&S.p, NULL, false);
 	pcstock_counter_init(&S.c, &S.p, false);
 	pcstock_counter_set_max(&S.p, p->parent_max);
-	pcstock_counter_alloc_stock(&S.c, S.d, BATCH, s->info.counter_stock);
+	/* The design's stock: its kind and its own steps (policy.h). */
+	pcs_policy_alloc_counter_stock(s->design, &S.c, S.d, BATCH);
 	explore_label(&S.p, sizeof(S.p), "p", explore_counter_fields);
 	explore_label(&S.c, sizeof(S.c), "c", explore_counter_fields);
 	for (cpu = 0; cpu < NR_CPUS; cpu++) {

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_policy.c - the registry of stock designs (src/policy.c): every
+ * registered table passes pcs_policy_check() and reports what it declares;
+ * tables that break an invariant are refused; a table that leaves out
+ * max_batch accepts every batch; and a per-counter design that replaces one
+ * step of the stock (src/stock_steps.h) stays per-counter and has that
+ * step run by the stock's own calls.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <pcstock/cpu.h>
+#include <pcstock/hierarchy.h>
+#include <pcstock/stock.h>
+
+#include "policy.h"
+
+static void test_registry_tables_pass_their_check(void **state)
+{
+	(void)state;
+	for (int p = 0; p < PCSTOCK_TREE_NR_POLICIES; p++) {
+		const struct pcs_policy_ops *ops;
+		struct pcstock_policy_info info;
+
+		ops = pcs_policy_ops((enum pcstock_tree_policy)p);
+		/* NULL: the table failed pcs_policy_check(). */
+		assert_non_null(ops);
+		assert_null(pcs_policy_check(ops));
+		assert_int_equal(pcstock_tree_policy_info(
+					 (enum pcstock_tree_policy)p, &info),
+				 0);
+		assert_string_equal(info.name, ops->name);
+		assert_int_equal(info.stocks, ops->stocks);
+		assert_int_equal(info.per_counter, ops->per_counter);
+		assert_int_equal(info.exact_at_limit, ops->exact_at_limit);
+		assert_int_equal(info.group_batch, ops->group_batch);
+		assert_int_equal(info.uncharges_refill, ops->uncharges_refill);
+		assert_true(info.max_batch > 0);
+		assert_true(info.max_batch <= PCSTOCK_STOCK_MAX_BATCH);
+	}
+}
+
+static bool drain_stub(struct pcstock_group *g)
+{
+	(void)g;
+	return true;
+}
+
+static bool room_stub(struct pcstock_group *g)
+{
+	(void)g;
+	return false;
+}
+
+static void refill_stub(struct pcstock_group *g, unsigned long nr_pages)
+{
+	(void)g;
+	(void)nr_pages;
+}
+
+static unsigned long size_stub(struct pcstock_counter *c, unsigned int batch,
+			       unsigned long nr)
+{
+	(void)c;
+	(void)batch;
+	return nr;
+}
+
+static void test_check_refuses_broken_tables(void **state)
+{
+	const struct pcs_policy_ops ok = { .name = "ok" };
+	const struct pcs_policy_ops bad[] = {
+		{ .name = NULL },
+		{ .name = "" },
+		{ .name = "big", .max_batch = PCSTOCK_STOCK_MAX_BATCH + 1 },
+		{ .name = "gb", .stocks = true, .drain_all = drain_stub,
+		  .group_batch = true },
+		{ .name = "st", .stocks = true },
+		{ .name = "dr", .drain_all = drain_stub },
+		{ .name = "ex", .exact_at_limit = true },
+		{ .name = "mr", .make_room = room_stub },
+		{ .name = "ur", .uncharges_refill = true },
+		{ .name = "steps", .steps.refill_size = size_stub },
+		{ .name = "pc", .per_counter = true, .stocks = true,
+		  .drain_all = drain_stub },
+		{ PCS_COUNTER_POLICY("pcgb", PCSTOCK_STOCK_DEFAULT, true),
+		  .group_batch = true, .refill = refill_stub },
+	};
+	const struct pcs_policy_ops good[] = {
+		{ PCS_COUNTER_POLICY("c", PCSTOCK_STOCK_DEFAULT, true),
+		  .steps.refill_size = size_stub },
+		{ .name = "m7", .stocks = true, .drain_all = drain_stub,
+		  .group_batch = true, .refill = refill_stub },
+	};
+
+	(void)state;
+	assert_null(pcs_policy_check(&ok));
+	assert_non_null(pcs_policy_check(NULL));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_non_null(pcs_policy_check(&bad[i]));
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_null(pcs_policy_check(&good[i]));
+}
+
+/* src/policy.h: "only @name is required"; no max_batch is the default. */
+static void test_max_batch_left_out_accepts_every_batch(void **state)
+{
+	const struct pcs_policy_ops ops = { .name = "bare" };
+
+	(void)state;
+	assert_int_equal(pcs_policy_max_batch(&ops), PCSTOCK_STOCK_MAX_BATCH);
+}
+
+/* A design's step, counted: the largest refill it allows is 2 pages. */
+static unsigned int steps_called;
+
+static unsigned long small_refill(struct pcstock_counter *c,
+				  unsigned int batch, unsigned long nr)
+{
+	(void)c;
+	(void)batch;
+	steps_called++;
+	return nr < 2 ? 2 : nr;
+}
+
+static const struct pcs_stock_steps small_steps = {
+	.refill_size = small_refill,
+};
+
+static void test_one_step_replaced_runs_in_the_stock(void **state)
+{
+	const struct pcstock_domain_attr attr = { .nr_cpus = 2,
+						  .mode = PCSTOCK_CPU_SIM };
+	struct pcstock_counter parent, c;
+	struct pcstock_domain *d;
+	unsigned long charged = 99;
+
+	(void)state;
+	assert_int_equal(pcstock_domain_create(&attr, &d), 0);
+	assert_int_equal(pcstock_cpu_enter(d, 0), 0);
+	pcstock_counter_init(&parent, NULL, false);
+	pcstock_counter_init(&c, &parent, false);
+	assert_int_equal(pcs_counter_alloc_stock_steps(&c, d, 64,
+						       PCSTOCK_STOCK_DEFAULT,
+						       &small_steps),
+			 0);
+	/* A miss charges what the step says, 2, not the batch, 64. */
+	assert_true(pcstock_counter_try_charge_stock(&c, 1, NULL, &charged));
+	assert_int_equal(steps_called, 1);
+	assert_int_equal(charged, 2);
+	assert_int_equal(pcstock_counter_read(&parent), 2);
+	assert_int_equal(pcstock_counter_stock_pages(&c), 1);
+	/* The next charge is a hit from the slot (the kind's take). */
+	assert_true(pcstock_counter_try_charge_stock(&c, 1, NULL, &charged));
+	assert_int_equal(charged, 0);
+	assert_int_equal(steps_called, 1);
+	/* An uncharge refills the slot (the kind's refill), a drain empties. */
+	pcstock_counter_uncharge_stock(&c, 2);
+	assert_int_equal(pcstock_counter_stock_pages(&c), 2);
+	assert_int_equal(pcstock_counter_drain_stock(&c, 0), 2);
+	assert_int_equal(pcstock_counter_read(&parent), 0);
+	pcstock_counter_free_stock(&c);
+	pcstock_cpu_exit(d);
+	pcstock_domain_destroy(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_registry_tables_pass_their_check),
+		cmocka_unit_test(test_check_refuses_broken_tables),
+		cmocka_unit_test(test_max_batch_left_out_accepts_every_batch),
+		cmocka_unit_test(test_one_step_replaced_runs_in_the_stock),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
