@@ -291,6 +291,13 @@ static int check_group(struct pcstock_group *g, void *arg)
 			pcstock_group_name(g), pcstock_group_usage(g), want);
 		ck->bad++;
 	}
+	/* stock_bound: at least what stock_pages reads. */
+	if (pcstock_group_stock_pages(g) > pcstock_group_stock_bound(g)) {
+		fprintf(stderr, "group '%s': stock %lu above its bound %lu\n",
+			pcstock_group_name(g), pcstock_group_stock_pages(g),
+			pcstock_group_stock_bound(g));
+		ck->bad++;
+	}
 	return 0;
 }
 

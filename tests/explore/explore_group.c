@@ -33,10 +33,15 @@
  *  - at the end: usage(g) == held(subtree) + stock(subtree); (a design
  *    that never fails a charge for pages in stock: exact_at_limit, or no
  *    stock at all) a NOWAIT charge of a's room succeeds; after
- *    drain_all(root) the online groups' stock is 0.
+ *    drain_all(root) the online groups' stock is 0 and, for a design with
+ *    stock, the tree's statistics counted that drain_all;
+ *  - every step, too: each group's stock_pages at most its stock_bound.
  *
  * group-switch-*: for the designs that are exact at the limit, the same
  * tree and checks with a's max at 20, see switch_script below.
+ *
+ * group-coop-*: the same tree and checks on COOP CPUs, each of threads 0
+ * and 1 the owner of one, see coop_script below.
  *
  * group-publish-*: the same tree; thread 0 creates a child "n" of a while
  * threads 1 and 2 walk the tree (pcstock_group_walk()) and look "a/n" up.
@@ -124,11 +129,15 @@ static bool in_subtree(int g, int of)
  * @a_max: a's memory.max
  * @flags: group_run()'s charge flags
  * @script: group_run()'s operations per thread
+ * @cpu_of: the CPU each thread enters, -1 for none; NULL: cpu_of below
+ * @mode: the domain's CPUs (SIM unless set), one scenario per process
  */
 struct group_params {
 	unsigned long a_max;
 	unsigned int flags;
 	const struct group_step (*script)[MAX_OPS];
+	const int *cpu_of;
+	enum pcstock_cpu_mode mode;
 };
 
 static const struct group_step script[NR_THREADS][MAX_OPS] = {
@@ -162,13 +171,13 @@ static struct {
 
 static int group_init(const struct explore_scenario *s)
 {
+	const struct group_params *p = s->arg;
 	struct pcstock_domain_attr attr = {
 		.nr_cpus = NR_CPUS,
-		.mode = PCSTOCK_CPU_SIM,
+		.mode = p->mode,
 	};
 	int err;
 
-	(void)s;
 	err = pcstock_domain_create(&attr, &S.d);
 	if (err)
 		return err;
@@ -178,10 +187,12 @@ static int group_init(const struct explore_scenario *s)
 static void group_thread_init(const struct explore_scenario *s,
 			      unsigned int t)
 {
+	const struct group_params *p = s->arg;
+	int cpu = p->cpu_of ? p->cpu_of[t] : cpu_of[t];
 	struct pcstock_group *root;
 
-	(void)s;
-	pcstock_cpu_enter(S.d, (unsigned int)cpu_of[t]);
+	if (cpu >= 0)
+		pcstock_cpu_enter(S.d, (unsigned int)cpu);
 	/* A read-side section registers this thread with urcu-bp. */
 	if (!pcstock_group_lookup(pcstock_tree_root(S.reg_tree), "", &root))
 		pcstock_group_put(root);
@@ -305,6 +316,15 @@ static const char *group_check_step(const struct explore_scenario *s)
 		long gap = (long)pcstock_counter_read(mem(g)) -
 			   (long)held_in(g) - (long)stock_in(g);
 
+		/* stock_bound: at least what stock_pages can read. */
+		if (stock_in(g) > pcstock_group_stock_bound(S.g[g])) {
+			snprintf(S.msg, sizeof(S.msg),
+				 "%s: stock %lu above its bound %lu", names[g],
+				 stock_in(g),
+				 pcstock_group_stock_bound(S.g[g]));
+			return S.msg;
+		}
+
 		if (gap < lowest || gap > inflight) {
 			snprintf(S.msg, sizeof(S.msg),
 				 "%s: usage - held - stock = %ld, outside "
@@ -423,6 +443,7 @@ static const char *room_at_rest(const struct explore_scenario *s)
 static const char *group_check_end(const struct explore_scenario *s)
 {
 	const char *msg = group_check_step(s);
+	struct pcstock_tree_stats st;
 	int g;
 
 	if (msg)
@@ -452,6 +473,13 @@ static const char *group_check_end(const struct explore_scenario *s)
 			return "after drain_all(root): an online group's "
 			       "stock is not empty";
 	}
+	/*
+	 * That drain_all ran alone: a design with stock counted it (and the
+	 * design's own statistics, tree_stats, are read with the tree's).
+	 */
+	pcstock_tree_stats(S.t, &st);
+	if (s->info.stocks && !st.drain_all)
+		return "after drain_all(root): drain_all not counted";
 	return NULL;
 }
 
@@ -821,6 +849,31 @@ static const struct group_params exact_switch = {
 	.a_max = 20, .flags = PCSTOCK_CHARGE_NOWAIT, .script = switch_script,
 };
 
+/*
+ * group-coop-*: the same tree on COOP CPUs, where a design may take
+ * another path (memcg7's owner-exclusive cache, whose drains are queued
+ * to the CPU's owner): threads 0 and 1 own CPUs 0 and 1 and charge and
+ * uncharge a1 and b; thread 2, no CPU, charges a and drains a's subtree
+ * and the root while they run (a drain of an owned CPU is queued, run
+ * at the owner's next operation).  Nothing goes offline or is destroyed:
+ * an owner outlives the schedule.  The checks are group-*'s.
+ */
+static const struct group_step coop_script[NR_THREADS][MAX_OPS] = {
+	{ { OP_CHARGE, G_A1, 1 }, { OP_CHARGE, G_A1, 2 },
+	  { OP_UNCHARGE, G_A1, 1 }, { OP_CHARGE, G_B, 1 },
+	  { OP_UNCHARGE, G_A1, 2 }, { OP_UNCHARGE, G_B, 1 } },
+	{ { OP_CHARGE, G_B, 2 }, { OP_CHARGE, G_A1, 1 },
+	  { OP_UNCHARGE, G_B, 2 }, { OP_CHARGE, G_A1, 3 } },
+	{ { OP_CHARGE, G_A, 2 }, { OP_DRAIN_ALL, G_A, 0 },
+	  { OP_UNCHARGE, G_A, 2 }, { OP_DRAIN_ALL, -1, 0 } },
+};
+static const int coop_cpu_of[NR_THREADS] = { 0, 1, -1 };
+
+static const struct group_params coop = {
+	.a_max = A_MAX, .script = coop_script, .cpu_of = coop_cpu_of,
+	.mode = PCSTOCK_CPU_COOP,
+};
+
 /* Every registered design whose largest batch admits the scenarios'. */
 static bool any_design(const struct pcstock_policy_info *info)
 {
@@ -851,6 +904,9 @@ static bool exact_at_limit(const struct pcstock_policy_info *info)
 GROUP_SCENARIO(group, "group",
 	       "groups: charge/uncharge, drain_all, offline, destroy",
 	       group_run, group_check_end, tree, any_design, false);
+GROUP_SCENARIO(group_coop, "group-coop",
+	       "groups on COOP CPUs: owners charge, drain_all queues to them",
+	       group_run, group_check_end, coop, any_design, false);
 GROUP_SCENARIO(group_switch, "group-switch",
 	       "charges cross the near-max bound, drain_all races",
 	       group_run, group_check_end, exact_switch, exact_at_limit,
@@ -885,6 +941,7 @@ GROUP_SCENARIO_SETUP(rebuild, "group-rebuild",
 
 const struct explore_scenario *const explore_group_scenarios[] = {
 	&group,
+	&group_coop,
 	&group_switch,
 	&publish,
 	&unlink,
