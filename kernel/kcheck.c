@@ -620,6 +620,9 @@ int main(int argc, char **argv)
 	printf("%.1f s\n", kc_now() - t0);
 	if (junit)
 		write_junit(junit, k, oracle, parse, &ro, &rp, kc_now() - t0);
+	/* The first divergence's text, kept for --junit: done with. */
+	free(ro.report);
+	free(rp.report);
 	if (o.replay && ret > 1)
 		return KC_EXIT_USAGE;
 	/* The parse groups could not be made: nothing was compared. */
