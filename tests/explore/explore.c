@@ -150,7 +150,7 @@ void explore_source_bytes(struct explore_source *src, const uint8_t *bytes,
 /* ---- labels ------------------------------------------------------------ */
 
 #define COUNTER_FIELD(f) { #f, offsetof(struct pcstock_counter, f) }
-const struct explore_field explore_counter_fields[] = {
+static const struct explore_field pcstock_counter_fields[] = {
 	COUNTER_FIELD(usage),
 	COUNTER_FIELD(failcnt),
 	COUNTER_FIELD(emin),
@@ -169,6 +169,7 @@ const struct explore_field explore_counter_fields[] = {
 	COUNTER_FIELD(stock_state),
 	{ NULL, 0 },
 };
+const struct explore_field *explore_counter_fields = pcstock_counter_fields;
 
 void explore_label(const void *base, size_t size, const char *name,
 		   const struct explore_field *fields)

@@ -152,8 +152,13 @@ struct explore_field {
  */
 void explore_label(const void *base, size_t size, const char *name,
 		   const struct explore_field *fields);
-/* The fields of struct pcstock_counter. */
-extern const struct explore_field explore_counter_fields[];
+/*
+ * The fields of the counters scenarios label: struct pcstock_counter's;
+ * in the kernel explorer the kernel's struct page_counter's, which a
+ * pcstock_counter's storage holds there (kernel/adapter.c), set before
+ * main() by kernel/explore_lists.c.
+ */
+extern const struct explore_field *explore_counter_fields;
 
 /* ---- running ------------------------------------------------------------ */
 
