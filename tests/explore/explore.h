@@ -225,8 +225,13 @@ void explore_wmm_reset(void);
 int explore_weak_self(void);
 /* explore_pick() - a decision in [0, bound) from the schedule's source */
 uint64_t explore_pick(uint64_t bound);
-/* explore_note() - the value the step just traced read or wrote */
+/*
+ * explore_note() - the value the step just traced read (a store: wrote);
+ * ignored outside an explored thread's own steps
+ */
 void explore_note(uint64_t val, unsigned int stale);
+/* explore_note_write() - the value the step just traced (an RMW) wrote */
+void explore_note_write(uint64_t val);
 /* explore_fail() - report a violation (or a model failure) and exit */
 void explore_fail(const char *msg);
 
