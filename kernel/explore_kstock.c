@@ -35,7 +35,6 @@ enum { LEAF, ROOT, KS_LEVELS };
 
 static struct {
 	_Alignas(256) unsigned char mem[KS_LEVELS][KS_SIZE];
-	struct explore_field fields[32];
 	long held[KS_THREADS];
 	char msg[200];
 } S;
@@ -63,19 +62,12 @@ static void *slot(unsigned int cpu)
 
 static int kstock_init(const struct explore_scenario *s)
 {
-	unsigned int i;
-
 	(void)s;
 	if (!K->try_charge_stock || K->counter_size > KS_SIZE ||
 	    K->counter_align > 256) {
 		fprintf(stderr, "kstock: the unit has no stock series\n");
 		return -1;
 	}
-	for (i = 0; K->fields[i].name && i + 1 < 32; i++) {
-		S.fields[i].name = K->fields[i].name;
-		S.fields[i].offset = K->fields[i].offset;
-	}
-	S.fields[i].name = NULL;
 	K->set_cpus(KS_CPUS);
 	return 0;
 }
@@ -94,8 +86,10 @@ static void label(void)
 	};
 	unsigned int cpu;
 
-	explore_label(ctr(LEAF), K->counter_size, "leaf", S.fields);
-	explore_label(ctr(ROOT), K->counter_size, "root", S.fields);
+	explore_label(ctr(LEAF), K->counter_size, "leaf",
+		      explore_counter_fields);
+	explore_label(ctr(ROOT), K->counter_size, "root",
+		      explore_counter_fields);
 	for (cpu = 0; cpu < KS_CPUS; cpu++)
 		if (slot(cpu))
 			explore_label(slot(cpu), sizeof(int), slot_names[cpu],

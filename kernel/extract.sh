@@ -373,6 +373,13 @@ mutate() {
 		# -EBUSY at usage == limit.
 		plant "$1" page_counter_set_max "$2" \
 			's/\(\s*usage\s*>\s*nr_pages\s*\)/(usage >= nr_pages)/' ;;
+	set_max_no_reread)
+		# P2: set_max() trusts the usage it read before its exchange
+		# of the limit, instead of reading it again after: a charge
+		# that saw the old limit in between stays above the new one
+		# (race-only: the explorer's).
+		plant "$1" page_counter_set_max "$2" \
+			's/if\s*\(\s*page_counter_read\(\s*counter\s*\)\s*<=\s*usage\s*\|\|/if (1 ||/' ;;
 	protection_rounds_up)
 		# The overcommitted share rounds up, whatever the tree's
 		# arithmetic was (64-bit or mul_u64_u64_div_u64()).

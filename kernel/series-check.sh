@@ -5,7 +5,7 @@
 # made here from RAW (a tree kernel/extract.sh took out): patch 0001 adds
 # a comment, patch 0002 plants the global peak one page high.  The run
 # must pass 0001, report 0002 as the first failing patch, with a
-# reproducer, and exit 1.
+# reproducer, and exit 1; each patch is titled with its file's name.
 set -u
 kcheck=$1 raw=$2 work=$3
 rm -rf "$work" && mkdir -p "$work/a/mm" "$work/series" || exit 1
@@ -26,7 +26,7 @@ rc=$?
 cat "$work/out"
 [ $rc -eq 1 ] &&
 	grep -q '^pass  *0001' "$work/out" &&
-	grep -q '^DIVERGENCE  *0002' "$work/out" &&
+	grep -q '^DIVERGENCE  *0002 0002-watermark.patch$' "$work/out" &&
 	grep -q 'first failing step: patch 0002' "$work/out" &&
 	grep -q 'reproducer' "$work/out" ||
 	{ echo "series-check: FAIL (exit $rc)"; exit 1; }

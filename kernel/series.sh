@@ -87,12 +87,14 @@ fi
 
 # The series' patches, one file each, in order.
 mkdir -p "$work/p"
+mkdir -p "$work/name"
 if [ -d "$arg" ]; then
 	i=0
 	for f in "$arg"/*; do
 		[ -f "$f" ] || continue
 		i=$((i + 1))
 		cp "$f" "$work/p/$(printf %04d "$i")"
+		basename "$f" >"$work/name/$(printf %04d "$i")"
 	done
 else
 	awk -v dir="$work/p" '
@@ -110,6 +112,9 @@ for f in "$work/p/"*; do
 	grep -qE '^diff ' "$f" || { rm -f "$f"; continue; }
 	i=$((i + 1))
 	mv "$f" "$work/p/patch.$(printf %04d "$i")"
+	# A directory's patch keeps its file's name as its title.
+	[ -f "$work/name/${f##*/}" ] &&
+		mv "$work/name/${f##*/}" "$work/name/$(printf %04d "$i").t"
 done
 [ "$i" -gt 0 ] || { say "no patch found in $arg"; exit 2; }
 say "$i patch(es) in $arg"
@@ -125,6 +130,10 @@ for p in "$work/p/patch."*; do
 	num=${p##*.}
 	title=$(grep -m1 -E '^(Subject: )?\[PATCH' "$p" |
 		sed 's/^Subject: //')
+	if [ -f "$work/name/$num.t" ]; then
+		name=$(cat "$work/name/$num.t")
+		title="$name${title:+: $title}"
+	fi
 	[ -n "$title" ] || title=$(basename "$p")
 	src=$p
 	if [ -n "$fixup" ] && [ -f "$fixup/$num.patch" ]; then

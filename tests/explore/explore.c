@@ -54,10 +54,12 @@
 struct step {
 	unsigned char thread;
 	unsigned char op;
-	bool has_val;		/* weak mode: the value read or written */
+	bool has_val;		/* the value read (a store: written) */
+	bool has_new;		/* an RMW: the value it wrote */
 	unsigned int stale;	/* newer values it did not read */
 	const void *obj;
 	uint64_t val;
+	uint64_t new_val;
 };
 
 struct label {
@@ -150,7 +152,7 @@ void explore_source_bytes(struct explore_source *src, const uint8_t *bytes,
 /* ---- labels ------------------------------------------------------------ */
 
 #define COUNTER_FIELD(f) { #f, offsetof(struct pcstock_counter, f) }
-const struct explore_field explore_counter_fields[] = {
+static const struct explore_field pcstock_counter_fields[] = {
 	COUNTER_FIELD(usage),
 	COUNTER_FIELD(failcnt),
 	COUNTER_FIELD(emin),
@@ -169,6 +171,7 @@ const struct explore_field explore_counter_fields[] = {
 	COUNTER_FIELD(stock_state),
 	{ NULL, 0 },
 };
+const struct explore_field *explore_counter_fields = pcstock_counter_fields;
 
 void explore_label(const void *base, size_t size, const char *name,
 		   const struct explore_field *fields)
@@ -252,11 +255,147 @@ static void print_trace(void)
 		       obj);
 		if (st->has_val)
 			printf(" = %#" PRIx64, st->val);
+		if (st->has_new)
+			printf(" -> %#" PRIx64, st->new_val);
 		if (st->stale)
 			printf(" (stale: %u newer)", st->stale);
 		printf("\n");
 	}
 	printf("end of interleaving\n");
+}
+
+/* ---- the litmus form of a violation ------------------------------------ */
+
+/* Is @obj inside a labelled object?  Others (obj#N) are a thread's own. */
+static bool labelled(const void *obj)
+{
+	const char *p = obj;
+	unsigned int i;
+
+	for (i = 0; obj && i < X.nr_labels; i++)
+		if (p >= X.labels[i].base &&
+		    p < X.labels[i].base + X.labels[i].size)
+			return true;
+	return false;
+}
+
+/*
+ * keep[i]: step i accesses a labelled location that some thread writes
+ * and that two or more threads access, or that a thread writes by an RMW:
+ * the others may read it by a plain access the trace does not show (the
+ * kernel's read of max in try_charge(), against set_max()'s xchg).  A
+ * field one thread alone stores and reads (a watermark) is left out.
+ * Return: how many threads keep steps.
+ */
+static unsigned int litmus_keep(bool *keep)
+{
+	unsigned int threads = 0, nr = 0;
+	size_t i, j;
+
+	for (i = 0; i < X.trace_len; i++) {
+		const struct step *st = &X.trace[i];
+		unsigned int seen = 0;
+		bool written = false, rmw = false;
+
+		keep[i] = false;
+		if (st->op == PCS_OP_FENCE || st->op == PCS_OP_YIELD ||
+		    !labelled(st->obj))
+			continue;
+		for (j = 0; j < X.trace_len; j++) {
+			const struct step *o = &X.trace[j];
+
+			if (o->obj != st->obj)
+				continue;
+			seen |= 1u << o->thread;
+			written |= o->op != PCS_OP_LOAD;
+			rmw |= o->op != PCS_OP_LOAD && o->op != PCS_OP_STORE;
+		}
+		keep[i] = written && (rmw || (seen & (seen - 1)));
+		if (keep[i])
+			threads |= 1u << st->thread;
+	}
+	for (; threads; threads &= threads - 1)
+		nr++;
+	return nr;
+}
+
+/* Small values in decimal, a negative long as one; the rest in hex. */
+static void format_val(char *buf, size_t len, uint64_t v)
+{
+	if (v < (1ULL << 40))
+		snprintf(buf, len, "%" PRIu64, v);
+	else if ((int64_t)v < 0 && (int64_t)v > -(1LL << 40))
+		snprintf(buf, len, "%" PRId64, (int64_t)v);
+	else
+		snprintf(buf, len, "%#" PRIx64, v);
+}
+
+/*
+ * A violation of two or three threads as a litmus test: each thread's
+ * accesses to the shared fields (see litmus_keep(); a thread's private
+ * objects, read-only fields and its own bookkeeping left out), in its
+ * program order, with the
+ * value each read (=) or wrote (->), and the full fences between them.
+ * @N orders them as the schedule did: replayed in that order, SC, the
+ * values follow; a reader can check it by hand or write it for herd7.
+ */
+static void print_litmus(void)
+{
+	const void *unknown[MAX_UNKNOWN];
+	unsigned int nr_unknown = 0, t, nr;
+	char obj[64], a[32], b[32];
+	bool *keep;
+	size_t i;
+
+	keep = calloc(X.trace_len ? X.trace_len : 1, sizeof(*keep));
+	if (!keep)
+		return;
+	nr = litmus_keep(keep);
+	if (nr < 2 || nr > 3) {
+		free(keep);
+		return;
+	}
+	printf("litmus (%u threads: the accesses to the fields they share "
+	       "or write by an RMW; @N: its step above):\n", nr);
+	for (t = 0; t < X.s->nr_threads; t++) {
+		bool any = false, fence = false;
+
+		for (i = 0; i < X.trace_len; i++) {
+			const struct step *st = &X.trace[i];
+
+			if (st->thread != t)
+				continue;
+			if (st->op == PCS_OP_FENCE) {
+				fence = any;
+				continue;
+			}
+			if (!keep[i])
+				continue;
+			if (!any)
+				printf("t%u:\n", t);
+			if (fence)
+				printf("         fence\n");
+			any = true;
+			fence = false;
+			format_obj(obj, sizeof(obj), st->obj, unknown,
+				   &nr_unknown);
+			printf("  @%-5zu %-5s %-22s", i, op_name[st->op], obj);
+			if (st->has_val && st->has_new) {
+				format_val(a, sizeof(a), st->val);
+				format_val(b, sizeof(b), st->new_val);
+				printf(" %s -> %s", a, b);
+			} else if (st->has_val) {
+				format_val(a, sizeof(a), st->val);
+				printf(" %s %s", st->op == PCS_OP_LOAD ||
+				       st->op == PCS_OP_CAS ? "=" : "->", a);
+			}
+			if (st->stale)
+				printf(" (stale: %u newer)", st->stale);
+			printf("\n");
+		}
+	}
+	printf("end of litmus\n");
+	free(keep);
 }
 
 /*
@@ -305,8 +444,10 @@ __attribute__((noreturn)) static void report(const char *msg)
 
 	snprintf(what, sizeof(what), "VIOLATION: %s", msg);
 	print_header(what);
-	if (!X.opt->quiet)
+	if (!X.opt->quiet) {
 		print_trace();
+		print_litmus();
+	}
 	fflush(stdout);
 	if (X.opt->abort_on_fail) {
 		/* The line tests/fuzz/run_fuzzer.cmake looks for. */
@@ -607,6 +748,7 @@ static void hook(enum pcs_atomic_op op, const void *obj)
 		st->op = (unsigned char)op;
 		st->obj = obj;
 		st->has_val = false;
+		st->has_new = false;
 		st->stale = 0;
 	}
 }
@@ -622,17 +764,36 @@ uint64_t explore_pick(uint64_t bound)
 	return X.src->pick(X.src, bound);
 }
 
-/* After hook() traced the step: it belongs to the same thread. */
+/*
+ * After hook() traced the step: it belongs to the same thread.  An
+ * unscheduled thread's or a check's access traced no step of its own.
+ */
+static struct step *noted_step(void)
+{
+	if (self < 0 || checking || !X.trace_len)
+		return NULL;
+	return &X.trace[X.trace_len - 1];
+}
+
 void explore_note(uint64_t val, unsigned int stale)
 {
-	struct step *st;
+	struct step *st = noted_step();
 
-	if (!X.trace_len)
+	if (!st)
 		return;
-	st = &X.trace[X.trace_len - 1];
 	st->has_val = true;
 	st->val = val;
 	st->stale = stale;
+}
+
+void explore_note_write(uint64_t val)
+{
+	struct step *st = noted_step();
+
+	if (!st)
+		return;
+	st->has_new = true;
+	st->new_val = val;
 }
 
 static void finish(unsigned int t)

@@ -152,8 +152,13 @@ struct explore_field {
  */
 void explore_label(const void *base, size_t size, const char *name,
 		   const struct explore_field *fields);
-/* The fields of struct pcstock_counter. */
-extern const struct explore_field explore_counter_fields[];
+/*
+ * The fields of the counters scenarios label: struct pcstock_counter's;
+ * in the kernel explorer the kernel's struct page_counter's, which a
+ * pcstock_counter's storage holds there (kernel/adapter.c), set before
+ * main() by kernel/explore_lists.c.
+ */
+extern const struct explore_field *explore_counter_fields;
 
 /* ---- running ------------------------------------------------------------ */
 
@@ -220,8 +225,13 @@ void explore_wmm_reset(void);
 int explore_weak_self(void);
 /* explore_pick() - a decision in [0, bound) from the schedule's source */
 uint64_t explore_pick(uint64_t bound);
-/* explore_note() - the value the step just traced read or wrote */
+/*
+ * explore_note() - the value the step just traced read (a store: wrote);
+ * ignored outside an explored thread's own steps
+ */
 void explore_note(uint64_t val, unsigned int stale);
+/* explore_note_write() - the value the step just traced (an RMW) wrote */
+void explore_note_write(uint64_t val);
 /* explore_fail() - report a violation (or a model failure) and exit */
 void explore_fail(const char *msg);
 

@@ -49,11 +49,12 @@ static struct {
 	char msg[160];
 } S;
 
+static const char *const names[NR_LEVELS] = { "leaf0", "leaf1", "mid",
+					      "root" };
+
 static void counter_setup(const struct explore_scenario *s)
 {
 	const struct counter_params *p = s->arg;
-	static const char *const names[NR_LEVELS] = { "leaf0", "leaf1", "mid",
-						      "root" };
 	int i;
 
 	pcstock_counter_init(&S.c[ROOT], NULL, true);
@@ -111,8 +112,8 @@ static const char *counter_check_step(const struct explore_scenario *s)
 				hi += (long)S.inflight[t];
 		if (usage < lo || usage > hi) {
 			snprintf(S.msg, sizeof(S.msg),
-				 "level %d: usage %ld outside committed range "
-				 "[%ld, %ld]", lvl, usage, lo, hi);
+				 "%s.usage %ld outside committed range "
+				 "[%ld, %ld]", names[lvl], usage, lo, hi);
 			return S.msg;
 		}
 	}
@@ -197,7 +198,7 @@ static const char *counter_check_end(const struct explore_scenario *s)
 	for (lvl = 0; lvl < NR_LEVELS; lvl++) {
 		if ((long)pcstock_counter_read(&S.c[lvl]) != committed_at(lvl)) {
 			snprintf(S.msg, sizeof(S.msg),
-				 "level %d: usage %lu != committed %ld", lvl,
+				 "%s.usage %lu != committed %ld", names[lvl],
 				 pcstock_counter_read(&S.c[lvl]),
 				 committed_at(lvl));
 			return S.msg;

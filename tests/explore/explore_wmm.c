@@ -192,14 +192,16 @@ static uint64_t rmw_value(enum pcs_atomic_op op, uint64_t old, uint64_t val,
 /*
  * An access outside the model (unscheduled threads, checks, SC mode):
  * atomically on memory, through the same helpers.  Add and sub retry a
- * CAS: other threads may touch memory concurrently here.
+ * CAS: other threads may touch memory concurrently here.  An explored
+ * thread's values go to its trace (SC mode) as the model's do.
  */
 static int fence_word;
 
 static uint64_t direct(enum pcs_atomic_op op, void *obj, size_t size,
 		       uint64_t val, uint64_t *expected)
 {
-	uint64_t old;
+	uint64_t old, new;
+	bool ok;
 
 	switch (op) {
 	case PCS_OP_FENCE:
@@ -211,16 +213,26 @@ static uint64_t direct(enum pcs_atomic_op op, void *obj, size_t size,
 		__atomic_fetch_add(&fence_word, 0, __ATOMIC_SEQ_CST);
 		return 0;
 	case PCS_OP_LOAD:
-		return mem_read(obj, size);
+		old = mem_read(obj, size);
+		explore_note(old, 0);
+		return old;
 	case PCS_OP_STORE:
 		mem_write(obj, size, val);
+		explore_note(val, 0);
 		return 0;
 	case PCS_OP_CAS:
-		return mem_cas(obj, size, expected, val);
+		ok = mem_cas(obj, size, expected, val);
+		explore_note(*expected, 0);
+		if (ok)
+			explore_note_write(val);
+		return ok;
 	default:
 		old = mem_read(obj, size);
-		while (!mem_cas(obj, size, &old, rmw_value(op, old, val, size)))
-			;
+		do
+			new = rmw_value(op, old, val, size);
+		while (!mem_cas(obj, size, &old, new));
+		explore_note(old, 0);
+		explore_note_write(new);
 		return old;
 	}
 }
@@ -433,6 +445,7 @@ static uint64_t rmw(unsigned int t, void *obj, size_t size,
 	/* A copy: appending may move the history. */
 	read = *read_msg(t, x, W.loc[x].nr - 1, mo);
 	add_msg(t, x, new, mo, &read);
+	explore_note_write(new);
 	return op == PCS_OP_CAS ? 1 : old;
 }
 
