@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define KPC_ABI 3
+#define KPC_ABI 4
 
 /* Features of the tree (struct kpc_unit.features). */
 #define KPC_F_TRACK_FAILCNT 0x1U	/* v6.15+: failcnt is opt-in */
@@ -129,6 +129,12 @@ struct kpc_unit {
 				 unsigned long *nr_charged);
 	void (*drain_stock)(void *c, unsigned int cpu);
 	long (*stock_pages)(void *c, unsigned int cpu);
+	/*
+	 * After a crash in the kernel's code: release @c's per-CPU stock
+	 * memory without running any of that code (no drain), so that the
+	 * next case starts from a clean heap.
+	 */
+	void (*discard_stock)(void *c);
 
 	/* The next alloc_percpu() fails (the series' fallback is tried). */
 	void (*fail_next_alloc)(void);

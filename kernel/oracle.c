@@ -254,6 +254,26 @@ static void set_cpu(struct kc_world *w, unsigned int cpu)
 	w->cpu = cpu;
 }
 
+/*
+ * Free both sides' stocks.  After a crash none of the kernel's code runs
+ * on its counters again: their stocks' memory is released as is.
+ */
+static void world_release_stocks(struct kc_world *w, const struct kpc_unit *k)
+{
+	unsigned int i;
+
+	for (i = 0; i < KC_MAX_NODES; i++) {
+		if (!w->has_stock[i])
+			continue;
+		pcstock_counter_free_stock(&w->ours[i]);
+		if (!w->crashed)
+			k->free_stock(w->kc[i]);
+		else if (k->discard_stock)
+			k->discard_stock(w->kc[i]);
+		w->has_stock[i] = false;
+	}
+}
+
 static void world_init(struct kc_world *w, const struct kpc_unit *k,
 		       const struct kc_case *cs)
 {
@@ -261,15 +281,7 @@ static void world_init(struct kc_world *w, const struct kpc_unit *k,
 			k->counter_align * k->counter_align;
 	unsigned int i;
 
-	/* After a crash the kernel side's stocks are left as they are. */
-	for (i = 0; i < KC_MAX_NODES; i++) {
-		if (!w->has_stock[i])
-			continue;
-		pcstock_counter_free_stock(&w->ours[i]);
-		if (!w->crashed)
-			k->free_stock(w->kc[i]);
-		w->has_stock[i] = false;
-	}
+	world_release_stocks(w, k);
 	w->crashed = false;
 	w->stock_run = cs->batch != 0;
 	w->k = k;
@@ -1414,13 +1426,7 @@ out:
 	r->max_slot = w.max_slot;
 	r->max_slot_batch = w.max_slot_batch;
 	k->set_preempt_hook(NULL, NULL);
-	for (unsigned int i = 0; i < KC_MAX_NODES; i++) {
-		if (!w.has_stock[i])
-			continue;
-		pcstock_counter_free_stock(&w.ours[i]);
-		if (!w.crashed)
-			k->free_stock(w.kc[i]);
-	}
+	world_release_stocks(&w, k);
 	if (w.d) {
 		pcstock_cpu_exit(w.d);
 		pcstock_domain_destroy(w.d);

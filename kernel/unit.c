@@ -359,6 +359,12 @@ static void drain_stock(void *c, unsigned int cpu)
 	page_counter_drain_stock(PC(c), cpu);
 }
 
+static void discard_stock(void *c)
+{
+	free_percpu(PC(c)->stock);
+	PC(c)->stock = NULL;
+}
+
 static long stock_pages(void *c, unsigned int cpu)
 {
 	if (!PC(c)->stock)
@@ -444,6 +450,7 @@ static const struct kpc_unit unit = {
 	.try_charge_stock = try_charge_stock,
 	.drain_stock = drain_stock,
 	.stock_pages = stock_pages,
+	.discard_stock = discard_stock,
 #endif
 	.fail_next_alloc = fail_next_alloc,
 	.set_preempt_hook = set_preempt_hook,
