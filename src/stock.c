@@ -444,8 +444,18 @@ charge_steps(struct pcstock_counter *c, char *region, unsigned long nr_pages,
 		return true;
 	}
 	pcs_stat_add(&pcs_stats_at(c, region)->misses, 1);
-	if (state == STOCK_ENABLED)
+	if (state == STOCK_ENABLED) {
 		size = STEP(c, refill_size)(c, batch, nr_pages);
+		/*
+		 * The step's contract (stock_steps.h): the request, plus a
+		 * surplus of at most a batch, which @refill can hold.  A
+		 * design that breaks it is a bug to report, not to absorb.
+		 */
+		if (size < nr_pages || size - nr_pages > batch)
+			pcs_die("stock design's refill_size(batch %u, nr %lu)"
+				" returned %lu, outside [nr, nr + batch]",
+				batch, nr_pages, size);
+	}
 	if (size <= nr_pages || !pcstock_counter_try_charge(c, size, fail)) {
 		if (has_flag(c, STOCK_AT_LIMIT))
 			return pcs_exact_charge(c, state, nr_pages, fail,

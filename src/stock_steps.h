@@ -35,8 +35,11 @@ struct pcstock_stock_pcpu_;	/* a CPU's statistics (pcstock/stock_inline.h) */
  *	did.  Serves every charge of up to a slot: the hit.  The removal is
  *	an acquire (pairs with @refill's release).
  * @refill_size: the pages a miss of @nr charges up the hierarchy, the
- *	surplus going to @refill: @nr or more (exactly @nr: no refill).
- *	@batch is the counter's.  Default: @batch, or @nr when that is more.
+ *	surplus going to @refill: from @nr (no refill) to @nr + @batch (a
+ *	surplus of at most a batch, which @refill can hold); a value
+ *	outside that range aborts with a message naming the step (the
+ *	explorer reports it as a violation).  @batch is the counter's.
+ *	Default: @batch, or @nr when that is more.
  * @refill: add @nr pages, already charged, to the slot in @region, never
  *	taking it above @batch; what does not fit goes to @trim, and a
  *	marked slot takes nothing (the pages go up).  The addition is a
