@@ -20,7 +20,6 @@
 
 #include "atomic.h"
 #include "domain.h"
-#include "memcg7.h"
 #include "names.h"
 #include "rcu.h"
 
@@ -29,18 +28,6 @@
 #define COSTLY_PAGES (1UL << COSTLY_ORDER)
 
 struct pcs_policy_ops;
-
-/*
- * A design's state per group and per tree: one member per design that
- * needs any (policy.h).
- */
-union pcs_group_design {
-	struct memcg7_dead memcg7_dead;	/* memcg7's reference after destroy */
-};
-
-union pcs_tree_design {
-	struct memcg7 *memcg7;		/* the engine (memcg7.c) */
-};
 
 struct pcstock_group {
 	struct pcstock_counter memory;
@@ -59,7 +46,12 @@ struct pcstock_group {
 	void *data;			/* the creator's */
 	atomic_ulong events[PCSTOCK_NR_EVENTS];
 	atomic_ulong events_local[PCSTOCK_NR_EVENTS];
-	union pcs_group_design design;	/* the design's per-group state */
+	/*
+	 * The design's per-group state, @group_state_size bytes of this
+	 * group's allocation (NULL when the design declares none); the core
+	 * never looks inside (policy.h's pcs_group_state()).
+	 */
+	void *design;
 	atomic_ulong refused;		/* charges that returned -ENOMEM */
 	struct rcu_head rcu;
 	struct pcstock_group *reap_next;	/* see pcstock_tree_destroy() */
@@ -87,7 +79,7 @@ struct pcstock_tree {
 			    struct pcstock_counter **fail,
 			    unsigned long *charged);
 	void (*uncharge)(struct pcstock_group *g, unsigned long nr_pages);
-	union pcs_tree_design design;	/* the design's per-tree state */
+	void *design;		/* the design's per-tree state (@tree_init's) */
 	pthread_mutex_t lock;		/* topology writers */
 	pthread_mutex_t limit_lock;	/* the kernel's memcg_max_mutex */
 	pthread_mutex_t drain_lock;	/* a design's drain_all serialisation */
@@ -175,7 +167,12 @@ static inline unsigned int pages_order(unsigned long nr_pages)
 /* tree.c */
 void pcs_group_init(struct pcstock_group *g, struct pcstock_tree *t,
 		    struct pcstock_group *parent);
-struct pcstock_group *pcs_group_alloc(const char *name);
+/*
+ * A zeroed group named @name for @t, with the per-group state @t's design
+ * declares (policy.h) in the same allocation; NULL if out of memory.
+ */
+struct pcstock_group *pcs_group_alloc(const struct pcstock_tree *t,
+				      const char *name);
 void pcs_group_free(struct pcstock_group *g);
 
 /* charge.c */

@@ -112,7 +112,7 @@ int pcstock_group_create_data(struct pcstock_group *parent, const char *name,
 	if (!parent || !name || !out || !name_valid(name))
 		return -EINVAL;
 	t = parent->tree;
-	g = pcs_group_alloc(name);
+	g = pcs_group_alloc(t, name);
 	if (!g)
 		return -ENOMEM;
 	pcs_group_init(g, t, parent);

@@ -49,6 +49,8 @@ const char *pcs_policy_check(const struct pcs_policy_ops *ops)
 		return "no name";
 	if (ops->max_batch > PCSTOCK_STOCK_MAX_BATCH)
 		return "max_batch above PCSTOCK_STOCK_MAX_BATCH";
+	if (ops->group_state_size > PCS_GROUP_STATE_MAX)
+		return "group_state_size above PCS_GROUP_STATE_MAX";
 	if (ops->group_batch && !ops->refill)
 		return "group_batch without refill";
 	if (ops->stocks != (ops->drain_all != NULL))

@@ -8,8 +8,10 @@
  * A design is one file, src/policy_<name>.c, that defines its table
  * pcs_policy_<name>, and one line in the list of designs,
  * <pcstock/policies.h>, that gives it its enum pcstock_tree_policy value
- * and its place in the registry (policy.c); per-group state, if any, is
- * a member of struct pcstock_group's design union (group.h).
+ * and its place in the registry (policy.c).  A design's state is its
+ * own: per tree, whatever @tree_init allocates (pcs_tree_state()); per
+ * group, @group_state_size bytes the core allocates with each group and
+ * never looks into (pcs_group_state()).
  *
  * The hit is not in the table: the group hit paths (charge.c) run the
  * per-counter stock's inline hit on the key a design publishes in
@@ -22,10 +24,12 @@
 #define PCSTOCK_POLICY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <pcstock/hierarchy.h>
 #include <pcstock/stock.h>
 
+#include "group.h"
 #include "stock_steps.h"
 
 struct pcstock_counter;
@@ -54,9 +58,14 @@ struct pcstock_counter;
  *	(stock_steps.h), each NULL for its kind's own; only with
  *	@per_counter.  A design with any step gets no inline hit: its
  *	counters' every charge goes through @steps.take, one call away.
- * @tree_init: set up the design's per-tree state (struct pcstock_tree's
- *	@design), after the tree's attributes and root are set.  Return: 0 or
- *	a negative errno, which fails pcstock_tree_create().  NULL: none.
+ * @group_state_size: the bytes of state the design keeps per group,
+ *	allocated zeroed with every group of its trees (the root too),
+ *	aligned for any type, freed with the group: pcs_group_state().  At
+ *	most PCS_GROUP_STATE_MAX.  0: none (pcs_group_state() is NULL).
+ * @tree_init: set up the design's per-tree state and hand it to the tree
+ *	with pcs_tree_set_state(), after the tree's attributes and root are
+ *	set.  Return: 0 or a negative errno, which fails
+ *	pcstock_tree_create().  NULL: none.
  * @tree_release: the tree is being destroyed, every group unlinked: drop
  *	the references the design holds on groups, before the RCU waits.
  *	NULL: it holds none.
@@ -126,6 +135,7 @@ struct pcs_policy_ops {
 	bool uncharges_refill;
 	enum pcstock_stock_policy counter_stock;
 	struct pcs_stock_steps steps;
+	size_t group_state_size;
 
 	int (*tree_init)(struct pcstock_tree *t);
 	void (*tree_release)(struct pcstock_tree *t);
@@ -150,6 +160,26 @@ struct pcs_policy_ops {
 	void (*tree_stats)(const struct pcstock_tree *t,
 			   struct pcstock_tree_stats *st);
 };
+
+/* The most per-group state a design may declare (pcs_policy_check()). */
+#define PCS_GROUP_STATE_MAX 4096U
+
+/* @g's per-group state: @group_state_size bytes of its design's, or NULL. */
+static inline void *pcs_group_state(const struct pcstock_group *g)
+{
+	return g->design;
+}
+
+/* The per-tree state @t's design gave it in @tree_init, or NULL. */
+static inline void *pcs_tree_state(const struct pcstock_tree *t)
+{
+	return t->design;
+}
+
+static inline void pcs_tree_set_state(struct pcstock_tree *t, void *state)
+{
+	t->design = state;
+}
 
 /* The designs' tables (policy_*.c; "none" is policy.c's). */
 #define PCSTOCK_POLICY(id, name)                                             \

@@ -60,7 +60,7 @@ static const struct memcg7_ops m7_ops = {
 
 static struct memcg7 *tree_m7(const struct pcstock_tree *t)
 {
-	return t->design.memcg7;
+	return pcs_tree_state(t);
 }
 
 /*
@@ -93,13 +93,16 @@ static bool m7_consume_owned(struct pcstock_tree *t, struct pcstock_group *g,
 
 static int m7_tree_init(struct pcstock_tree *t)
 {
+	struct memcg7 *m;
 	int err = memcg7_create(t->domain, t->attr.batch,
-				t->attr.memcg7_isolated_fix, &m7_ops,
-				&t->design.memcg7);
+				t->attr.memcg7_isolated_fix, &m7_ops, &m);
 
-	if (!err && memcg7_is_owned(tree_m7(t)))
+	if (err)
+		return err;
+	pcs_tree_set_state(t, m);
+	if (memcg7_is_owned(m))
 		t->consume = m7_consume_owned;
-	return err;
+	return 0;
 }
 
 /* The cache holds references on (offline) groups: drop them. */
@@ -115,7 +118,8 @@ static void m7_tree_fini(struct pcstock_tree *t)
 
 static void m7_group_offline(struct pcstock_group *g)
 {
-	memcg7_drain_key(tree_m7(g->tree), g, &g->design.memcg7_dead);
+	/* The reference a destroyed key may leave, in the group's state. */
+	memcg7_drain_key(tree_m7(g->tree), g, pcs_group_state(g));
 }
 
 static void m7_refill(struct pcstock_group *g, unsigned long nr_pages)
@@ -170,6 +174,7 @@ const struct pcs_policy_ops pcs_policy_memcg7 = {
 	.max_batch = MEMCG7_MAX_BATCH,
 	.group_batch = true,
 	.uncharges_refill = true,
+	.group_state_size = sizeof(struct memcg7_dead),
 	.tree_init = m7_tree_init,
 	.tree_release = m7_tree_release,
 	.tree_fini = m7_tree_fini,

@@ -143,17 +143,32 @@ void pcs_group_init(struct pcstock_group *g, struct pcstock_tree *t,
 	pcs_store(&g->online, true, PCS_RELAXED);
 }
 
-struct pcstock_group *pcs_group_alloc(const char *name)
+/*
+ * One allocation: the group, its name, then the design's state, aligned
+ * for any type (as css_alloc() hands a controller a struct of its own
+ * size, but the core allocates it, so a group never exists without it).
+ */
+struct pcstock_group *pcs_group_alloc(const struct pcstock_tree *t,
+				      const char *name)
 {
+	const size_t align = _Alignof(max_align_t);
 	size_t len = strlen(name);
+	size_t state = t->ops->group_state_size;
+	size_t at = (sizeof(struct pcstock_group) + len + 1 + align - 1) &
+		    ~(align - 1);
 	struct pcstock_group *g;
 
-	g = pcs_aligned_alloc(PCSTOCK_CACHELINE, sizeof(*g) + len + 1,
+	g = pcs_aligned_alloc(PCSTOCK_CACHELINE,
+			      state ? at + state : sizeof(*g) + len + 1,
 			      "hierarchy.group");
 	if (!g)
 		return NULL;
 	memset(g, 0, sizeof(*g));
 	memcpy(g->name, name, len + 1);
+	if (state) {
+		g->design = (char *)g + at;
+		memset(g->design, 0, state);
+	}
 	return g;
 }
 
@@ -212,7 +227,7 @@ int pcstock_tree_create(struct pcstock_domain *d,
 	if (err)
 		goto free_mutexes;
 	err = -ENOMEM;
-	t->root = pcs_group_alloc("");
+	t->root = pcs_group_alloc(t, "");
 	if (!t->root)
 		goto free_names;
 	pcs_group_init(t->root, t, NULL);

@@ -93,12 +93,14 @@ static void test_check_refuses_broken_tables(void **state)
 		  .drain_all = drain_stub },
 		{ PCS_COUNTER_POLICY("pcgb", PCSTOCK_STOCK_DEFAULT, true),
 		  .group_batch = true, .refill = refill_stub },
+		{ .name = "state", .group_state_size = PCS_GROUP_STATE_MAX + 1 },
 	};
 	const struct pcs_policy_ops good[] = {
 		{ PCS_COUNTER_POLICY("c", PCSTOCK_STOCK_DEFAULT, true),
 		  .steps.refill_size = size_stub },
 		{ .name = "m7", .stocks = true, .drain_all = drain_stub,
 		  .group_batch = true, .refill = refill_stub },
+		{ .name = "state", .group_state_size = PCS_GROUP_STATE_MAX },
 	};
 
 	(void)state;
@@ -172,6 +174,63 @@ static void test_one_step_replaced_runs_in_the_stock(void **state)
 	pcstock_domain_destroy(d);
 }
 
+/*
+ * Every design's per-group state: as many bytes as its table declares,
+ * zeroed, aligned for any type, past the group's name, for the root and
+ * every other group; none (NULL) when it declares none.
+ */
+static void check_group_state(const struct pcs_policy_ops *ops,
+			      const struct pcstock_group *g)
+{
+	const unsigned char *st = pcs_group_state(g);
+
+	if (!ops->group_state_size) {
+		assert_null(st);
+		return;
+	}
+	assert_non_null(st);
+	assert_int_equal((uintptr_t)st % _Alignof(max_align_t), 0);
+	assert_true(st >= (const unsigned char *)g->name + strlen(g->name) + 1);
+	for (size_t i = 0; i < ops->group_state_size; i++)
+		assert_int_equal(st[i], 0);
+}
+
+static void test_group_state_as_declared(void **state)
+{
+	const struct pcstock_domain_attr attr = { .nr_cpus = 2,
+						  .mode = PCSTOCK_CPU_SIM };
+	struct pcstock_domain *d;
+
+	(void)state;
+	assert_int_equal(pcstock_domain_create(&attr, &d), 0);
+	for (int p = 0; p < PCSTOCK_TREE_NR_POLICIES; p++) {
+		const struct pcs_policy_ops *ops =
+			pcs_policy_ops((enum pcstock_tree_policy)p);
+		struct pcstock_tree_attr ta = {
+			.policy = (enum pcstock_tree_policy)p, .batch = 4 };
+		struct pcstock_group *a, *b;
+		struct pcstock_tree *t;
+
+		assert_int_equal(pcstock_tree_create(d, &ta, &t), 0);
+		check_group_state(ops, pcstock_tree_root(t));
+		/* Names of every length around the alignment. */
+		assert_int_equal(pcstock_group_create(pcstock_tree_root(t),
+						      "a", &a), 0);
+		assert_int_equal(pcstock_group_create(a, "bbbbbbbbbbbbbbb",
+						      &b), 0);
+		check_group_state(ops, a);
+		check_group_state(ops, b);
+		assert_ptr_not_equal(pcs_group_state(a), pcs_group_state(b) ?
+				     pcs_group_state(b) : (void *)1);
+		assert_int_equal(pcstock_group_destroy(b), 0);
+		pcstock_group_put(b);
+		assert_int_equal(pcstock_group_destroy(a), 0);
+		pcstock_group_put(a);
+		pcstock_tree_destroy(t);
+	}
+	pcstock_domain_destroy(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +238,7 @@ int main(void)
 		cmocka_unit_test(test_check_refuses_broken_tables),
 		cmocka_unit_test(test_max_batch_left_out_accepts_every_batch),
 		cmocka_unit_test(test_one_step_replaced_runs_in_the_stock),
+		cmocka_unit_test(test_group_state_as_declared),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
