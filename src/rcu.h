@@ -15,6 +15,15 @@
 #ifndef PCSTOCK_RCU_H
 #define PCSTOCK_RCU_H
 
+/*
+ * The read-side sections inline (liburcu's _LGPL_SOURCE: its read lock and
+ * unlock are then static inline functions over the thread's registration,
+ * which liburcu-bp exports), instead of two calls through the PLT per
+ * section.  Our code is LGPL too, so the inlining is allowed.
+ */
+#ifndef _LGPL_SOURCE
+#define _LGPL_SOURCE
+#endif
 #include <urcu-bp.h>
 
 #include "atomic.h"	/* PCS_TSAN */
