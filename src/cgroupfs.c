@@ -17,6 +17,7 @@
 
 #include <pcstock/hierarchy.h>
 
+#include "counter_read.h"
 #include "group.h"
 
 enum cf_show {
@@ -127,13 +128,13 @@ static unsigned long limit_of(const struct pcstock_counter *c,
 {
 	switch (which) {
 	case PCSTOCK_LIMIT_HIGH:
-		return pcstock_counter_high(c);
+		return pcs_counter_high(c);
 	case PCSTOCK_LIMIT_MIN:
-		return pcstock_counter_min(c);
+		return pcs_counter_min(c);
 	case PCSTOCK_LIMIT_LOW:
-		return pcstock_counter_low(c);
+		return pcs_counter_low(c);
 	default:
-		return pcstock_counter_max(c);
+		return pcs_counter_max(c);
 	}
 }
 
@@ -181,7 +182,7 @@ ssize_t pcstock_group_read(const struct pcstock_group *g, const char *file,
 				  pcstock_group_memory(g);
 	switch ((enum cf_show)f->show) {
 	case CF_USAGE:
-		out_printf(&o, "%lu\n", bytes(pcstock_counter_read(c)));
+		out_printf(&o, "%lu\n", bytes(pcs_counter_usage(c)));
 		break;
 	case CF_LIMIT:
 		if (group_v1(g))	/* v1 prints the number, even unlimited */
@@ -192,13 +193,13 @@ ssize_t pcstock_group_read(const struct pcstock_group *g, const char *file,
 		break;
 	case CF_PEAK:
 		out_printf(&o, "%lu\n",
-			   bytes(pcstock_counter_local_watermark(c)));
+			   bytes(pcs_counter_local_watermark(c)));
 		break;
 	case CF_WATERMARK:
-		out_printf(&o, "%lu\n", bytes(pcstock_counter_watermark(c)));
+		out_printf(&o, "%lu\n", bytes(pcs_counter_watermark(c)));
 		break;
 	case CF_FAILCNT:
-		out_printf(&o, "%lu\n", pcstock_counter_failcnt(c));
+		out_printf(&o, "%lu\n", pcs_counter_failcnt(c));
 		break;
 	case CF_EVENTS:
 	case CF_EVENTS_LOCAL:

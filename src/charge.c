@@ -11,6 +11,7 @@
 #include <pcstock/hierarchy.h>
 
 #include "atomic.h"
+#include "counter_read.h"
 #include "group.h"
 #include "internal.h"
 #include "policy.h"
@@ -79,8 +80,8 @@ static bool charge_counters(struct pcstock_group *g, unsigned long nr_pages,
 static void check_high(struct pcstock_group *g, unsigned long charged)
 {
 	for (struct pcstock_group *pos = g; pos; pos = pos->parent) {
-		if (pcstock_counter_read(&pos->memory) >
-		    pcstock_counter_high(&pos->memory)) {
+		if (pcs_counter_usage(&pos->memory) >
+		    pcs_counter_high(&pos->memory)) {
 			pcs_high_record(g, charged);
 			return;
 		}

@@ -29,6 +29,7 @@
 #include <pcstock/counter.h>
 
 #include "atomic.h"
+#include "counter_read.h"
 
 #include "internal.h"
 
@@ -221,7 +222,7 @@ void pcstock_counter_set_track_failcnt(struct pcstock_counter *c, bool track)
 
 unsigned long pcstock_counter_read(const struct pcstock_counter *c)
 {
-	return (unsigned long)pcs_load(&c->usage, PCS_RELAXED);
+	return pcs_counter_usage(c);
 }
 
 /* ---- charging ------------------------------------------------------------- */
@@ -392,7 +393,7 @@ static void set_protection(struct pcstock_counter *c, atomic_ulong *setting,
 	pcs_store(setting, nr_pages, PCS_RELAXED);
 	/* Unconditional: does not look at protection_support. */
 	for (p = c; p; p = p->parent)
-		propagate_protected_usage(p, pcstock_counter_read(p));
+		propagate_protected_usage(p, pcs_counter_usage(p));
 }
 
 void pcstock_counter_set_min(struct pcstock_counter *c, unsigned long nr_pages)
@@ -413,7 +414,7 @@ void pcstock_counter_set_high(struct pcstock_counter *c,
 
 void pcstock_counter_reset_watermark(struct pcstock_counter *c)
 {
-	unsigned long usage = pcstock_counter_read(c);
+	unsigned long usage = pcs_counter_usage(c);
 
 	/* Local first, so that local <= global holds in program order. */
 	pcs_store(&c->local_watermark, usage, PCS_RELAXED);
@@ -435,7 +436,7 @@ unsigned long pcstock_counter_xchg_max(struct pcstock_counter *c,
 
 void pcstock_counter_reset_local_watermark(struct pcstock_counter *c)
 {
-	pcs_store(&c->local_watermark, pcstock_counter_read(c), PCS_RELAXED);
+	pcs_store(&c->local_watermark, pcs_counter_usage(c), PCS_RELAXED);
 }
 
 void pcstock_counter_reset_failcnt(struct pcstock_counter *c)
@@ -509,7 +510,7 @@ void pcstock_counter_calculate_protection(struct pcstock_counter *root,
 	/* The reclaim target's own values are left stale on purpose. */
 	if (c == root)
 		return;
-	usage = pcstock_counter_read(c);
+	usage = pcs_counter_usage(c);
 	if (!usage)
 		return;
 	if (parent == root) {
@@ -517,7 +518,7 @@ void pcstock_counter_calculate_protection(struct pcstock_counter *root,
 		pcs_store(&c->elow, pcs_load(&c->low, PCS_RELAXED), PCS_RELAXED);
 		return;
 	}
-	parent_usage = pcstock_counter_read(parent);
+	parent_usage = pcs_counter_usage(parent);
 	pcs_store(&c->emin,
 		  pcstock_effective_protection(
 			  usage, parent_usage, pcs_load(&c->min, PCS_RELAXED),
@@ -538,30 +539,26 @@ void pcstock_counter_calculate_protection(struct pcstock_counter *root,
 
 /* ---- readers ------------------------------------------------------------------- */
 
-#define DEFINE_ULONG_READER(field)                                            \
+/* The exported readers are the inline ones (counter_read.h), called. */
+#define DEFINE_READER(field)                                                  \
 	unsigned long pcstock_counter_##field(const struct pcstock_counter *c) \
 	{                                                                     \
-		return pcs_load(&c->field, PCS_RELAXED);                      \
-	}
-#define DEFINE_LONG_READER(field)                                             \
-	unsigned long pcstock_counter_##field(const struct pcstock_counter *c) \
-	{                                                                     \
-		return (unsigned long)pcs_load(&c->field, PCS_RELAXED);       \
+		return pcs_counter_##field(c);                                \
 	}
 
-DEFINE_ULONG_READER(max)
-DEFINE_ULONG_READER(high)
-DEFINE_ULONG_READER(min)
-DEFINE_ULONG_READER(low)
-DEFINE_ULONG_READER(watermark)
-DEFINE_ULONG_READER(local_watermark)
-DEFINE_ULONG_READER(failcnt)
-DEFINE_ULONG_READER(emin)
-DEFINE_ULONG_READER(elow)
-DEFINE_LONG_READER(min_usage)
-DEFINE_LONG_READER(low_usage)
-DEFINE_LONG_READER(children_min_usage)
-DEFINE_LONG_READER(children_low_usage)
+DEFINE_READER(max)
+DEFINE_READER(high)
+DEFINE_READER(min)
+DEFINE_READER(low)
+DEFINE_READER(watermark)
+DEFINE_READER(local_watermark)
+DEFINE_READER(failcnt)
+DEFINE_READER(emin)
+DEFINE_READER(elow)
+DEFINE_READER(min_usage)
+DEFINE_READER(low_usage)
+DEFINE_READER(children_min_usage)
+DEFINE_READER(children_low_usage)
 
 struct pcstock_counter *pcstock_counter_parent(const struct pcstock_counter *c)
 {

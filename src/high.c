@@ -9,6 +9,7 @@
 #include <pcstock/hierarchy.h>
 
 #include "atomic.h"
+#include "counter_read.h"
 #include "group.h"
 #include "internal.h"
 #include "rcu.h"
@@ -44,7 +45,7 @@ static struct high_rec *high_recs;
 static pthread_key_t high_key;		/* its destructor runs at thread exit */
 static pthread_once_t high_once = PTHREAD_ONCE_INIT;
 static bool high_key_ok;
-static _Thread_local struct high_rec *high_self;
+static _Thread_local struct high_rec *high_self PCS_TLS;
 
 static void high_rec_free(void *arg)
 {
@@ -146,8 +147,8 @@ static unsigned long reclaim_high(struct pcstock_group *g,
 	unsigned long reclaimed = 0;
 
 	for (; g && !group_is_root(g); g = g->parent) {
-		if (pcstock_counter_read(&g->memory) <=
-		    pcstock_counter_high(&g->memory))
+		if (pcs_counter_usage(&g->memory) <=
+		    pcs_counter_high(&g->memory))
 			continue;
 		pcs_group_event(g, PCSTOCK_EVENT_HIGH);
 		reclaimed += pcs_call_reclaim(g, nr_pages);
@@ -173,8 +174,8 @@ static unsigned long high_delay(struct pcstock_group *g,
 
 	for (; g && !group_is_root(g); g = g->parent)
 		max_ov = PCS_MAX(max_ov,
-				 overage(pcstock_counter_read(&g->memory),
-					 pcstock_counter_high(&g->memory)));
+				 overage(pcs_counter_usage(&g->memory),
+					 pcs_counter_high(&g->memory)));
 	if (!max_ov)
 		return 0;
 	penalty = max_ov * max_ov * HZ;

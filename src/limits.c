@@ -10,6 +10,7 @@
 #include <pcstock/hierarchy.h>
 
 #include "atomic.h"
+#include "counter_read.h"
 #include "group.h"
 #include "internal.h"
 #include "rcu.h"
@@ -56,12 +57,12 @@ static int check_reclaiming_limit(struct pcstock_group *g,
 static unsigned long excess_after_drain(struct pcstock_group *g,
 					unsigned long limit, bool *drained)
 {
-	unsigned long usage = pcstock_counter_read(&g->memory);
+	unsigned long usage = pcs_counter_usage(&g->memory);
 
 	if (usage > limit && !*drained) {
 		pcstock_group_drain_all(g);
 		*drained = true;
-		usage = pcstock_counter_read(&g->memory);
+		usage = pcs_counter_usage(&g->memory);
 	}
 	return usage > limit ? usage - limit : 0;
 }
@@ -130,8 +131,8 @@ static int resize_max(struct pcstock_group *g, unsigned long nr_pages,
 	for (;;) {
 		pthread_mutex_lock(&t->limit_lock);
 		if (t->attr.memsw &&
-		    (memsw ? nr_pages < pcstock_counter_max(&g->memory) :
-			     nr_pages > pcstock_counter_max(&g->memsw))) {
+		    (memsw ? nr_pages < pcs_counter_max(&g->memory) :
+			     nr_pages > pcs_counter_max(&g->memsw))) {
 			pthread_mutex_unlock(&t->limit_lock);
 			return -EINVAL;
 		}

@@ -9,6 +9,7 @@
 #include <pcstock/hierarchy.h>
 
 #include "atomic.h"
+#include "counter_read.h"
 #include "group.h"
 #include "internal.h"
 #include "policy.h"
@@ -91,13 +92,13 @@ void pcstock_group_drain_all(struct pcstock_group *g)
 /* mem_cgroup_margin(). */
 unsigned long pcs_group_margin(struct pcstock_group *g)
 {
-	unsigned long count = pcstock_counter_read(&g->memory);
-	unsigned long limit = pcstock_counter_max(&g->memory);
+	unsigned long count = pcs_counter_usage(&g->memory);
+	unsigned long limit = pcs_counter_max(&g->memory);
 	unsigned long margin = count < limit ? limit - count : 0;
 
 	if (g->tree->attr.memsw) {
-		count = pcstock_counter_read(&g->memsw);
-		limit = pcstock_counter_max(&g->memsw);
+		count = pcs_counter_usage(&g->memsw);
+		limit = pcs_counter_max(&g->memsw);
 		margin = count <= limit ? PCS_MIN(margin, limit - count) : 0;
 	}
 	return margin;
@@ -108,8 +109,8 @@ static bool has_room(struct pcstock_group *g, unsigned long need)
 {
 	if (need)
 		return pcs_group_margin(g) >= need;
-	return pcstock_counter_read(&g->memory) <=
-	       pcstock_counter_max(&g->memory);
+	return pcs_counter_usage(&g->memory) <=
+	       pcs_counter_max(&g->memory);
 }
 
 /* An asynchronous victim: poll for its pages (see enum pcstock_oom_result). */

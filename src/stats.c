@@ -5,6 +5,7 @@
 #include <pcstock/hierarchy.h>
 
 #include "atomic.h"
+#include "counter_read.h"
 #include "group.h"
 #include "policy.h"
 #include "rcu.h"
@@ -13,12 +14,12 @@
 
 unsigned long pcstock_group_usage(const struct pcstock_group *g)
 {
-	return g ? pcstock_counter_read(&g->memory) : 0;
+	return g ? pcs_counter_usage(&g->memory) : 0;
 }
 
 unsigned long pcstock_group_memsw_usage(const struct pcstock_group *g)
 {
-	return g && g->tree->attr.memsw ? pcstock_counter_read(&g->memsw) : 0;
+	return g && g->tree->attr.memsw ? pcs_counter_usage(&g->memsw) : 0;
 }
 
 unsigned long pcstock_group_stock_pages(const struct pcstock_group *g)
@@ -65,19 +66,19 @@ void pcstock_group_stats(const struct pcstock_group *g,
 	s = &g->memsw;
 	memsw = g->tree->attr.memsw;
 	*st = (struct pcstock_group_stats){
-		.usage = pcstock_counter_read(m),
+		.usage = pcs_counter_usage(m),
 		.usage_exact = pcstock_group_usage_exact(g),
-		.memsw_usage = memsw ? pcstock_counter_read(s) : 0,
-		.max = pcstock_counter_max(m),
-		.high = pcstock_counter_high(m),
-		.min = pcstock_counter_min(m),
-		.low = pcstock_counter_low(m),
-		.memsw_max = memsw ? pcstock_counter_max(s) : 0,
-		.emin = pcstock_counter_emin(m),
-		.elow = pcstock_counter_elow(m),
-		.watermark = pcstock_counter_watermark(m),
-		.failcnt = pcstock_counter_failcnt(m),
-		.memsw_failcnt = memsw ? pcstock_counter_failcnt(s) : 0,
+		.memsw_usage = memsw ? pcs_counter_usage(s) : 0,
+		.max = pcs_counter_max(m),
+		.high = pcs_counter_high(m),
+		.min = pcs_counter_min(m),
+		.low = pcs_counter_low(m),
+		.memsw_max = memsw ? pcs_counter_max(s) : 0,
+		.emin = pcs_counter_emin(m),
+		.elow = pcs_counter_elow(m),
+		.watermark = pcs_counter_watermark(m),
+		.failcnt = pcs_counter_failcnt(m),
+		.memsw_failcnt = memsw ? pcs_counter_failcnt(s) : 0,
 		.refused = pcs_load(&g->refused, PCS_RELAXED),
 	};
 	for (int ev = 0; ev < PCSTOCK_NR_EVENTS; ev++) {

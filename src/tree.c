@@ -15,6 +15,7 @@
 #include <pcstock/hierarchy.h>
 
 #include "atomic.h"
+#include "counter_read.h"
 #include "group.h"
 #include "internal.h"
 #include "policy.h"
@@ -317,7 +318,7 @@ int pcstock_tree_destroy(struct pcstock_tree *t)
 	if (pcs_load(&t->nr_groups, PCS_ACQUIRE) != 1)
 		return -EBUSY;
 	/* Every group is gone: what the root still counts, nobody holds. */
-	leaked = pcstock_counter_read(&t->root->memory);
+	leaked = pcs_counter_usage(&t->root->memory);
 	if (t->ops->tree_fini)
 		t->ops->tree_fini(t);
 	pcs_group_free(t->root);
