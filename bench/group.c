@@ -296,8 +296,8 @@ static void grp_counters(void *inst,
 
 /*
  * The create hook takes no argument saying which design (main.c and
- * lines.c call it as every strategy's), so each design gets a trampoline
- * of its own, indexed by its enum value.
+ * bench/lines/ call it as every strategy's), so each design gets a
+ * trampoline of its own, indexed by its enum value.
  */
 #define GRP_CREATE(i)                                                        \
 	static int grp_create_##i(const struct tree_spec *spec, void **inst) \
