@@ -276,7 +276,7 @@ int profile_main(const char *what, unsigned long n);
 bool bench_mark_inline_charge_stock(struct pcstock_counter *c);
 void bench_mark_inline_uncharge_stock(struct pcstock_counter *c);
 
-/* lines.c (pcstock-bench-lines only) */
+/* lines/lines.c (pcstock-bench-lines only) */
 int lines_main(const struct opts *o);
 
 #endif /* BENCH_H */

@@ -25,8 +25,8 @@
 #define BUCKET 1024U
 
 struct grp_tree {
+	struct pcstock_domain *d;	/* first: domain_enter() */
 	struct tree_shape shape;
-	struct pcstock_domain *d;
 	struct pcstock_tree *t;
 	struct pcstock_group **node;	/* shape nodes; [0] = root if nr_anc */
 	struct pcstock_group **bucket;
@@ -34,6 +34,7 @@ struct grp_tree {
 	unsigned int created;		/* node[] entries holding a reference */
 	atomic_ulong reclaims;		/* reclaim callback calls */
 };
+_Static_assert(offsetof(struct grp_tree, d) == 0, "opens with its domain");
 
 static void drop(struct pcstock_group *g)
 {
@@ -165,20 +166,6 @@ static int grp_create(const struct tree_spec *spec, void **inst,
 	return 0;
 }
 
-static int grp_enter(void *inst, unsigned int cpu)
-{
-	struct grp_tree *t = inst;
-
-	return domain_enter(t->d, cpu);
-}
-
-static void grp_exit(void *inst)
-{
-	struct grp_tree *t = inst;
-
-	domain_exit(t->d);
-}
-
 static bool grp_charge(void *inst, unsigned int thread, unsigned int leaf,
 		       unsigned long nr)
 {
@@ -296,8 +283,8 @@ static void grp_counters(void *inst,
 
 /*
  * The create hook takes no argument saying which design (main.c and
- * lines.c call it as every strategy's), so each design gets a trampoline
- * of its own, indexed by its enum value.
+ * bench/lines/ call it as every strategy's), so each design gets a
+ * trampoline of its own, indexed by its enum value.
  */
 #define GRP_CREATE(i)                                                        \
 	static int grp_create_##i(const struct tree_spec *spec, void **inst) \
@@ -384,7 +371,7 @@ unsigned int grp_strategies(const struct strategy **out, unsigned int room)
 				 (design_bounded(&in) ? STRAT_BOUNDED : 0),
 			.policy = (enum pcstock_tree_policy)i,
 			.create = grp_creators[i], .destroy = grp_destroy,
-			.enter = grp_enter, .exit = grp_exit,
+			.enter = domain_enter, .exit = domain_exit,
 			.charge = grp_charge, .uncharge = grp_uncharge,
 			.uncharge_batch = grp_uncharge_batch,
 			.idle = grp_idle, .drain_all = grp_drain_all,

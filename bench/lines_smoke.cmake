@@ -98,8 +98,8 @@ function(read_lines dir prefix)
 		   NOT pred MATCHES "^[0-9.e+]+$" OR NOT pred GREATER 0)
 			message(FATAL_ERROR "insane record: ${line}")
 		endif()
-		# At 2 CPUs unless every sample was disturbed (lines.c keeps
-		# only those where both threads ran): never beyond.
+		# At 2 CPUs unless every sample was disturbed (lines/calib.c
+		# keeps only those where both threads ran): never beyond.
 		if(NOT cpus EQUAL 2 AND NOT meas STREQUAL "NULL")
 			message(FATAL_ERROR "measured only at 2 CPUs: ${line}")
 		endif()

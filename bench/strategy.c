@@ -274,8 +274,15 @@ static int ctr_create_default(const struct tree_spec *spec, void **inst)
 	return ctr_create(spec, inst, PCSTOCK_STOCK_DEFAULT);
 }
 
-int domain_enter(struct pcstock_domain *d, unsigned int cpu)
+/*
+ * The enter and exit of every strategy over a domain (ctr-*, the group
+ * strategies), whose instance opens with its domain (strategy.h): enter
+ * CPU @cpu of the domain, modulo its CPUs, and leave it, in the modes
+ * whose threads enter CPUs.
+ */
+int domain_enter(void *inst, unsigned int cpu)
 {
+	struct pcstock_domain *d = *(struct pcstock_domain **)inst;
 	enum pcstock_cpu_mode m = pcstock_domain_mode(d);
 
 	if (m != PCSTOCK_CPU_SIM && m != PCSTOCK_CPU_PINNED &&
@@ -284,27 +291,14 @@ int domain_enter(struct pcstock_domain *d, unsigned int cpu)
 	return pcstock_cpu_enter(d, cpu % pcstock_domain_nr_cpus(d));
 }
 
-void domain_exit(struct pcstock_domain *d)
+void domain_exit(void *inst)
 {
+	struct pcstock_domain *d = *(struct pcstock_domain **)inst;
 	enum pcstock_cpu_mode m = pcstock_domain_mode(d);
 
 	if (m == PCSTOCK_CPU_SIM || m == PCSTOCK_CPU_PINNED ||
 	    m == PCSTOCK_CPU_COOP)
 		pcstock_cpu_exit(d);
-}
-
-static int ctr_enter(void *inst, unsigned int cpu)
-{
-	struct ctr_tree *t = inst;
-
-	return domain_enter(t->d, cpu);
-}
-
-static void ctr_exit(void *inst)
-{
-	struct ctr_tree *t = inst;
-
-	domain_exit(t->d);
 }
 
 /*
@@ -494,7 +488,7 @@ const struct strategy strat_mutex = {
 	{                                                                    \
 		.name = sname, .what = swhat, .flags = sflags,               \
 		.create = screate, .destroy = ctr_destroy,                   \
-		.enter = ctr_enter, .exit = ctr_exit,                        \
+		.enter = domain_enter, .exit = domain_exit,                  \
 		.charge = scharge, .uncharge = suncharge,                    \
 		.drain_all = ctr_drain_all,                                  \
 		.stock_pages = ctr_stock_pages,                              \

@@ -7,6 +7,7 @@
 #define BENCH_STRATEGY_H
 
 #include <limits.h>
+#include <stddef.h>
 
 #include "bench.h"
 
@@ -24,14 +25,20 @@ int shape_check(const struct tree_shape *s, void *inst,
 		long (*stock)(void *, unsigned int), const long *held,
 		char *why, size_t len);
 
-/* The ctr-* strategies' instance (strategy.c). */
+/*
+ * The ctr-* strategies' instance (strategy.c).  Like every instance of a
+ * strategy over a domain (group.c's too), it opens with its domain, so
+ * that one domain_enter() and domain_exit() serve as all their enter and
+ * exit.
+ */
 struct ctr_tree {
+	struct pcstock_domain *d;	/* first: domain_enter() */
 	struct tree_shape shape;
-	struct pcstock_domain *d;
 	struct pcstock_counter *node;
 	enum pcstock_cpu_mode mode;
 	bool stocked;
 };
+_Static_assert(offsetof(struct ctr_tree, d) == 0, "opens with its domain");
 
 #define CTR_DRAIN_ALL UINT_MAX
 void ctr_drain_under(struct ctr_tree *t, unsigned int top);
@@ -44,8 +51,8 @@ void ctr_inline_uncharge(void *inst, unsigned int thread, unsigned int leaf,
 
 long held_sum(const long *held, unsigned int n);
 void *zalloc_lines(size_t size);
-int domain_enter(struct pcstock_domain *d, unsigned int cpu);
-void domain_exit(struct pcstock_domain *d);
+int domain_enter(void *inst, unsigned int cpu);
+void domain_exit(void *inst);
 void ctr_destroy(void *inst);
 
 extern const struct strategy strat_floor, strat_mutex;

@@ -30,9 +30,9 @@ if(PCSTOCK_BUILD_BENCH AND EXISTS ${PROJECT_SOURCE_DIR}/bench/CMakeLists.txt)
 		TIMEOUT 120)
 endif()
 
-# The cache-line model (pcstock-bench --lines, bench/lines.c): sane output,
+# The cache-line model (pcstock-bench --lines, bench/lines/): sane output,
 # and a planted cost bug caught (bench/lines_smoke.cmake).
-if(PCSTOCK_BUILD_BENCH AND EXISTS ${PROJECT_SOURCE_DIR}/bench/lines.c)
+if(PCSTOCK_BUILD_BENCH AND EXISTS ${PROJECT_SOURCE_DIR}/bench/lines/lines.c)
 	add_test(NAME bench_lines COMMAND ${CMAKE_COMMAND}
 		-DBENCH=$<TARGET_FILE:pcstock-bench>
 		-DPLANTED=$<TARGET_FILE:pcstock-bench-lines-planted>

@@ -1,9 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Stock layer tests (issue 4): sequential conformance of both policies on a
-# SIM domain, a migrating/draining/offlining stress run, and micro_stock, a
-# measurement program (built, never registered: tests assert behaviour, not
-# timing).
+# SIM domain and a migrating/draining/offlining stress run.  The stock's
+# measurement program, micro_stock, is a benchmark: bench/micro_stock.c.
 
 pcstock_add_test(test_stock SOURCES test_stock.c
 	LABELS unit conformance TIMEOUT 60)
@@ -25,8 +24,3 @@ pcstock_add_test(test_stock_mut_exact_no_drain SOURCES test_stock.c
 	LIBS pcstock_mut_exact_no_drain ARGS "*/exact"
 	LABELS unit TIMEOUT 60)
 set_tests_properties(test_stock_mut_exact_no_drain PROPERTIES WILL_FAIL TRUE)
-
-add_executable(micro_stock micro_stock.c)
-pcstock_target_flags(micro_stock)
-target_include_directories(micro_stock PRIVATE ${PROJECT_SOURCE_DIR}/src)
-target_link_libraries(micro_stock PRIVATE pcstock_static Threads::Threads)

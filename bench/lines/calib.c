@@ -1,0 +1,602 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * calib.c - the costs the model prices with (lines.h), measured on this
+ * machine: the line transfer (ping-pong readings), an operation's local
+ * cost, and the real workload beside the model, one repetition at a time
+ * (calibrate_rep()); or the transfer and local costs of another run, read
+ * from its lines.jsonl (--lines-calib).
+ */
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lines.h"
+#include "strategy.h"
+
+#define LM_LOCAL_Q 64		/* steps per turn when timing local cost */
+#define LM_BOTH_RAN 0.95	/* measured: both threads ran this share */
+
+/* ---- calibration -------------------------------------------------------- */
+
+/*
+ * The transfer cost: two pinned threads add to one shared counter, against
+ * each adding to its own line; the difference per add, divided by the
+ * transfers per shared add, is the time a CPU loses per transfer.  Not
+ * every shared add transfers: a core that has the line exclusive often
+ * adds again before the other core's request takes it away (here about a
+ * third of the adds transfer).  An add whose old value is not what the
+ * thread's own previous add left had the other core add in between, so
+ * the line came back to this core: one transfer.  The machine is shared:
+ * a thread can be descheduled at any time, letting the other add
+ * uncontended, and neighbours change the clock and the caches.  So both
+ * threads alternate between the two kinds of adds in short chunks, in step
+ * (the kind is chosen by the clock, 50 us per kind), a chunk counts only if
+ * the other thread made progress meanwhile, and the cost is the difference
+ * of the median chunks of each kind over the transfers per add of the
+ * shared chunks kept.
+ */
+#define PP_CHUNK 200U
+#define PP_CHUNKS 8000U
+#define PP_PERIOD 50e-6
+#define PP_NEAR_CHUNKS 1000U	/* the short reading beside each sample */
+
+struct pp {
+	_Alignas(BENCH_LINE) atomic_long ctr;
+	_Alignas(BENCH_LINE) atomic_long own[2][BENCH_LINE / sizeof(long)];
+	_Alignas(BENCH_LINE) atomic_uint done[2][BENCH_LINE / sizeof(int)];
+	atomic_int ready;
+	int os_cpu[2];
+	unsigned int chunks;		/* per thread, at most PP_CHUNKS */
+	double t0;
+	double chunk[2][2 * PP_CHUNKS];	/* [shared] seconds per chunk */
+	unsigned int nr[2][2];		/* [thread][shared] chunks kept */
+	unsigned long moved[2];		/* transfers in shared chunks kept */
+};
+
+struct pp_arg {
+	struct pp *p;
+	unsigned int i;
+};
+
+static void *pp_thread(void *arg)
+{
+	struct pp_arg *a = arg;
+	struct pp *p = a->p;
+	atomic_uint *other = &p->done[!a->i][0];
+	unsigned int c, k, seen, kind, at;
+	unsigned long moved;
+	long old, next = -1;
+	atomic_long *v;
+	double t0;
+
+	bind_self(p->os_cpu[a->i]);
+	atomic_fetch_add(&p->ready, 1);
+	while (atomic_load(&p->ready) < 2)
+		cpu_relax();
+	for (c = 0; c < p->chunks; c++) {
+		seen = atomic_load_explicit(other, memory_order_relaxed);
+		t0 = now_s();
+		kind = (unsigned int)((t0 - p->t0) / PP_PERIOD) % 2;
+		v = kind ? &p->ctr : &p->own[a->i][0];
+		/*
+		 * The chunk's first add follows the other kind's chunk:
+		 * whether the line moved for it is unknown, so it is not
+		 * counted (on a core that keeps the line for 17 adds, one
+		 * more per chunk of 200 would be 9 % too many).
+		 */
+		for (k = 0, moved = 0; k < PP_CHUNK; k++) {
+			old = atomic_fetch_add_explicit(v, 1,
+							memory_order_relaxed);
+			moved += k && old != next;
+			next = old + 1;
+		}
+		if (atomic_load_explicit(other, memory_order_relaxed) != seen) {
+			/* Each thread its own half of the kind's array. */
+			at = a->i * PP_CHUNKS + p->nr[a->i][kind]++;
+			p->chunk[kind][at] = now_s() - t0;
+			p->moved[a->i] += kind ? moved : 0;
+		}
+		atomic_store_explicit(&p->done[a->i][0], c + 1,
+				      memory_order_relaxed);
+	}
+	return NULL;
+}
+
+/*
+ * One ping-pong trial of @chunks chunks per thread: the median chunks of
+ * shared adds and private adds, seconds per add (*@shared, *@priv), and
+ * the transfers per shared add counted in the shared chunks kept
+ * (*@per_add).  Return: 0, -ENOMEM, -EAGAIN if no chunk of a kind was
+ * kept.
+ */
+static int pp_trial(const struct opts *o, unsigned int chunks,
+		    double *shared, double *priv, double *per_add)
+{
+	struct pp *p = zalloc_lines(sizeof(*p));
+	struct pp_arg a[2];
+	pthread_t tid[2];
+	double t[2];
+	unsigned int i, k, n0, n1;
+
+	if (!p)
+		return -ENOMEM;
+	p->t0 = now_s();
+	p->chunks = chunks;
+	for (i = 0; i < 2; i++) {
+		p->os_cpu[i] = o->os_cpus[i];
+		a[i] = (struct pp_arg){ p, i };
+		if (pthread_create(&tid[i], NULL, pp_thread, &a[i])) {
+			free(p);
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < 2; i++)
+		pthread_join(tid[i], NULL);
+	for (k = 0; k < 2; k++) {
+		n0 = p->nr[0][k];
+		n1 = p->nr[1][k];
+		memmove(&p->chunk[k][n0], &p->chunk[k][PP_CHUNKS],
+			n1 * sizeof(double));
+		t[k] = median(p->chunk[k], n0 + n1) / PP_CHUNK;
+	}
+	*priv = t[0];
+	*shared = t[1];
+	*per_add = (double)(p->moved[0] + p->moved[1]) /
+		   ((double)(p->nr[0][1] + p->nr[1][1]) * (PP_CHUNK - 1));
+	i = p->nr[0][0] + p->nr[1][0] && p->nr[0][1] + p->nr[1][1];
+	free(p);
+	return i ? 0 : -EAGAIN;
+}
+
+/*
+ * The other ping-pong reading: strict alternation.  Each thread spins
+ * reading the counter until its parity says it is its turn, then adds
+ * one: every move of the line is one read that finds the other core's
+ * add (a transfer) and one add that must invalidate the other core's copy
+ * (an upgrade, the same round trip), and no core can keep the line for a
+ * run.  Chunks of PP_TURNS turns; the lower quartile of thread 0's chunks
+ * (a neighbour that deschedules a thread only slows a chunk), seconds
+ * per move.
+ */
+#define PP_TURNS 50U
+#define PP_ALT_CHUNKS 4000U
+
+struct pp_alt {
+	_Alignas(BENCH_LINE) atomic_long ctr;
+	atomic_int ready;
+	int os_cpu[2];
+	double chunk[PP_ALT_CHUNKS];
+};
+
+struct pp_alt_arg {
+	struct pp_alt *p;
+	long i;
+};
+
+static void *pp_alt_thread(void *arg)
+{
+	struct pp_alt_arg *a = arg;
+	struct pp_alt *p = a->p;
+	unsigned int c, k;
+	double t0;
+
+	bind_self(p->os_cpu[a->i]);
+	atomic_fetch_add(&p->ready, 1);
+	while (atomic_load(&p->ready) < 2)
+		cpu_relax();
+	for (c = 0; c < PP_ALT_CHUNKS; c++) {
+		t0 = now_s();
+		for (k = 0; k < PP_TURNS; k++) {
+			while ((atomic_load_explicit(&p->ctr,
+						     memory_order_relaxed) & 1)
+			       != a->i)
+				cpu_relax();
+			atomic_fetch_add_explicit(&p->ctr, 1,
+						  memory_order_relaxed);
+		}
+		if (!a->i)
+			p->chunk[c] = (now_s() - t0) / (2 * PP_TURNS);
+	}
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b);
+
+static double pp_alternate(const struct opts *o)
+{
+	struct pp_alt *p = zalloc_lines(sizeof(*p));
+	struct pp_alt_arg a[2];
+	pthread_t tid[2];
+	double t;
+	unsigned int i;
+
+	if (!p)
+		return NAN;
+	for (i = 0; i < 2; i++) {
+		p->os_cpu[i] = o->os_cpus[i];
+		a[i] = (struct pp_alt_arg){ p, i };
+		if (pthread_create(&tid[i], NULL, pp_alt_thread, &a[i])) {
+			free(p);
+			return NAN;
+		}
+	}
+	for (i = 0; i < 2; i++)
+		pthread_join(tid[i], NULL);
+	qsort(p->chunk, PP_ALT_CHUNKS, sizeof(double), cmp_double);
+	t = p->chunk[PP_ALT_CHUNKS / 4];
+	free(p);
+	return t;
+}
+
+/*
+ * What the three readings say, on a core that keeps the line it took for
+ * a while.  The two threads add at once and the line visits each in turn:
+ * a visit is one add that waits for the line (a transfer) and run - 1
+ * adds that hit, run = 1 / per_add.  So the line moves once per
+ *	move = shared / (2 x per_add) = latency + run x private
+ * seconds (the hits take the private time each), and a core holds it for
+ *	hold = (run - 1) x private
+ * after it arrived, before the other core's request takes it.  A
+ * requester's loss, the earlier price, is (shared - private) / per_add =
+ * 2 x latency + hold + private: its own transfer and the other core's
+ * whole visit.  On a core that lets the line go at once (run near 1)
+ * loss is about twice the move; on one that keeps it for 17 adds it is
+ * mostly the other's hold.
+ */
+void calib_derive(struct lm_calib *c)
+{
+	c->loss_s = (c->shared_s - c->private_s) / c->per_add;
+	c->move_s = c->shared_s / (2 * c->per_add);
+	c->run = 1 / c->per_add;
+	c->hold_s = (c->run - 1) * c->private_s;
+	c->latency_s = fmax(0, c->move_s - c->run * c->private_s);
+	/*
+	 * The other reading: strict alternation moves the line in two
+	 * latencies (a read and an upgrade, no run), so it gives the
+	 * latency directly, and the free-running move then gives the run:
+	 * the two readings agree when alt_run is run.
+	 */
+	c->alt_latency_s = c->alternate_s / 2;
+	c->alt_run = (c->move_s - c->alt_latency_s) / c->private_s;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double median(double *v, unsigned int n)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * The least disturbed of @n samples (the smallest time or the largest
+ * rate): the machine is shared, and a neighbour only ever slows a run.
+ */
+double best(double *v, unsigned int n, bool rate)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return rate ? v[n - 1] : v[0];
+}
+
+/* ---- the local cost ----------------------------------------------------- */
+
+/* Seconds per operation of the stepped loop on one OS thread, untraced. */
+static double local_time(const struct opts *o, const struct series *se,
+			 const struct strategy *s, void *inst,
+			 const struct config *c)
+{
+	struct sim m;
+	double t0, t = 0;
+	unsigned long ops;
+	int ret = sim_init(&m, s, inst, c, o->seed);
+
+	m.folio = se->folio && s->uncharge_batch;
+	if (ret || sim_rounds(&m, se->sock, 4, LM_LOCAL_Q, false)) {
+		sim_fini(&m);
+		return NAN;
+	}
+	m.ops = 0;
+	t0 = now_s();
+	do {
+		if (sim_rounds(&m, se->sock, 4, LM_LOCAL_Q, false))
+			break;
+		t = now_s() - t0;
+	} while (t < o->duration);
+	ops = m.ops;
+	if (sim_fini(&m))
+		return NAN;
+	return ops ? t / (double)ops : (double)NAN;
+}
+
+struct lt_arg {
+	const struct opts *o;
+	const struct series *se;
+	const struct strategy *s;
+	const struct config *c;
+	atomic_uint *ready;
+	int os_cpu;
+	double secs;
+};
+
+static void *lt_thread(void *arg)
+{
+	struct lt_arg *a = arg;
+	void *inst = NULL;
+
+	a->secs = NAN;
+	if (bind_self(a->os_cpu) || a->s->create(&a->c->tree, &inst))
+		inst = NULL;
+	atomic_fetch_add(a->ready, 1);
+	while (atomic_load(a->ready) < 2)
+		sched_yield();
+	if (!inst)
+		return NULL;
+	a->secs = local_time(a->o, a->se, a->s, inst, a->c);
+	a->s->destroy(inst);
+	return NULL;
+}
+
+/*
+ * The local cost: the stepped loop, untraced, LM_LOCAL_Q steps per CPU
+ * per turn (so that a line stays on its core), on two pinned threads at
+ * once, each on a tree of its own.  Nothing is shared between them, but
+ * they run under the same conditions as the measured run beside them
+ * (both cores busy, the same neighbours).  Mean of the two.
+ */
+static double local_cost(const struct opts *o, const struct series *se,
+			 const struct strategy *s, const struct config *c)
+{
+	atomic_uint ready = 0;
+	struct lt_arg a[2];
+	pthread_t tid[2];
+	unsigned int i, started = 0;
+
+	for (i = 0; i < 2; i++) {
+		a[i] = (struct lt_arg){ .o = o, .se = se, .s = s, .c = c,
+					.ready = &ready,
+					.os_cpu = o->os_cpus[i] };
+		if (pthread_create(&tid[i], NULL, lt_thread, &a[i]))
+			break;
+		started++;
+	}
+	if (started < 2)
+		atomic_fetch_add(&ready, 2);
+	for (i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	return started < 2 ? (double)NAN : (a[0].secs + a[1].secs) / 2;
+}
+
+/* ---- one repetition ----------------------------------------------------- */
+
+/* CPU seconds this process has run, all threads. */
+static double process_s(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return NAN;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/*
+ * A short ping-pong reading beside a measured sample: the line's move
+ * time (calib_derive()'s shared / (2 x per_add)) and the transfers per
+ * shared add, NAN if no chunk was kept.  The host may place the two
+ * vCPUs on other cores at any time, which changes the move by up to 7x
+ * on the AMD EPYC (docs/lines-model.md); this says under which placement
+ * the sample beside it ran.
+ */
+static void near_reading(const struct opts *o, struct lm_near *r)
+{
+	double shared, priv, per_add;
+
+	r->move_s = r->per_add = NAN;
+	if (pp_trial(o, PP_NEAR_CHUNKS, &shared, &priv, &per_add) ||
+	    !(per_add > 0))
+		return;
+	r->per_add = per_add;
+	r->move_s = shared / (2 * per_add);
+}
+
+/*
+ * One repetition of the paired measurements at LM_CALIB_CPUS.  A measured
+ * sample is kept only if its two threads ran nearly all the time
+ * (LM_BOTH_RAN of twice the wall time, as process CPU time): where a
+ * neighbour deschedules one of them, the other runs uncontended and a
+ * contended workload looks faster than it is, so neither the best nor
+ * the median of all samples would do.  Each sample is bracketed by two
+ * short ping-pong readings (near_reading()); model_series() keeps it only
+ * if both match the run's calibration (placed()).  Only the
+ * series --workload asks for are costed and measured, and measured only
+ * if --cpus has LM_CALIB_CPUS.
+ */
+int calibrate_rep(struct lm_run *x, struct opts *pinned)
+{
+	const struct opts *o = x->o;
+	struct lm_near near[2];
+	struct config cs, cp;
+	struct sample smp;
+	unsigned int i, k;
+	double w0, c0, ran;
+	void *pi;
+
+	x->rep++;
+	if (!o->lines_calib &&
+	    !pp_trial(o, PP_CHUNKS, &x->tshared[x->nr_tcost],
+		      &x->tpriv[x->nr_tcost], &x->tmoved[x->nr_tcost])) {
+		x->talt[x->nr_tcost] = pp_alternate(o);
+		x->nr_tcost++;
+	}
+	for (i = 0; i < NR_SERIES; i++) {
+		if (!series_wanted(o, &all_series[i]))
+			continue;
+		config_for(o, &all_series[i], LM_CALIB_CPUS, PCSTOCK_CPU_COOP,
+			   &cs);
+		config_for(o, &all_series[i], LM_CALIB_CPUS,
+			   PCSTOCK_CPU_PINNED, &cp);
+		for (k = 0; k < x->nr_st; k++) {
+			struct lm_cell *cell = &x->cell[i][k];
+
+			cell->local[cell->nr_local] =
+				local_cost(o, &all_series[i], x->st[k], &cs);
+			cell->nr_local += isfinite(cell->local[cell->nr_local]);
+			if (!cp.wl || !x->measure)
+				continue;
+			if (x->st[k]->create(&cp.tree, &pi))
+				return -ENOMEM;
+			memset(&smp, 0, sizeof(smp));
+			smp.cons_ok = true;
+			near_reading(o, &near[0]);
+			w0 = now_s();
+			c0 = process_s();
+			if (cp.wl->measure(pinned, &cp, x->st[k], pi, &smp) ||
+			    !smp.cons_ok)
+				smp.value = NAN;
+			ran = (process_s() - c0) /
+			      (LM_CALIB_CPUS * (now_s() - w0));
+			near_reading(o, &near[1]);
+			if (isfinite(smp.value) && ran >= LM_BOTH_RAN) {
+				cell->near[cell->nr_meas][0] = near[0];
+				cell->near[cell->nr_meas][1] = near[1];
+				cell->meas[cell->nr_meas++] = smp.value;
+			}
+			emit_sample(x, &all_series[i], x->st[k], &smp, ran,
+				    near);
+			x->st[k]->destroy(pi);
+			if (!smp.cons_ok)
+				return -EIO;
+		}
+	}
+	return 0;
+}
+
+/* ---- the calibration of another run (--lines-calib) -------------------- */
+
+/* The number after "@key": in the JSON object @rec; false if none. */
+static bool json_num(const char *rec, const char *key, double *v)
+{
+	char pat[64];
+	const char *p;
+	char *end;
+	double d;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(rec, pat);
+	if (!p)
+		return false;
+	d = strtod(p + strlen(pat), &end);
+	if (end == p + strlen(pat))
+		return false;	/* null: not measured */
+	*v = d;
+	return true;
+}
+
+/* The string after "@key": in @rec, into @buf; false if none. */
+static bool json_str(const char *rec, const char *key, char *buf, size_t len)
+{
+	char pat[64];
+	const char *p;
+	size_t n;
+
+	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
+	p = strstr(rec, pat);
+	if (!p)
+		return false;
+	p += strlen(pat);
+	n = strcspn(p, "\"");
+	snprintf(buf, len, "%.*s", (int)n, p);
+	return true;
+}
+
+/* The CPU model of @path's meta.json, beside it; "unknown" if none. */
+static void calib_cpu_beside(const char *path, char *buf, size_t len)
+{
+	char meta[4096], rec[4096];
+	const char *slash = strrchr(path, '/');
+	FILE *f;
+
+	snprintf(buf, len, "unknown");
+	snprintf(meta, sizeof(meta), "%.*smeta.json",
+		 slash ? (int)(slash - path + 1) : 0, path);
+	f = fopen(meta, "r");
+	if (!f)
+		return;
+	if (fgets(rec, sizeof(rec), f))
+		json_str(rec, "cpu_model", buf, len);
+	fclose(f);
+}
+
+/*
+ * Take the lines_calibration record of another run's lines.jsonl at
+ * @path, and the local costs of its 2-CPU lines records, so that the
+ * model predicts for that run's CPU.  A record written before the hold
+ * was modelled gives the requester's loss (transfer_ns), the transfers
+ * per shared add and the line move: the shared and private add times
+ * follow from them (calib_derive()'s equations).  Return: 0, -ENOENT,
+ * -EINVAL (no calibration record in it).
+ */
+int calib_read(struct lm_run *x, const char *path)
+{
+	struct lm_calib *c = &x->cal;
+	char rec[8192], wl[32], st[32];
+	double cpus, local, loss = NAN, move = NAN;
+	bool found = false;
+	unsigned int i;
+	int k;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -ENOENT;
+	while (fgets(rec, sizeof(rec), f)) {
+		if (strstr(rec, "\"kind\":\"lines_calibration\"")) {
+			found = json_num(rec, "transfers_per_shared_add",
+					 &c->per_add);
+			if (!json_num(rec, "shared_add_ns", &c->shared_s) ||
+			    !json_num(rec, "private_add_ns", &c->private_s)) {
+				found = found &&
+					json_num(rec, "transfer_ns", &loss) &&
+					json_num(rec, "line_move_ns", &move);
+				c->shared_s = 2 * c->per_add * move;
+				c->private_s = c->shared_s -
+					       loss * c->per_add;
+			}
+			c->shared_s *= 1e-9;
+			c->private_s *= 1e-9;
+			c->alternate_s = NAN;
+			if (json_num(rec, "alternation_ns", &c->alternate_s))
+				c->alternate_s *= 1e-9;
+			if (!json_str(rec, "calib_cpu_model", c->cpu,
+				      sizeof(c->cpu)))
+				calib_cpu_beside(path, c->cpu,
+						 sizeof(c->cpu));
+			continue;
+		}
+		if (!strstr(rec, "\"kind\":\"lines\"") ||
+		    !json_num(rec, "cpus", &cpus) || cpus != LM_CALIB_CPUS ||
+		    !json_num(rec, "local_ns", &local) ||
+		    !json_str(rec, "workload", wl, sizeof(wl)) ||
+		    !json_str(rec, "strategy", st, sizeof(st)))
+			continue;
+		k = strat_index(x, st);
+		for (i = 0; i < NR_SERIES && k >= 0; i++)
+			if (!strcmp(all_series[i].name, wl))
+				x->file_local[i][k] = local * 1e-9;
+	}
+	fclose(f);
+	snprintf(c->from, sizeof(c->from), "%s", path);
+	return found && c->per_add > 0 && c->shared_s > 0 &&
+	       c->private_s > 0 ? 0 : -EINVAL;
+}

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lines.h - pcstock-bench --lines: how many contended cache lines one
+ * operation of each stock design moves, and what that predicts for
+ * machines we do not have (docs/lines-model.md states the model).
+ * What the files of bench/lines/ share (private).
+ *
+ * They are built only into pcstock-bench-lines, whose library is the
+ * trace variant (PCSTOCK_TRACE): every atomic access the library makes
+ * calls pcstock_trace_hook.  The workloads run in one OS thread that plays
+ * N CPUs of a COOP domain (a CPU has one owner at a time, as a kernel CPU
+ * runs one task: memcg7 takes the kernel's owner-only path), one library
+ * call (sock: one pass of its loop) at a time.  The accesses go to a
+ * directory model of a MESI-style protocol on N CPUs placed on an hwloc
+ * synthetic topology, which counts line transfers (same package or cross
+ * package), invalidations and transfers per line.  By default they are
+ * applied one at a time in simulated time (sim_timed()); --interleave op
+ * applies each call's at once, the CPUs in an order shuffled each round.
+ *
+ * Two costs are measured first, in the same run on this machine: the
+ * local cost of an operation (the same stepped loop, untraced, on two
+ * pinned threads with a tree each: no line leaves its core) and the cost
+ * of one line transfer (two pinned threads adding to one shared counter,
+ * against each adding to its own line, over the transfers counted per
+ * shared add).  The prediction per CPU count is
+ *	ops/s per CPU = min(1 / (local + transfers/op x transfer),
+ *			    1 / (N x transfer x hottest-line transfers/op)).
+ * Where N fits this machine the real workload is measured beside it.
+ *
+ * The files, each using only those above it:
+ *	model.c		the directory, the trace hook feeding it, the
+ *			names of lines and the simulated topology;
+ *	replay.c	the stepped workloads and their replays, by rounds
+ *			or in simulated time;
+ *	report.c	the records, tables and plots;
+ *	calib.c		the costs measured on this machine, or read from
+ *			another run's calibration (--lines-calib);
+ *	drain.c		what drain_all costs beside a charger;
+ *	lines.c		one run of the model per series, CPU count and
+ *			strategy, and lines_main().
+ */
+#ifndef BENCH_LINES_H
+#define BENCH_LINES_H
+
+#include <stdio.h>
+
+#include "atomic.h"
+#include "bench.h"
+
+#define LM_MAX_CPUS 1024U
+#define LM_WORDS (LM_MAX_CPUS / 64)
+#define LM_LINE 64U
+#define LM_HOT 3		/* hottest lines reported per run */
+#define LM_MAX_N 16		/* CPU counts per run */
+/* The group strategies, one per registered design. */
+#define LM_STRATS PCSTOCK_TREE_NR_POLICIES
+#define LM_CALIB_CPUS 2U	/* where local costs and measurements are */
+
+/* ---- model.c: the directory, the trace, naming lines, topology ---------- */
+
+struct lm_line {
+	uintptr_t tag;			/* address / LM_LINE; 0: free entry */
+	int owner;			/* CPU holding it modified, -1: none */
+	int first;			/* first CPU that touched it */
+	unsigned long xfer;		/* transfers of this line */
+	unsigned long xfer_remote;	/* of which cross-package */
+	unsigned long acc;		/* accesses to it */
+	double arrive;			/* hold: when it reached its owner */
+	double free_at;			/* and may leave from then on */
+	uint64_t sharers[LM_WORDS];	/* CPUs holding a copy */
+};
+
+struct lm_dir {
+	struct lm_line *tab;
+	size_t cap, used;
+	unsigned int nr_cpus;
+	int pkg[LM_MAX_CPUS];		/* package of each simulated CPU */
+	unsigned long xfer, xfer_remote, inval, accesses;
+};
+
+/* A simulated CPU's traced accesses not yet applied (time replay). */
+struct lm_queue {
+	uintptr_t *v;			/* address | 1 if a write */
+	unsigned int nr, at, room;	/* queued, applied, allocated */
+};
+
+#define SOCK_RING 256U
+
+/* workload.c's ring, laid out alike: its lines are traced as well. */
+struct sim_ring {
+	_Alignas(BENCH_LINE) unsigned int head;	/* written by the sender */
+	_Alignas(BENCH_LINE) unsigned int tail;	/* written by the receiver */
+	_Alignas(BENCH_LINE) unsigned char pages[SOCK_RING];
+};
+
+struct lm_owner {
+	const struct pcstock_counter *c;
+	char label[24];
+};
+
+struct lm_owners {
+	struct lm_owner *v;
+	unsigned int nr, room;
+	const struct sim_ring *ring;	/* sock's rings, or NULL */
+};
+
+extern struct lm_dir dir;
+/* Thread-local: liburcu's call_rcu thread runs library code too. */
+extern _Thread_local int sim_cpu;	/* CPU being played, -1: none */
+extern struct lm_queue *pending;	/* time replay: queue, not apply */
+
+struct lm_line *dir_find(struct lm_dir *d, uintptr_t tag);
+unsigned int dir_access(struct lm_dir *d, unsigned int cpu, uintptr_t addr,
+			bool write, struct lm_line **lp);
+bool dir_waits(const struct lm_line *l, unsigned int cpu, bool write);
+void dir_zero(struct lm_dir *d);
+void dir_clear(struct lm_dir *d);
+unsigned int dir_hottest(const struct lm_dir *d, struct lm_line *out,
+			 unsigned int n);
+void trace_access(enum pcs_atomic_op op, const void *obj);
+void owner_add(const struct pcstock_counter *c, const char *label, void *arg);
+void line_name(const struct lm_owners *ow, const struct lm_line *l,
+	       unsigned int nr_cpus, char *buf, size_t len);
+void topo_string(const char *user, unsigned int n, char *buf, size_t len);
+int topo_place(const char *desc, unsigned int n, int *pkg);
+
+/* ---- replay.c: the stepped workloads and their replays ------------------ */
+
+/* A series is one workload shape, at any CPU count. */
+struct series {
+	const char *name;
+	const char *workload;		/* its name for --workload */
+	const struct workload *wl;	/* the timed twin, NULL: none */
+	bool sock;
+	bool folio;			/* uncharge_batch() the burst */
+	unsigned int leaves;		/* 0: one per CPU (sock: per pair) */
+	unsigned int depth;
+	unsigned int arg[3];
+};
+
+struct sim {
+	const struct strategy *s;
+	void *inst;
+	const struct config *cfg;
+	unsigned int n;
+	unsigned int *pos;		/* pair: each CPU's leaf */
+	unsigned int *phase;		/* pair: charges made in the burst */
+	unsigned int *got;		/* pair: pages to give back */
+	unsigned int *order;		/* this round's order of the CPUs */
+	uint64_t order_rng;
+	uint64_t *rng;
+	struct sim_ring *ring;		/* sock: one per CPU (its sends) */
+	long *held;			/* per leaf */
+	unsigned long ops;
+	unsigned long rx_passes, rx_msgs; /* sock: receiving passes */
+	unsigned long sent;		/* sock: messages sent */
+	bool folio;			/* the burst goes back in one batch */
+	/* The time replay (sim_timed()). */
+	struct lm_queue *q;		/* each CPU's pending accesses */
+	double *clock;			/* each CPU's simulated seconds */
+	unsigned int *heap;		/* the CPUs, earliest clock first */
+	double *asked;			/* hold: waiting since, -1: not, -2: done */
+	double *miss;			/* hold: its last transfer ends then */
+	double *sb;			/* its buffered stores are done then */
+	uintptr_t *miss_tag;		/* hold: of which line */
+	double t_access;		/* local cost per access, seconds */
+	double t_xfer;			/* cost of a same-package transfer */
+	double remote_factor;		/* a cross-package one against it */
+	double t_hold;			/* hold: a taken line stays this long */
+	bool hold;			/* --pricing hold */
+	/* Simulated seconds spent, all CPUs (time replay). */
+	double spent_local, spent_xfer, spent_wait;
+	unsigned long settle;		/* sock: passes before counting */
+	bool settled;			/* sock: the rings settled in them */
+};
+
+/* all_series[]'s length: a table of another length does not compile. */
+#define NR_SERIES 5U
+extern const struct series all_series[NR_SERIES];
+
+struct lm_calib;
+
+void sim_count_from_here(struct sim *m);
+int sim_init(struct sim *m, const struct strategy *s, void *inst,
+	     const struct config *cfg, uint64_t seed);
+int sim_fini(struct sim *m);
+int sim_rounds(struct sim *m, bool sock, unsigned long rounds, unsigned int q,
+	       bool trace);
+int sim_timed(struct sim *m, bool sock, unsigned long steps);
+void pp_model(struct lm_calib *c, uint64_t seed);
+void config_for(const struct opts *o, const struct series *se, unsigned int n,
+		enum pcstock_cpu_mode mode, struct config *c);
+bool series_wanted(const struct opts *o, const struct series *se);
+
+/* ---- what a run holds --------------------------------------------------- */
+
+/*
+ * The transfer calibration, measured here (pp_trial()) or taken from
+ * another run's lines.jsonl (--lines-calib), e.g. another CPU's.
+ */
+struct lm_calib {
+	double shared_s, private_s;	/* seconds per add: shared, own line */
+	double per_add;			/* transfers per shared add */
+	double loss_s;			/* what a requester loses per transfer */
+	double move_s;			/* the line's time per move */
+	double run;			/* adds a core makes per visit */
+	double hold_s;			/* how long it keeps the line */
+	double latency_s;		/* one transfer's own time */
+	double alternate_s;		/* strict alternation, per move */
+	double alt_latency_s;		/* its latency: half a move */
+	double alt_run;			/* the run it implies */
+	double model_per_add;		/* the hold replay of the same loop */
+	double model_shared_s;
+	char cpu[128];			/* the CPU it was taken on */
+	char from[160];			/* "measured" or the file */
+};
+
+struct lm_result {
+	unsigned int n;
+	unsigned long ops;
+	double xfer, xfer_remote, inval;	/* per op */
+	double hot_per_op, hot_share;
+	char hot[LM_HOT][72];
+	double hot_shares[LM_HOT];
+	double hot_acc[LM_HOT];		/* accesses per op */
+	unsigned int nr_hot;
+	double local_s, pred, cap, measured;
+	double measured_any;		/* any placement (as before) */
+	unsigned int nr_ran, nr_placed;	/* samples: ran, and placed */
+	double near_move[2];		/* the measured sample's readings */
+	/* Time replay: simulated seconds per op, local, transfers, waits. */
+	double t_local, t_xfer, t_wait;
+	double rx_batch;		/* sock: messages per receiving pass */
+	double sent_per_op;		/* sock: sent per delivered */
+	double settle;			/* sock: passes per CPU not counted */
+	bool settled;			/* sock: and the rings settled */
+	bool done;
+};
+
+/* A short ping-pong reading beside a measured sample. */
+struct lm_near {
+	double move_s;			/* the line's time per move */
+	double per_add;			/* transfers per shared add */
+};
+
+struct lm_cell {
+	double local[BENCH_MAX_REPS];
+	double meas[BENCH_MAX_REPS];
+	struct lm_near near[BENCH_MAX_REPS][2];	/* before, after */
+	unsigned int nr_local, nr_meas;
+	struct lm_result res[LM_MAX_N];
+};
+
+struct lm_run {
+	const struct opts *o;
+	const struct strategy *st[LM_STRATS];
+	unsigned int nr_st;
+	unsigned int cpus[LM_MAX_N];
+	unsigned int nr_cpus;
+	double tshared[BENCH_MAX_REPS];	/* seconds per shared add */
+	double tpriv[BENCH_MAX_REPS];	/* seconds per private add */
+	double tmoved[BENCH_MAX_REPS];	/* transfers per shared add */
+	double talt[BENCH_MAX_REPS];	/* strict alternation, per move */
+	unsigned int nr_tcost;
+	unsigned int rep;		/* repetitions started */
+	bool measure;			/* --cpus has LM_CALIB_CPUS */
+	struct lm_calib cal;
+	bool hold;			/* --pricing hold, time replay */
+	double transfer_s;		/* the replay's price per transfer */
+	double move_s;			/* --pricing move: the cap's price */
+	double remote_factor;
+	/* --lines-calib: the file's 2-CPU local costs, NAN: none. */
+	double file_local[NR_SERIES][LM_STRATS];
+	struct lm_cell cell[NR_SERIES][LM_STRATS];
+	FILE *jsonl;
+};
+
+struct drain_cost {
+	double xfer, remote, inval;	/* per drain_all, beyond the charger */
+};
+
+/* ---- report.c: records, tables and plots -------------------------------- */
+
+int strat_index(const struct lm_run *x, const char *name);
+void json_s(FILE *f, const char *k, const char *v, bool first);
+void json_d(FILE *f, const char *k, double v);
+void emit_sample(const struct lm_run *x, const struct series *se,
+		 const struct strategy *s, const struct sample *smp, double ran,
+		 const struct lm_near *near);
+void emit_calib(FILE *f, const struct lm_run *x);
+void emit_result(const struct lm_run *x, const struct series *se,
+		 const struct strategy *s, const char *topo,
+		 const struct lm_result *r);
+void print_header(const struct series *se);
+void print_result(const struct strategy *s, const struct lm_result *r);
+void emit_drain(const struct lm_run *x, const struct strategy *s,
+		unsigned int n, const char *drainer, const char *which,
+		const struct drain_cost *d);
+void compare_lkp(const struct lm_run *x);
+void emit_plots(const struct lm_run *x);
+
+/* ---- calib.c: the costs, measured here or read from a file -------------- */
+
+void calib_derive(struct lm_calib *c);
+double median(double *v, unsigned int n);
+double best(double *v, unsigned int n, bool rate);
+int calibrate_rep(struct lm_run *x, struct opts *pinned);
+int calib_read(struct lm_run *x, const char *path);
+
+/* ---- drain.c: drain_all beside a charger -------------------------------- */
+
+int model_drain(struct lm_run *x);
+
+#endif /* BENCH_LINES_H */

@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * replay.c - the stepped workloads (lines.h): each series' library calls
+ * one simulated CPU at a time, replayed by rounds in a shuffled order
+ * (sim_rounds()) or in simulated time (sim_timed()), the traced accesses
+ * going to the directory (model.c); and the calibration's own loop
+ * replayed the same way (pp_model()).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lines.h"
+#include "strategy.h"
+
+#define LM_TICK 1e-12		/* time replay: a waiter asks again after */
+
+/* ---- the stepped workloads ---------------------------------------------- */
+
+/* Count from here on: forget the traffic, operations and time so far. */
+void sim_count_from_here(struct sim *m)
+{
+	dir_zero(&dir);
+	m->ops = 0;
+	m->rx_passes = m->rx_msgs = m->sent = 0;
+	m->spent_local = m->spent_xfer = m->spent_wait = 0;
+}
+
+/*
+ * One library call of pair_body()'s loop for @cpu (workload.c): the
+ * burst's charges one per step, then the uncharges of what they got, one
+ * per step, or all at once for fault (its folio uncharge_batch()).  One
+ * operation per charge attempt, as the timed workload counts.
+ */
+static void pair_step(struct sim *m, unsigned int cpu)
+{
+	const struct config *c = m->cfg;
+	unsigned int leaf = m->pos[cpu];
+
+	if (m->phase[cpu] < c->arg[2]) {
+		if (m->s->charge(m->inst, cpu, leaf, 1)) {
+			m->got[cpu]++;
+			m->held[leaf]++;
+		}
+		m->phase[cpu]++;
+		m->ops++;
+	} else if (m->got[cpu] && m->folio) {
+		m->held[leaf] -= m->got[cpu];
+		m->s->uncharge_batch(m->inst, cpu, leaf, m->got[cpu]);
+		m->got[cpu] = 0;
+	} else if (m->got[cpu]) {
+		m->s->uncharge(m->inst, cpu, leaf, 1);
+		m->got[cpu]--;
+		m->held[leaf]--;
+	}
+	if (m->phase[cpu] < c->arg[2] || m->got[cpu])
+		return;
+	m->phase[cpu] = 0;
+	if (c->arg[0] > 1)
+		m->pos[cpu] = leaf + 1 == c->arg[0] ? 0 : leaf + 1;
+}
+
+/*
+ * One pass of sock_body()'s loop for @cpu, rr: pairs (2p, 2p + 1).  The
+ * ring accesses ring_pop() and ring_push() make are traced too: they are
+ * the workload's own line traffic.  The operation is a message
+ * delivered (received and uncharged), not one sent: the two rates agree
+ * once the rings have settled, but a replay is short against a ring of
+ * SOCK_RING messages, and where the receivers are the slower side (v4
+ * at 224 CPUs: every uncharge walks to the root) the senders fill their
+ * rings for the whole replay, so counting sends would count messages
+ * whose uncharge, the expensive half, is never made.
+ */
+static bool sock_step(struct sim *m, unsigned int cpu)
+{
+	unsigned int pair = cpu / 2, i;
+	struct sim_ring *tx = &m->ring[cpu], *rx = &m->ring[cpu ^ 1];
+	unsigned long pages;
+	int got;
+
+	if (pair >= m->cfg->tree.nr_leaves)
+		return false;
+	for (i = 0; i < 8; i++) {
+		trace_access(PCS_OP_LOAD, &rx->head);
+		if (rx->tail == rx->head)
+			break;
+		m->rx_passes += !i;
+		m->rx_msgs++;
+		m->ops++;
+		trace_access(PCS_OP_LOAD, &rx->pages[rx->tail % SOCK_RING]);
+		got = rx->pages[rx->tail++ % SOCK_RING];
+		trace_access(PCS_OP_STORE, &rx->tail);
+		m->s->uncharge(m->inst, cpu, pair, (unsigned long)got);
+		m->held[pair] -= got;
+	}
+	trace_access(PCS_OP_LOAD, &tx->tail);
+	if (tx->head - tx->tail == SOCK_RING)
+		return i > 0;
+	pages = 1 + rng_next(&m->rng[cpu]) % 4;
+	if (m->s->charge(m->inst, cpu, pair, pages)) {
+		m->held[pair] += (long)pages;
+		trace_access(PCS_OP_STORE, &tx->pages[tx->head % SOCK_RING]);
+		tx->pages[tx->head++ % SOCK_RING] = (unsigned char)pages;
+		trace_access(PCS_OP_STORE, &tx->head);
+		m->sent++;
+		return true;
+	}
+	return i > 0;
+}
+
+/* One step of @cpu; false: an idle pass of sock (nothing in, no room). */
+static bool sim_step(struct sim *m, bool sock, unsigned int cpu)
+{
+	if (sock)
+		return sock_step(m, cpu);
+	pair_step(m, cpu);
+	return true;
+}
+
+int sim_init(struct sim *m, const struct strategy *s, void *inst,
+	     const struct config *cfg, uint64_t seed)
+{
+	unsigned int i, n = cfg->threads;
+
+	memset(m, 0, sizeof(*m));
+	m->s = s;
+	m->inst = inst;
+	m->cfg = cfg;
+	m->n = n;
+	m->pos = calloc(n, sizeof(*m->pos));
+	m->phase = calloc(n, sizeof(*m->phase));
+	m->got = calloc(n, sizeof(*m->got));
+	m->order = calloc(n, sizeof(*m->order));
+	m->order_rng = seed * 0xD1B54A32D192ED03ULL + n;
+	m->rng = calloc(n, sizeof(*m->rng));
+	m->ring = zalloc_lines(n * sizeof(*m->ring));
+	m->held = calloc(cfg->tree.nr_leaves, sizeof(*m->held));
+	m->q = calloc(n, sizeof(*m->q));
+	m->clock = calloc(n, sizeof(*m->clock));
+	m->heap = calloc(n, sizeof(*m->heap));
+	m->asked = calloc(n, sizeof(*m->asked));
+	m->miss = calloc(n, sizeof(*m->miss));
+	m->sb = calloc(n, sizeof(*m->sb));
+	m->miss_tag = calloc(n, sizeof(*m->miss_tag));
+	if (!m->pos || !m->phase || !m->got || !m->order || !m->rng ||
+	    !m->ring || !m->held || !m->q || !m->clock || !m->heap ||
+	    !m->asked || !m->miss || !m->sb ||
+	    !m->miss_tag)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		m->order[i] = i;
+		m->pos[i] = cfg->arg[1] ? i : i * cfg->arg[0] / n;
+		m->rng[i] = seed * 0x9E3779B97F4A7C15ULL + i + 1;
+	}
+	return 0;
+}
+
+/* Give back what the messages in flight hold, drain, check conservation. */
+int sim_fini(struct sim *m)
+{
+	char why[160];
+	unsigned int i;
+	int ret = 0;
+
+	if (m->held && release_and_check(m->s, m->inst, &m->cfg->tree,
+					 m->held, why, sizeof(why))) {
+		fprintf(stderr, "\nlines: conservation violated: %s %s: %s\n",
+			m->cfg->label, m->s->name, why);
+		ret = -EIO;
+	}
+	free(m->pos);
+	free(m->phase);
+	free(m->got);
+	free(m->order);
+	free(m->rng);
+	free(m->ring);
+	free(m->held);
+	for (i = 0; m->q && i < m->n; i++)
+		free(m->q[i].v);
+	free(m->q);
+	free(m->clock);
+	free(m->heap);
+	free(m->asked);
+	free(m->miss);
+	free(m->sb);
+	free(m->miss_tag);
+	return ret;
+}
+
+/*
+ * @rounds rounds, each giving every CPU @q consecutive steps, the CPUs in
+ * an order shuffled afresh each round from a seeded generator: so that a
+ * contended line comes from a CPU picked at random (as under real
+ * contention) rather than from the previous CPU by number, which a fixed
+ * round-robin would make a same-package neighbour almost always.  @trace:
+ * feed the accesses to the directory.
+ */
+int sim_rounds(struct sim *m, bool sock, unsigned long rounds, unsigned int q,
+	       bool trace)
+{
+	unsigned int cpu, k, i, j, t;
+	unsigned long r;
+	int ret;
+
+	for (r = 0; r < rounds; r++) {
+		for (i = m->n; i > 1; i--) {
+			j = (unsigned int)(rng_next(&m->order_rng) % i);
+			t = m->order[i - 1];
+			m->order[i - 1] = m->order[j];
+			m->order[j] = t;
+		}
+		for (i = 0; i < m->n; i++) {
+			cpu = m->order[i];
+			ret = m->s->enter(m->inst, cpu);
+			if (ret)
+				return ret;
+			/* Entering and leaving are the bench's: untraced. */
+			sim_cpu = trace ? (int)cpu : -1;
+			for (k = 0; k < q; k++)
+				sim_step(m, sock, cpu);
+			sim_cpu = -1;
+			m->s->exit(m->inst);
+		}
+	}
+	return 0;
+}
+
+/* ---- the time replay ---------------------------------------------------- */
+
+/*
+ * Does @a come before @b: the earlier clock; on a tie the one waiting for
+ * a held line the longest (so that waiters are served in order), then
+ * the lower number.
+ */
+static bool heap_before(const struct sim *m, unsigned int a, unsigned int b)
+{
+	double ka = m->asked[a] >= 0 ? m->asked[a] : m->clock[a];
+	double kb = m->asked[b] >= 0 ? m->asked[b] : m->clock[b];
+
+	if (m->clock[a] != m->clock[b])
+		return m->clock[a] < m->clock[b];
+	return ka < kb || (ka == kb && a < b);
+}
+
+/* Sift heap entry @i of @nr down to its place. */
+static void heap_down(struct sim *m, unsigned int i, unsigned int nr)
+{
+	unsigned int c, t;
+
+	while ((c = 2 * i + 1) < nr) {
+		if (c + 1 < nr && heap_before(m, m->heap[c + 1], m->heap[c]))
+			c++;
+		if (!heap_before(m, m->heap[c], m->heap[i]))
+			break;
+		t = m->heap[i];
+		m->heap[i] = m->heap[c];
+		m->heap[c] = t;
+		i = c;
+	}
+}
+
+/*
+ * Is @h, which holds @l, still working on at @t (--pricing hold)?  Not
+ * while it waits for a line (or has nothing left to do), nor while
+ * another line is in flight to it: a core lets go of a line it holds
+ * as soon as it stalls.
+ */
+static bool hold_working(const struct sim *m, int h, const struct lm_line *l,
+			 double t)
+{
+	return m->asked[h] == -1 &&
+	       !(m->miss[h] > t && m->miss_tag[h] != l->tag);
+}
+
+/*
+ * When can @cpu's transaction on @l start (--pricing hold)?  Its clock,
+ * unless the line is busy: in flight to the CPU that asked for it before
+ * (it leaves only once it has arrived), or held by a core that took it
+ * with a locked op, which keeps it for m->t_hold after it arrived while it
+ * works on (it lets go at once when it stalls).  Then the line's
+ * free_at, or, while the holder may stall first, just after the
+ * holder's next access, when the CPU asks again.  Requests are served in
+ * the order they were made (heap_before()), and the line changes hands
+ * when its transfer starts: what the holder does after that misses.
+ */
+static double line_start(const struct sim *m, const struct lm_line *l,
+			 unsigned int cpu)
+{
+	double t = m->clock[cpu];
+	int h = l->owner;
+
+	if (l->free_at <= t)
+		return t;
+	if (h < 0)
+		return l->free_at;	/* in flight to a reader: not held */
+	if (t >= l->arrive && !hold_working(m, h, l, t))
+		return t;
+	return fmin(l->free_at, fmax(l->arrive, m->clock[h] + LM_TICK));
+}
+
+/*
+ * Apply @cpu's access @a (address, | 1 if a write, | 2 if a plain store)
+ * at its clock.  With --pricing hold the access first waits until the
+ * line can move (line_start(): the access stays pending, return false);
+ * a locked op waits for the CPU's buffered stores, and a plain store
+ * does not stop the CPU (x86's store buffer: the line's latency is paid
+ * by the next locked op, if any is still waiting for it).  Otherwise the
+ * clock advances by the local cost per access, plus the transfer cost if
+ * it waited for another core (a cross-package one times the remote
+ * factor).  Return: true once applied.
+ */
+static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
+{
+	uintptr_t addr = a & ~(uintptr_t)3;
+	struct lm_line *l = dir_find(&dir, addr / LM_LINE);
+	bool store = a & 2, locked = (a & 1) && !store;
+	int prev = l->owner;
+	unsigned int moved;
+	double cost, go;
+
+	if (m->hold && dir_waits(l, cpu, a & 1)) {
+		go = line_start(m, l, cpu);
+		if (go > m->clock[cpu]) {
+			if (m->asked[cpu] < 0)
+				m->asked[cpu] = m->clock[cpu];
+			m->spent_wait += go - m->clock[cpu];
+			m->clock[cpu] = go;
+			return false;
+		}
+	}
+	m->asked[cpu] = -1;
+	/* A locked op waits for the stores before it (x86). */
+	if (m->hold && locked && m->sb[cpu] > m->clock[cpu]) {
+		m->spent_xfer += m->sb[cpu] - m->clock[cpu];
+		m->clock[cpu] = m->sb[cpu];
+	}
+	moved = dir_access(&dir, cpu, addr, a & 1, &l);
+	cost = moved ? m->t_xfer * (moved == 2 ? m->remote_factor : 1) : 0;
+	if (m->hold && moved) {
+		/*
+		 * A locked op keeps the line while it runs; taken from a
+		 * modified copy, for the hold after that.  A hold ends when
+		 * the access at that point would be half done, so the
+		 * accesses that fit in it round to the nearest.
+		 */
+		l->arrive = m->clock[cpu] + cost;
+		l->free_at = l->arrive +
+			     (locked ? m->t_access / 2 : 0) +
+			     (locked && prev >= 0 && prev != (int)cpu ?
+			      m->t_hold : 0);
+	}
+	if (m->hold && store) {
+		/* Buffered: the core goes on while the line comes. */
+		m->sb[cpu] = fmax(m->sb[cpu], m->clock[cpu] + cost);
+		cost = 0;
+	} else if (moved) {
+		m->miss[cpu] = m->clock[cpu] + cost;
+		m->miss_tag[cpu] = l->tag;
+	}
+	m->clock[cpu] += m->t_access + cost;
+	m->spent_local += m->t_access;
+	m->spent_xfer += cost;
+	return true;
+}
+
+/* Every CPU's clock at a seeded random point within one access. */
+static void clocks_start(struct sim *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->n; i++) {
+		m->heap[i] = i;
+		m->asked[i] = -1;
+		m->clock[i] = m->t_access * 0x1p-53 *
+			      (double)(rng_next(&m->order_rng) >> 11);
+	}
+	for (i = m->n / 2; i-- > 0;)
+		heap_down(m, i, m->n);
+}
+
+/*
+ * The time-ordered replay: @steps library calls (sock: passes of its
+ * loop) in all, then every access still pending.  Each simulated CPU has
+ * a clock, started at a seeded random point within one access's local
+ * cost (so that no CPU number order is built in).  The CPU with the
+ * earliest clock goes next: if none of its accesses is pending it makes
+ * its next step, which runs whole (the library's semantics are untouched)
+ * but whose traced accesses only queue up; then its oldest pending access
+ * goes to timed_apply(): an upgrade waits for the other copies'
+ * invalidations, the same round trip as a transfer.  With --pricing move
+ * a line in flight is not held busy and a taken line leaves at the next
+ * request: the formula's hottest-line bound serialises
+ * (docs/lines-model.md says why); with --pricing hold the holds do.
+ * A sock pass that finds nothing to receive and no room to send is idle:
+ * only its partner can change that, so the CPU waits for the partner's
+ * clock, and the pass does not count against @steps (spinning senders
+ * would otherwise use the replay up while few messages arrive).  sock
+ * counts nothing until its rings have settled (where the receivers are
+ * the slower side, the senders fill their rings first), for at most
+ * @steps passes.
+ */
+int sim_timed(struct sim *m, bool sock, unsigned long steps)
+{
+	unsigned int nr = m->n, cpu;
+	unsigned long idle = 64 * steps;
+	unsigned long chunk = 32UL * m->n, left = chunk, cap = steps;
+	unsigned long sent = m->sent, got = m->ops;
+	bool settling = sock;
+	struct lm_queue *q;
+	unsigned int p;
+	bool busy;
+	int ret = 0;
+
+	clocks_start(m);
+	pending = m->q;
+	while (nr && !ret) {
+		if (settling && !left) {
+			/*
+			 * sock: settled once 32 passes per CPU that moved
+			 * a message sent at most 10 % more than they
+			 * delivered (give or take one per 8 CPUs): the
+			 * rings no longer fill.  Count from there, and
+			 * from @steps passes on in any case.
+			 */
+			m->settled = (m->sent - sent) * 10 <=
+				     (m->ops - got) * 11 + m->n * 10 / 8;
+			if (m->settled || m->settle >= cap) {
+				settling = false;
+				sim_count_from_here(m);
+			}
+			sent = m->sent;
+			got = m->ops;
+			left = chunk;
+		}
+		cpu = m->heap[0];
+		q = &m->q[cpu];
+		if (q->at == q->nr && steps) {
+			q->at = q->nr = 0;
+			ret = m->s->enter(m->inst, cpu);
+			if (ret)
+				break;
+			sim_cpu = (int)cpu;
+			busy = sim_step(m, sock, cpu);
+			sim_cpu = -1;
+			m->s->exit(m->inst);
+			p = cpu ^ 1;
+			if (busy && settling) {
+				m->settle++;
+				left--;
+			} else if (busy) {
+				steps--;
+			} else if (!--idle) {
+				steps = 0;	/* nobody can go on */
+			} else if (p < m->n && m->clock[p] > m->clock[cpu]) {
+				/*
+				 * sock: nothing to receive and no room to
+				 * send.  Only the partner can change that,
+				 * not before its clock: wait for it there.
+				 */
+				m->spent_wait += m->clock[p] - m->clock[cpu];
+				m->clock[cpu] = m->clock[p];
+			}
+		}
+		if (q->at < q->nr) {
+			q->at += timed_apply(m, cpu, q->v[q->at]);
+		} else if (steps) {
+			/* A step with no shared access still takes time. */
+			m->clock[cpu] += m->t_access;
+			m->spent_local += m->t_access;
+		} else {
+			/* Done: out of the heap, its clock final. */
+			m->asked[cpu] = -2;	/* holds nothing any more */
+			m->heap[0] = m->heap[--nr];
+		}
+		heap_down(m, 0, nr);
+	}
+	pending = NULL;
+	return ret;
+}
+
+/*
+ * The calibration's loop replayed with the hold: two CPUs adding to one
+ * line, an add taking the private time, a transfer the latency, a taken
+ * line kept for the hold.  Its transfers per add and time per add should
+ * give back the measured ones (calib_derive()'s equations, up to the
+ * whole number of adds that fit in a hold): a check that the replay
+ * counts the transfers the calibration counted.
+ */
+void pp_model(struct lm_calib *c, uint64_t seed)
+{
+	struct sim m = { .n = 2 };
+	double clock[2], asked[2], miss[2] = { 0 };
+	double sb[2] = { 0 };
+	uintptr_t miss_tag[2] = { 0 };
+	unsigned int heap[2], adds = 0;
+
+	dir_clear(&dir);
+	dir.nr_cpus = 2;
+	dir.pkg[0] = dir.pkg[1] = 0;
+	m.clock = clock;
+	m.asked = asked;
+	m.miss = miss;
+	m.miss_tag = miss_tag;
+	m.sb = sb;
+	m.heap = heap;
+	m.order_rng = seed;
+	m.t_access = c->private_s;
+	m.t_xfer = c->latency_s;
+	m.t_hold = c->hold_s;
+	m.hold = true;
+	m.remote_factor = 1;
+	clocks_start(&m);
+	while (adds < 100000) {
+		/* Any line address will do: the directory keys on it. */
+		adds += timed_apply(&m, m.heap[0], LM_LINE | 1);
+		heap_down(&m, 0, 2);
+	}
+	c->model_per_add = (double)dir.xfer / adds;
+	c->model_shared_s = (clock[0] + clock[1]) / adds;
+	dir_clear(&dir);
+}
+
+/* ---- the series --------------------------------------------------------- */
+
+/*
+ * cfg->arg as in workload.c.  sock: n / 2 request/response pairs, a leaf
+ * each; scale: every CPU on one leaf, or each on its own; tenants at the
+ * 7-slot cliff: every CPU round-robin over 8 groups; fault: the cover
+ * letter's calls (512 single-page charges, one per fault, then one folio
+ * uncharge of them all) with a group per CPU.  The timed fault runs its
+ * tasks on one CPU with real faults: nothing to measure beside the model.
+ */
+const struct series all_series[] = {
+	{ "sock", "sock", &wl_sock, true, false, 0, 3, { 1 } },
+	{ "scale-shared", "scale", &wl_scale, false, false, 1, 2, { 1, 0, 1 } },
+	{ "scale-own", "scale", &wl_scale, false, false, 0, 2, { 1, 1, 1 } },
+	{ "tenants", "tenants", &wl_tenants, false, false, 8, 2, { 8, 0, 1 } },
+	{ "fault", "fault", NULL, false, true, 0, 2, { 1, 1, 512 } },
+};
+
+void config_for(const struct opts *o, const struct series *se, unsigned int n,
+		enum pcstock_cpu_mode mode, struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->wl = se->wl;
+	c->tree.batch = o->batch;
+	c->tree.mode = mode;
+	c->threads = n;
+	c->tree.nr_cpus = n;
+	c->tree.nr_leaves = se->leaves ? se->leaves : se->sock ? n / 2 : n;
+	c->tree.depth = se->depth;
+	memcpy(c->arg, se->arg, sizeof(se->arg));
+	snprintf(c->label, sizeof(c->label), "%s N=%u", se->name, n);
+}
+
+/* Is the run's --workload (or all) asking for series @se? */
+bool series_wanted(const struct opts *o, const struct series *se)
+{
+	return !o->workloads || strstr(o->workloads, se->workload);
+}
