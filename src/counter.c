@@ -288,18 +288,11 @@ bool pcstock_counter_try_charge(struct pcstock_counter *c,
 		 * the seq_cst exchange of max and the seq_cst usage loads in
 		 * pcstock_counter_set_max() (see the file comment).
 		 */
-#ifdef PCSTOCK_MUTATE_RELAXED_USAGE_ADD	/* planted bug, explorer only */
-		long new = add_return(&p->usage, nr_pages, PCS_RELAXED);
-#else
-		long new = add_return(&p->usage, nr_pages, PCS_SEQ_CST);
-#endif
+		long new = add_return(&p->usage, nr_pages,
+				      PCS_ORDER(COUNTER_TRY_ADD, PCS_SEQ_CST));
 
-#ifdef PCSTOCK_MUTATE_RELAXED_MAX_LOAD
-		/* Planted bug, test builds only: the limit load weakened. */
-		if ((unsigned long)new > pcs_load(&p->max, PCS_RELAXED)) {
-#else
-		if ((unsigned long)new > pcs_load(&p->max, PCS_SEQ_CST)) {
-#endif
+		if ((unsigned long)new > pcs_load(&p->max,
+				PCS_ORDER(COUNTER_TRY_MAX, PCS_SEQ_CST))) {
 			/* Undo this level with a relaxed subtraction ... */
 			pcs_fetch_sub(&p->usage, (long)nr_pages, PCS_RELAXED);
 			/*
@@ -309,12 +302,7 @@ bool pcstock_counter_try_charge(struct pcstock_counter *c,
 			 * once) ...
 			 */
 			if (track) {
-#ifdef PCSTOCK_MUTATE_FAILCNT_ON_LEAF
-				/* Planted bug (test builds only): wrong level. */
-				struct pcstock_counter *counted = c;
-#else
 				struct pcstock_counter *counted = p;
-#endif
 				pcs_store(&counted->failcnt,
 					  pcs_load(&counted->failcnt,
 						   PCS_RELAXED) + 1,
@@ -358,26 +346,18 @@ int pcstock_counter_set_max(struct pcstock_counter *c, unsigned long nr_pages)
 		usage = (unsigned long)pcs_load(&c->usage, PCS_SEQ_CST);
 		if (usage > nr_pages)
 			return -EBUSY;
-#ifdef PCSTOCK_MUTATE_RELAXED_MAX_XCHG	/* planted bug, explorer only */
-		old = pcs_xchg(&c->max, nr_pages, PCS_RELAXED);
-#else
-		old = pcs_xchg(&c->max, nr_pages, PCS_SEQ_CST);
-#endif
+		old = pcs_xchg(&c->max, nr_pages,
+			       PCS_ORDER(COUNTER_SET_MAX, PCS_SEQ_CST));
 		/*
 		 * Done if nobody charged meanwhile, or if the limit went up:
 		 * a charger that read the old limit is bounded by it, hence
 		 * by the new one.
 		 */
-#ifdef PCSTOCK_MUTATE_RELAXED_USAGE_RECHECK
-		/* Planted bug, test builds only: the re-read weakened. */
-		if ((unsigned long)pcs_load(&c->usage, PCS_RELAXED) <= usage ||
+		if ((unsigned long)pcs_load(&c->usage,
+					    PCS_ORDER(COUNTER_RECHECK,
+						      PCS_SEQ_CST)) <= usage ||
 		    nr_pages >= old)
 			return 0;
-#else
-		if ((unsigned long)pcs_load(&c->usage, PCS_SEQ_CST) <= usage ||
-		    nr_pages >= old)
-			return 0;
-#endif
 		/* Usage grew while lowering: restore (plain store) and retry. */
 		pcs_store(&c->max, old, PCS_RELAXED);
 		pcs_spin_yield();

@@ -62,23 +62,14 @@ __attribute__((noinline)) void pcs_m7_run_work(struct memcg7 *m,
 {
 	unsigned long epoch;
 
-#ifdef PCSTOCK_MUTATE_M7_RELAXED_WORK	/* planted bug, explorer only */
-	if (!pcs_xchg(&p->work, 0, PCS_RELAXED))
+	if (!pcs_xchg(&p->work, 0, PCS_ORDER(M7_WORK, PCS_ACQ_REL)))
 		return;
-#else
-	if (!pcs_xchg(&p->work, 0, PCS_ACQ_REL))
-		return;
-#endif
 	epoch = pcs_load(&m->epoch, PCS_RELAXED);
 	pcs_m7_drain_pcp(m, p);
 	pcs_store(&p->flushing, false, PCS_RELEASE);
 	if (pcs_load(&p->done_epoch, PCS_RELAXED) == epoch)
 		return;
-#ifdef PCSTOCK_MUTATE_M7_RELAXED_DONE	/* planted bug, explorer only */
-	pcs_store(&p->done_epoch, epoch, PCS_RELAXED);
-#else
-	pcs_store(&p->done_epoch, epoch, PCS_RELEASE);
-#endif
+	pcs_store(&p->done_epoch, epoch, PCS_ORDER(M7_DONE, PCS_RELEASE));
 	reap(m);
 }
 
@@ -117,14 +108,8 @@ static void kick_hook(struct pcstock_domain *d, unsigned int cpu, void *arg)
  */
 static void queue_work(struct memcg7 *m, unsigned int cpu)
 {
-#ifdef PCSTOCK_MUTATE_M7_RELAXED_QUEUE	/* planted bug, explorer only */
-	pcs_store(&pcp_of(m, cpu)->work, 1, PCS_RELAXED);
-#else
-	pcs_store(&pcp_of(m, cpu)->work, 1, PCS_RELEASE);
-#endif
-#ifndef PCSTOCK_MUTATE_M7_NO_QUEUE_FENCE	/* planted bug, explorer only */
-	pcs_fence(memory_order_seq_cst);
-#endif
+	pcs_store(&pcp_of(m, cpu)->work, 1, PCS_ORDER(M7_QUEUE, PCS_RELEASE));
+	pcs_fence(PCS_ORDER(M7_QUEUE_FENCE, PCS_SEQ_CST));
 	kick(m, cpu);
 }
 
@@ -217,9 +202,7 @@ free:
  */
 void memcg7_flush(struct memcg7 *m)
 {
-#ifndef PCSTOCK_MUTATE_M7_FLUSH_UNLOCKED	/* planted bug, explorer only */
 	pcs_work_lock(m->d);
-#endif
 	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++) {
 		struct memcg7_pcp *p = pcp_of(m, cpu);
 
@@ -234,9 +217,7 @@ void memcg7_flush(struct memcg7 *m)
 		pcs_store(&p->done_epoch, pcs_load(&m->epoch, PCS_RELAXED),
 			  PCS_RELAXED);
 	}
-#ifndef PCSTOCK_MUTATE_M7_FLUSH_UNLOCKED
 	pcs_work_unlock(m->d);
-#endif
 	reap(m);
 }
 

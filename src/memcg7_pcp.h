@@ -102,11 +102,7 @@ static inline void pcp_lock(struct memcg7_pcp *p)
 /* Release pairs with the acquire CAS in pcp_trylock(). */
 static inline void pcp_unlock(struct memcg7_pcp *p)
 {
-#ifdef PCSTOCK_MUTATE_M7_RELAXED_UNLOCK		/* planted bug, explorer only */
-	pcs_store(&p->lock, 0, PCS_RELAXED);
-#else
-	pcs_store(&p->lock, 0, PCS_RELEASE);
-#endif
+	pcs_store(&p->lock, 0, PCS_ORDER(M7_UNLOCK, PCS_RELEASE));
 }
 
 /* drain_stock() of slot @i, and of all slots (memcg7.c). */

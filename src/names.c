@@ -130,11 +130,7 @@ static int rebuild(struct name_index *ix, struct name_slots *old)
 	}
 	s->used = s->live;
 	/* Release pairs with the acquire in name_index_find(). */
-#ifdef PCSTOCK_MUTATE_RELAXED_NAME_REBUILD	/* planted bug, explorer only */
-	pcs_store(&ix->slots, s, PCS_RELAXED);
-#else
-	pcs_store(&ix->slots, s, PCS_RELEASE);
-#endif
+	pcs_store(&ix->slots, s, PCS_ORDER(NAMES_REBUILD, PCS_RELEASE));
 	rcu_hb_release();
 	urcu_bp_call_rcu(&old->rcu, slots_free_rcu);
 	return 0;
@@ -158,11 +154,7 @@ int name_index_add(struct name_index *ix, struct name_key *k)
 		s->used++;
 	s->live++;
 	/* Release publishes *k; pairs with the acquire in name_index_find(). */
-#ifdef PCSTOCK_MUTATE_RELAXED_NAME_PUBLISH	/* planted bug, explorer only */
-	pcs_store(&s->slot[i], k, PCS_RELAXED);
-#else
-	pcs_store(&s->slot[i], k, PCS_RELEASE);
-#endif
+	pcs_store(&s->slot[i], k, PCS_ORDER(NAMES_ADD, PCS_RELEASE));
 	return 0;
 }
 

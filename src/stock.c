@@ -214,43 +214,16 @@ static unsigned long slot_drain(struct pcstock_counter *c, unsigned int cpu,
 	unsigned long nr;
 	int old;
 
-#ifdef PCSTOCK_MUTATE_READ_ZERO_DRAIN
-	/*
-	 * Planted bug, test builds only (tests/explore.cmake): read, then
-	 * store 0, so what the owner adds or takes in between is lost or
-	 * counted twice.  The schedule explorer must catch it.
-	 */
-	(void)seen;
-	old = pcs_load(slot, PCS_ACQUIRE);
-	pcs_store(slot, 0, PCS_RELAXED);
-	nr = slot_pages(old);
-#elif defined(PCSTOCK_MUTATE_RELAXED_DRAIN)
-	/*
-	 * Planted bug, test builds only (tests/explore.cmake): the drain's
-	 * exchange weakened, so its uncharge may not see what the refiller
-	 * published before its release (stock-protect-default --weak).
-	 */
-	old = pcs_xchg(slot, seen < 0 ? PCSTOCK_STOCK_MARK_ : 0, PCS_RELAXED);
-	nr = slot_pages(old);
-	if (old < 0 && seen >= 0)
-		nr += slot_pages(pcs_xchg(slot, PCSTOCK_STOCK_MARK_,
-					  PCS_RELAXED));
-#else
-	old = pcs_xchg(slot, seen < 0 ? PCSTOCK_STOCK_MARK_ : 0, PCS_ACQUIRE);
+	old = pcs_xchg(slot, seen < 0 ? PCSTOCK_STOCK_MARK_ : 0,
+		       PCS_ORDER(STOCK_DRAIN, PCS_ACQUIRE));
 	nr = slot_pages(old);
 	/*
 	 * Marked, but we wrote 0: put the mark back, with whatever was added
 	 * or taken meanwhile (an unmarked slot served as any slot does).
 	 */
 	if (old < 0 && seen >= 0)
-#ifdef PCSTOCK_MUTATE_RELAXED_REMARK	/* planted bug, explorer only */
 		nr += slot_pages(pcs_xchg(slot, PCSTOCK_STOCK_MARK_,
-					  PCS_RELAXED));
-#else
-		nr += slot_pages(pcs_xchg(slot, PCSTOCK_STOCK_MARK_,
-					  PCS_ACQUIRE));
-#endif
-#endif
+				PCS_ORDER(STOCK_REMARK, PCS_ACQUIRE)));
 	return drained(c, cpu, nr);
 }
 

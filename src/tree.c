@@ -51,11 +51,7 @@ void pcstock_group_put(struct pcstock_group *g)
 
 	if (!g || group_is_root(g))
 		return;
-#ifdef PCSTOCK_MUTATE_RELAXED_PUT	/* planted bug, explorer only */
-	refs = pcs_fetch_sub(&g->refs, 1, PCS_RELAXED);
-#else
-	refs = pcs_fetch_sub(&g->refs, 1, PCS_ACQ_REL);
-#endif
+	refs = pcs_fetch_sub(&g->refs, 1, PCS_ORDER(TREE_PUT, PCS_ACQ_REL));
 	if (refs > 1)
 		return;
 	/*
