@@ -151,7 +151,8 @@ static void propagate_one(atomic_ulong *setting, atomic_long *published,
 	 * exchanges of this field; no load in the library relies on its
 	 * ordering.
 	 */
-	old = (unsigned long)pcs_xchg(published, (long)protected, PCS_SEQ_CST);
+	old = (unsigned long)pcs_xchg(published, (long)protected,
+				      PCS_ORDER(COUNTER_PROTECT, PCS_SEQ_CST));
 	delta = (long)(protected - old);
 	if (delta)
 		pcs_fetch_add(children_sum, delta, PCS_RELAXED);
@@ -234,7 +235,8 @@ void pcstock_counter_cancel(struct pcstock_counter *c, unsigned long nr_pages)
 	 * pcstock_counter_set_max(), which then see usage only after the
 	 * decrement (a stale, larger value can only make set_max refuse).
 	 */
-	long new = sub_return(&c->usage, nr_pages, PCS_SEQ_CST);
+	long new = sub_return(&c->usage, nr_pages,
+			      PCS_ORDER(COUNTER_CANCEL, PCS_SEQ_CST));
 
 	if (new < 0) {
 		warn_underflow(c, new, nr_pages);
@@ -266,7 +268,8 @@ void pcstock_counter_charge(struct pcstock_counter *c, unsigned long nr_pages)
 		 * pcstock_counter_set_max(); a forced charge is outside the
 		 * set_max guarantee, but the setter still sees it in order.
 		 */
-		long new = add_return(&p->usage, nr_pages, PCS_SEQ_CST);
+		long new = add_return(&p->usage, nr_pages,
+				      PCS_ORDER(COUNTER_CHARGE, PCS_SEQ_CST));
 
 		if (protection)
 			propagate_protected_usage(p, (unsigned long)new);
@@ -343,7 +346,8 @@ int pcstock_counter_set_max(struct pcstock_counter *c, unsigned long nr_pages)
 		 * seq_cst loads and exchange: the setter's half of the
 		 * handshake with try_charge()'s seq_cst add and max load.
 		 */
-		usage = (unsigned long)pcs_load(&c->usage, PCS_SEQ_CST);
+		usage = (unsigned long)pcs_load(&c->usage,
+				PCS_ORDER(COUNTER_SET_USAGE, PCS_SEQ_CST));
 		if (usage > nr_pages)
 			return -EBUSY;
 		old = pcs_xchg(&c->max, nr_pages,
@@ -410,7 +414,8 @@ unsigned long pcstock_counter_xchg_max(struct pcstock_counter *c,
 	 * caller that reads usage after this sees every charge that missed
 	 * the new limit.
 	 */
-	return pcs_xchg(&c->max, nr_pages, PCS_SEQ_CST);
+	return pcs_xchg(&c->max, nr_pages,
+			PCS_ORDER(COUNTER_XCHG_MAX, PCS_SEQ_CST));
 }
 
 void pcstock_counter_reset_local_watermark(struct pcstock_counter *c)

@@ -71,8 +71,8 @@ bool pcs_cpu_borrow(struct pcstock_domain *d, unsigned int cpu)
 	int state = PCS_CPU_FREE;
 
 	/* Acquire: as cpu_own(). */
-	return pcs_cas(&d->owner[cpu], &state, PCS_CPU_BORROWED, PCS_ACQUIRE,
-		       PCS_RELAXED);
+	return pcs_cas(&d->owner[cpu], &state, PCS_CPU_BORROWED,
+		       PCS_ORDER(CPU_BORROW, PCS_ACQUIRE), PCS_RELAXED);
 }
 
 void pcs_cpu_unborrow(struct pcstock_domain *d, unsigned int cpu)

@@ -204,7 +204,9 @@ int pcstock_group_lookup(struct pcstock_group *from, const char *path,
 			break;
 		}
 	}
-	if (!err && (!g || !pcs_load(&g->online, PCS_ACQUIRE) ||
+	if (!err && (!g ||
+		     !pcs_load(&g->online,
+			       PCS_ORDER(HIER_LOOKUP_ONLINE, PCS_ACQUIRE)) ||
 		     !group_tryget(g)))
 		err = -ENOENT;
 	rcu_unlock();
@@ -219,7 +221,8 @@ static struct pcstock_group *leftmost_leaf(struct pcstock_group *pos)
 	struct pcstock_group *c;
 
 	/* Acquires pair with the release stores in link_child(). */
-	while ((c = pcs_load(&pos->children, PCS_ACQUIRE)))
+	while ((c = pcs_load(&pos->children,
+			     PCS_ORDER(HIER_LEFTMOST, PCS_ACQUIRE))))
 		pos = c;
 	return pos;
 }
@@ -232,7 +235,7 @@ static struct pcstock_group *next_post(struct pcstock_group *pos,
 
 	if (pos == root)
 		return NULL;
-	next = pcs_load(&pos->sibling, PCS_ACQUIRE);
+	next = pcs_load(&pos->sibling, PCS_ORDER(HIER_NEXT_POST, PCS_ACQUIRE));
 	return next ? leftmost_leaf(next) : pos->parent;
 }
 

@@ -311,7 +311,8 @@ unsigned long memcg7_pages(struct memcg7 *m, void *root)
 
 		for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++) {
 			/* Acquire: as in drain_needed(). */
-			void *key = pcs_load(&p->cached[i], PCS_ACQUIRE);
+			void *key = pcs_load(&p->cached[i],
+				PCS_ORDER(M7_PAGES_KEY, PCS_ACQUIRE));
 
 			if (key && m->ops->in_subtree(key, root))
 				sum += pcs_load(&p->nr_pages[i], PCS_RELAXED);

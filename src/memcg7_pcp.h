@@ -90,7 +90,8 @@ static inline bool pcp_trylock(struct memcg7_pcp *p)
 {
 	int unlocked = 0;
 
-	return pcs_cas(&p->lock, &unlocked, 1, PCS_ACQUIRE, PCS_RELAXED);
+	return pcs_cas(&p->lock, &unlocked, 1,
+		       PCS_ORDER(M7_TRYLOCK, PCS_ACQUIRE), PCS_RELAXED);
 }
 
 static inline void pcp_lock(struct memcg7_pcp *p)

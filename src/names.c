@@ -80,12 +80,15 @@ struct name_key *name_index_find(struct name_index *ix, const void *parent,
 				 const char *name, size_t len)
 {
 	/* Pairs with the release store in rebuild(). */
-	struct name_slots *s = pcs_load(&ix->slots, PCS_ACQUIRE);
+	struct name_slots *s =
+		pcs_load(&ix->slots, PCS_ORDER(NAMES_FIND_TABLE, PCS_ACQUIRE));
 	size_t i = key_hash(parent, name, len) & s->mask;
 	struct name_key *k;
 
 	/* Acquire pairs with the release store in name_index_add(). */
-	for (; (k = pcs_load(&s->slot[i], PCS_ACQUIRE)); i = (i + 1) & s->mask)
+	for (; (k = pcs_load(&s->slot[i],
+			     PCS_ORDER(NAMES_FIND_KEY, PCS_ACQUIRE)));
+	     i = (i + 1) & s->mask)
 		if (k != TOMBSTONE && key_is(k, parent, name, len))
 			return k;
 	return NULL;

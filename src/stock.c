@@ -152,7 +152,8 @@ refill_v4(struct pcstock_counter *c, char *region, unsigned long nr)
 	 * in a disabled stock, so this call drains it, pages and mark kept
 	 * apart as any drain does.
 	 */
-	int old = pcs_fetch_add(pcs_slot_at(c, region), (int)nr, PCS_RELEASE);
+	int old = pcs_fetch_add(pcs_slot_at(c, region), (int)nr,
+				PCS_ORDER(STOCK_V4_REFILL, PCS_RELEASE));
 
 	pcs_stat_add(&pcs_stats_at(c, region)->refills, 1);
 	/* No overflow: old is below the mark's 2^30, nr at most MAX_BATCH. */
@@ -175,7 +176,8 @@ static unsigned long slot_take_all(atomic_int *slot, int seen)
 
 	while (exact_slot_pages(v)) {
 		if (pcs_cas(slot, &v, v - (int)exact_slot_pages(v),
-			    PCS_ACQUIRE, PCS_RELAXED))
+			    PCS_ORDER(STOCK_TAKE_ALL, PCS_ACQUIRE),
+			    PCS_RELAXED))
 			return exact_slot_pages(v);
 	}
 	return 0;
@@ -298,8 +300,8 @@ take_pages(struct pcstock_counter *c, char *region, unsigned long nr,
 
 	/* (int)nr: nr is at most the pages of a slot. */
 	while ((old < 0) == marked && pages_of(c, old) >= nr) {
-		if (pcs_cas(slot, &old, old - (int)nr, PCS_ACQUIRE,
-			    PCS_RELAXED)) {
+		if (pcs_cas(slot, &old, old - (int)nr,
+			    PCS_ORDER(STOCK_TAKE, PCS_ACQUIRE), PCS_RELAXED)) {
 			pcs_stat_add(&pcs_stats_at(c, region)->hits, 1);
 			return true;
 		}

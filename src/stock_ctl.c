@@ -273,16 +273,16 @@ unsigned long pcs_exact_enter(struct pcstock_counter *c)
 	unsigned char state = STOCK_ENABLED;
 	unsigned long nr = 0;
 
-	if (!pcs_cas(&c->stock_state, &state, STOCK_ENTERING, PCS_ACQ_REL,
-		     PCS_RELAXED))
+	if (!pcs_cas(&c->stock_state, &state, STOCK_ENTERING,
+		     PCS_ORDER(STOCK_EXACT_ENTER, PCS_ACQ_REL), PCS_RELAXED))
 		return 0;
 	pcs_store(&c->stock_refill_batch, 0, PCS_RELAXED);
 	mark_all(c, PCS_EXACT_MARK);
 	/* Each drain reads its slot after the mark: nothing is missed. */
 	nr = drain_every_cpu(c);
 	state = STOCK_ENTERING;
-	pcs_cas(&c->stock_state, &state, STOCK_EXACT, PCS_ACQ_REL,
-		PCS_RELAXED);
+	pcs_cas(&c->stock_state, &state, STOCK_EXACT,
+		PCS_ORDER(STOCK_EXACT_ENTERED, PCS_ACQ_REL), PCS_RELAXED);
 	return nr;
 }
 
@@ -291,16 +291,16 @@ static void exact_leave(struct pcstock_counter *c)
 {
 	unsigned char state = STOCK_EXACT;
 
-	if (!pcs_cas(&c->stock_state, &state, STOCK_LEAVING, PCS_ACQ_REL,
-		     PCS_RELAXED))
+	if (!pcs_cas(&c->stock_state, &state, STOCK_LEAVING,
+		     PCS_ORDER(STOCK_EXACT_LEAVE, PCS_ACQ_REL), PCS_RELAXED))
 		return;
 	mark_all(c, -PCS_EXACT_MARK);
 	pcs_store(&c->stock_refill_batch,
 		  pcs_load(&c->stock_batch, PCS_RELAXED), PCS_RELAXED);
 	state = STOCK_LEAVING;
 	/* Disabled meanwhile: its marks stand, and so must its batch 0. */
-	if (!pcs_cas(&c->stock_state, &state, STOCK_ENABLED, PCS_ACQ_REL,
-		     PCS_RELAXED))
+	if (!pcs_cas(&c->stock_state, &state, STOCK_ENABLED,
+		     PCS_ORDER(STOCK_EXACT_LEFT, PCS_ACQ_REL), PCS_RELAXED))
 		pcs_store(&c->stock_refill_batch, 0, PCS_RELAXED);
 }
 

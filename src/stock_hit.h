@@ -95,8 +95,10 @@ static inline bool pcs_slot_refill(atomic_int *slot, int *old, int new)
  * access) and its planted-bug hooks, so there is one copy of each.
  */
 #define pcstock_inl_load_(p, mo) pcs_load((p), (mo))
+/* Its one ordered CAS here is pcstock_stock_take_()'s: the site HIT_TAKE. */
 #define pcstock_inl_cas_(p, expected, desired, mo_ok, mo_fail)               \
-	pcs_cas((p), (expected), (desired), (mo_ok), (mo_fail))
+	pcs_cas((p), (expected), (desired), PCS_ORDER(HIT_TAKE, mo_ok),      \
+		(mo_fail))
 #define pcstock_inl_stat_inc_(p) pcs_stat_add((p), 1)
 #define pcstock_inl_refill_cas_(slot, old, new)                              \
 	pcs_slot_refill((slot), (old), (new))
