@@ -26,12 +26,14 @@ pkg-config:cmd:pkg-config
 liburcu-dev:pc:liburcu
 libhwloc-dev:pc:hwloc"
 # CMocka runs the tests; g++ checks that the headers compile as C++;
+# patch plants the bugs of tests/mutants/ in a copy of src/;
 # clang + libclang-rt-14-dev give libFuzzer, spin
 # the model checker, gnuplot-nox the benchmark plots; linux-source-6.12
 # is the kernel tree the kernel tests (label kernel, docs/kcheck.md)
 # take mm/page_counter.c from, at build time, into the build directory.
 check="libcmocka-dev:pc:cmocka
 g++:cmd:g++
+patch:cmd:patch
 clang:cmd:clang
 libclang-rt-14-dev:dpkg:libclang-rt-14-dev
 spin:cmd:spin

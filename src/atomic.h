@@ -201,4 +201,30 @@ static inline void pcs_tsan_fence(void)
 #define PCS_ACQ_REL memory_order_acq_rel
 #define PCS_SEQ_CST memory_order_seq_cst
 
+/*
+ * PCS_ORDER(TAG, mo): the order @mo, at the one access site named TAG (a
+ * module prefix and what the order is for: M7_WORK, COUNTER_TRY_MAX).
+ * A build that defines PCSTOCK_ORDER_<TAG> as another order
+ * (-DPCSTOCK_ORDER_M7_WORK=PCS_RELAXED) gives that site its order: this
+ * is how a test library plants a weakened order (tests/mutants/orders.txt,
+ * docs/mutation.md).  Any other build gets @mo itself, token for token.
+ *
+ * The kernel's IS_ENABLED() trick: a defined override expands to a
+ * memory_order_* name, which pastes into one of the PCS_ORDER_IS_* below;
+ * their comma makes it the second argument PCS_ORDER_2ND_() picks.  The
+ * undefined PCSTOCK_ORDER_<TAG> pastes into a name that is no macro, one
+ * argument, and @mo is the second.
+ */
+#define PCS_ORDER(tag, mo)                                                   \
+	PCS_ORDER_PICK_(PCS_ORDER_CAT_(PCS_ORDER_IS_, PCSTOCK_ORDER_##tag), mo)
+#define PCS_ORDER_CAT_(a, b) PCS_ORDER_CAT2_(a, b)
+#define PCS_ORDER_CAT2_(a, b) a##b
+#define PCS_ORDER_PICK_(probe, mo) PCS_ORDER_2ND_(probe, mo, ~)
+#define PCS_ORDER_2ND_(a, b, ...) b
+#define PCS_ORDER_IS_memory_order_relaxed ~, memory_order_relaxed
+#define PCS_ORDER_IS_memory_order_acquire ~, memory_order_acquire
+#define PCS_ORDER_IS_memory_order_release ~, memory_order_release
+#define PCS_ORDER_IS_memory_order_acq_rel ~, memory_order_acq_rel
+#define PCS_ORDER_IS_memory_order_seq_cst ~, memory_order_seq_cst
+
 #endif /* PCSTOCK_ATOMIC_H */

@@ -211,11 +211,7 @@ group_charge_slow(struct pcstock_group *g, unsigned long nr_pages,
 	if (check_pages(g, nr_pages) || (flags & ~CHARGE_FLAGS))
 		return -EINVAL;
 	/* Acquire pairs with the release in pcstock_group_destroy(). */
-#ifdef PCSTOCK_MUTATE_RELAXED_CHARGE_ONLINE	/* planted bug, explorer only */
-	if (!pcs_load(&g->online, PCS_RELAXED))
-#else
-	if (!pcs_load(&g->online, PCS_ACQUIRE))
-#endif
+	if (!pcs_load(&g->online, PCS_ORDER(CHARGE_ONLINE, PCS_ACQUIRE)))
 		return -ENOENT;
 	if (!nr_pages || group_is_root(g))
 		return 0;

@@ -152,7 +152,8 @@ static void propagate_one(atomic_ulong *setting, atomic_long *published,
 	 * exchanges of this field; no load in the library relies on its
 	 * ordering.
 	 */
-	old = (unsigned long)pcs_xchg(published, (long)protected, PCS_SEQ_CST);
+	old = (unsigned long)pcs_xchg(published, (long)protected,
+				      PCS_ORDER(COUNTER_PROTECT, PCS_SEQ_CST));
 	delta = (long)(protected - old);
 	if (delta)
 		pcs_fetch_add(children_sum, delta, PCS_RELAXED);
@@ -235,7 +236,8 @@ void pcstock_counter_cancel(struct pcstock_counter *c, unsigned long nr_pages)
 	 * pcstock_counter_set_max(), which then see usage only after the
 	 * decrement (a stale, larger value can only make set_max refuse).
 	 */
-	long new = sub_return(&c->usage, nr_pages, PCS_SEQ_CST);
+	long new = sub_return(&c->usage, nr_pages,
+			      PCS_ORDER(COUNTER_CANCEL, PCS_SEQ_CST));
 
 	if (new < 0) {
 		warn_underflow(c, new, nr_pages);
@@ -267,7 +269,8 @@ void pcstock_counter_charge(struct pcstock_counter *c, unsigned long nr_pages)
 		 * pcstock_counter_set_max(); a forced charge is outside the
 		 * set_max guarantee, but the setter still sees it in order.
 		 */
-		long new = add_return(&p->usage, nr_pages, PCS_SEQ_CST);
+		long new = add_return(&p->usage, nr_pages,
+				      PCS_ORDER(COUNTER_CHARGE, PCS_SEQ_CST));
 
 		if (protection)
 			propagate_protected_usage(p, (unsigned long)new);
@@ -289,18 +292,11 @@ bool pcstock_counter_try_charge(struct pcstock_counter *c,
 		 * the seq_cst exchange of max and the seq_cst usage loads in
 		 * pcstock_counter_set_max() (see the file comment).
 		 */
-#ifdef PCSTOCK_MUTATE_RELAXED_USAGE_ADD	/* planted bug, explorer only */
-		long new = add_return(&p->usage, nr_pages, PCS_RELAXED);
-#else
-		long new = add_return(&p->usage, nr_pages, PCS_SEQ_CST);
-#endif
+		long new = add_return(&p->usage, nr_pages,
+				      PCS_ORDER(COUNTER_TRY_ADD, PCS_SEQ_CST));
 
-#ifdef PCSTOCK_MUTATE_RELAXED_MAX_LOAD
-		/* Planted bug, test builds only: the limit load weakened. */
-		if ((unsigned long)new > pcs_load(&p->max, PCS_RELAXED)) {
-#else
-		if ((unsigned long)new > pcs_load(&p->max, PCS_SEQ_CST)) {
-#endif
+		if ((unsigned long)new > pcs_load(&p->max,
+				PCS_ORDER(COUNTER_TRY_MAX, PCS_SEQ_CST))) {
 			/* Undo this level with a relaxed subtraction ... */
 			pcs_fetch_sub(&p->usage, (long)nr_pages, PCS_RELAXED);
 			/*
@@ -310,12 +306,7 @@ bool pcstock_counter_try_charge(struct pcstock_counter *c,
 			 * once) ...
 			 */
 			if (track) {
-#ifdef PCSTOCK_MUTATE_FAILCNT_ON_LEAF
-				/* Planted bug (test builds only): wrong level. */
-				struct pcstock_counter *counted = c;
-#else
 				struct pcstock_counter *counted = p;
-#endif
 				pcs_store(&counted->failcnt,
 					  pcs_load(&counted->failcnt,
 						   PCS_RELAXED) + 1,
@@ -356,29 +347,22 @@ int pcstock_counter_set_max(struct pcstock_counter *c, unsigned long nr_pages)
 		 * seq_cst loads and exchange: the setter's half of the
 		 * handshake with try_charge()'s seq_cst add and max load.
 		 */
-		usage = (unsigned long)pcs_load(&c->usage, PCS_SEQ_CST);
+		usage = (unsigned long)pcs_load(&c->usage,
+				PCS_ORDER(COUNTER_SET_USAGE, PCS_SEQ_CST));
 		if (usage > nr_pages)
 			return -EBUSY;
-#ifdef PCSTOCK_MUTATE_RELAXED_MAX_XCHG	/* planted bug, explorer only */
-		old = pcs_xchg(&c->max, nr_pages, PCS_RELAXED);
-#else
-		old = pcs_xchg(&c->max, nr_pages, PCS_SEQ_CST);
-#endif
+		old = pcs_xchg(&c->max, nr_pages,
+			       PCS_ORDER(COUNTER_SET_MAX, PCS_SEQ_CST));
 		/*
 		 * Done if nobody charged meanwhile, or if the limit went up:
 		 * a charger that read the old limit is bounded by it, hence
 		 * by the new one.
 		 */
-#ifdef PCSTOCK_MUTATE_RELAXED_USAGE_RECHECK
-		/* Planted bug, test builds only: the re-read weakened. */
-		if ((unsigned long)pcs_load(&c->usage, PCS_RELAXED) <= usage ||
+		if ((unsigned long)pcs_load(&c->usage,
+					    PCS_ORDER(COUNTER_RECHECK,
+						      PCS_SEQ_CST)) <= usage ||
 		    nr_pages >= old)
 			return 0;
-#else
-		if ((unsigned long)pcs_load(&c->usage, PCS_SEQ_CST) <= usage ||
-		    nr_pages >= old)
-			return 0;
-#endif
 		/* Usage grew while lowering: restore (plain store) and retry. */
 		pcs_store(&c->max, old, PCS_RELAXED);
 		pcs_spin_yield();
@@ -431,7 +415,8 @@ unsigned long pcstock_counter_xchg_max(struct pcstock_counter *c,
 	 * caller that reads usage after this sees every charge that missed
 	 * the new limit.
 	 */
-	return pcs_xchg(&c->max, nr_pages, PCS_SEQ_CST);
+	return pcs_xchg(&c->max, nr_pages,
+			PCS_ORDER(COUNTER_XCHG_MAX, PCS_SEQ_CST));
 }
 
 void pcstock_counter_reset_local_watermark(struct pcstock_counter *c)

@@ -44,13 +44,8 @@ int pcs_cpu_own(struct pcstock_domain *d, unsigned int cpu)
 {
 	int state = PCS_CPU_FREE;
 
-#ifdef PCSTOCK_MUTATE_RELAXED_CPU_OWN		/* planted bug, explorer only */
-	while (!pcs_cas(&d->owner[cpu], &state, PCS_CPU_OWNED, PCS_RELAXED,
-			PCS_RELAXED)) {
-#else
-	while (!pcs_cas(&d->owner[cpu], &state, PCS_CPU_OWNED, PCS_ACQUIRE,
-			PCS_RELAXED)) {
-#endif
+	while (!pcs_cas(&d->owner[cpu], &state, PCS_CPU_OWNED,
+			PCS_ORDER(CPU_OWN, PCS_ACQUIRE), PCS_RELAXED)) {
 		if (state == PCS_CPU_OWNED)
 			return -EBUSY;
 		state = PCS_CPU_FREE;
@@ -66,14 +61,9 @@ int pcs_cpu_own(struct pcstock_domain *d, unsigned int cpu)
  */
 static void cpu_release(struct pcstock_domain *d, unsigned int cpu)
 {
-#ifdef PCSTOCK_MUTATE_RELAXED_CPU_RELEASE	/* planted bug, explorer only */
-	pcs_store(&d->owner[cpu], PCS_CPU_FREE, PCS_RELAXED);
-#else
-	pcs_store(&d->owner[cpu], PCS_CPU_FREE, PCS_RELEASE);
-#endif
-#ifndef PCSTOCK_MUTATE_NO_RELEASE_FENCE		/* planted bug, explorer only */
-	pcs_fence(memory_order_seq_cst);
-#endif
+	pcs_store(&d->owner[cpu], PCS_CPU_FREE,
+		  PCS_ORDER(CPU_RELEASE, PCS_RELEASE));
+	pcs_fence(PCS_ORDER(CPU_RELEASE_FENCE, PCS_SEQ_CST));
 }
 
 bool pcs_cpu_borrow(struct pcstock_domain *d, unsigned int cpu)
@@ -81,8 +71,8 @@ bool pcs_cpu_borrow(struct pcstock_domain *d, unsigned int cpu)
 	int state = PCS_CPU_FREE;
 
 	/* Acquire: as cpu_own(). */
-	return pcs_cas(&d->owner[cpu], &state, PCS_CPU_BORROWED, PCS_ACQUIRE,
-		       PCS_RELAXED);
+	return pcs_cas(&d->owner[cpu], &state, PCS_CPU_BORROWED,
+		       PCS_ORDER(CPU_BORROW, PCS_ACQUIRE), PCS_RELAXED);
 }
 
 void pcs_cpu_unborrow(struct pcstock_domain *d, unsigned int cpu)
@@ -139,9 +129,7 @@ void pcs_cpu_disown(struct pcstock_domain *d, unsigned int cpu)
 {
 	run_work_hooks(d, cpu, false);
 	cpu_release(d, cpu);
-#ifndef PCSTOCK_MUTATE_NO_EXIT_RECHECK	/* planted bug, explorer only */
 	run_work_hooks(d, cpu, true);
-#endif
 }
 
 int pcstock_cpu_set_online(struct pcstock_domain *d, unsigned int cpu,

@@ -68,12 +68,7 @@ static void link_child(struct pcstock_group *parent, struct pcstock_group *g)
 	pcs_store(&g->sibling, next, PCS_RELAXED);
 	if (next)
 		next->prev = g;
-#ifdef PCSTOCK_MUTATE_RELAXED_PUBLISH
-	/* Planted bug, test builds only: the publication weakened. */
-	pcs_store(&parent->children, g, PCS_RELAXED);
-#else
-	pcs_store(&parent->children, g, PCS_RELEASE);
-#endif
+	pcs_store(&parent->children, g, PCS_ORDER(HIER_LINK, PCS_RELEASE));
 }
 
 /*
@@ -87,13 +82,8 @@ static void unlink_child(struct pcstock_group *parent, struct pcstock_group *g)
 	if (next)
 		next->prev = g->prev;
 	/* Release: @next's initialisation, as in link_child(). */
-#ifdef PCSTOCK_MUTATE_RELAXED_UNLINK	/* planted bug, explorer only */
 	pcs_store(g->prev ? &g->prev->sibling : &parent->children, next,
-		  PCS_RELAXED);
-#else
-	pcs_store(g->prev ? &g->prev->sibling : &parent->children, next,
-		  PCS_RELEASE);
-#endif
+		  PCS_ORDER(HIER_UNLINK, PCS_RELEASE));
 }
 
 int pcstock_group_create(struct pcstock_group *parent, const char *name,
@@ -174,11 +164,7 @@ int pcstock_group_destroy(struct pcstock_group *g)
 	 * variant: before their CPU runs the drain the one below queues after
 	 * it).
 	 */
-#ifdef PCSTOCK_MUTATE_RELAXED_OFFLINE	/* planted bug, explorer only */
-	pcs_store(&g->online, false, PCS_RELAXED);
-#else
-	pcs_store(&g->online, false, PCS_RELEASE);
-#endif
+	pcs_store(&g->online, false, PCS_ORDER(HIER_OFFLINE, PCS_RELEASE));
 	/*
 	 * mem_cgroup_css_offline(): an offline group protects nothing, also
 	 * while its pages are still held.  Under the tree lock, as the
@@ -218,7 +204,9 @@ int pcstock_group_lookup(struct pcstock_group *from, const char *path,
 			break;
 		}
 	}
-	if (!err && (!g || !pcs_load(&g->online, PCS_ACQUIRE) ||
+	if (!err && (!g ||
+		     !pcs_load(&g->online,
+			       PCS_ORDER(HIER_LOOKUP_ONLINE, PCS_ACQUIRE)) ||
 		     !group_tryget(g)))
 		err = -ENOENT;
 	rcu_unlock();
@@ -233,7 +221,8 @@ static struct pcstock_group *leftmost_leaf(struct pcstock_group *pos)
 	struct pcstock_group *c;
 
 	/* Acquires pair with the release stores in link_child(). */
-	while ((c = pcs_load(&pos->children, PCS_ACQUIRE)))
+	while ((c = pcs_load(&pos->children,
+			     PCS_ORDER(HIER_LEFTMOST, PCS_ACQUIRE))))
 		pos = c;
 	return pos;
 }
@@ -246,7 +235,7 @@ static struct pcstock_group *next_post(struct pcstock_group *pos,
 
 	if (pos == root)
 		return NULL;
-	next = pcs_load(&pos->sibling, PCS_ACQUIRE);
+	next = pcs_load(&pos->sibling, PCS_ORDER(HIER_NEXT_POST, PCS_ACQUIRE));
 	return next ? leftmost_leaf(next) : pos->parent;
 }
 
@@ -334,11 +323,7 @@ struct pcstock_tree *pcstock_group_tree(const struct pcstock_group *g)
 
 bool pcstock_group_online(const struct pcstock_group *g)
 {
-#ifdef PCSTOCK_MUTATE_RELAXED_ONLINE_LOAD	/* planted bug, explorer only */
-	return g && pcs_load(&g->online, PCS_RELAXED);
-#else
-	return g && pcs_load(&g->online, PCS_ACQUIRE);
-#endif
+	return g && pcs_load(&g->online, PCS_ORDER(HIER_ONLINE, PCS_ACQUIRE));
 }
 
 const struct pcstock_counter *

@@ -59,7 +59,8 @@ static void high_rec_free(void *arg)
 	if (r->next)
 		r->next->prev = r->prev;
 	pthread_mutex_unlock(&high_lock);
-	pcstock_group_put(pcs_xchg(&r->g, NULL, PCS_ACQ_REL));
+	pcstock_group_put(pcs_xchg(&r->g, NULL,
+				   PCS_ORDER(HIGH_FREE, PCS_ACQ_REL)));
 	high_self = NULL;
 	free(r);
 }
@@ -102,7 +103,8 @@ static struct pcstock_group *high_rec_take(void)
 {
 	struct high_rec *r = high_self;
 
-	return r ? pcs_xchg(&r->g, NULL, PCS_ACQ_REL) : NULL;
+	return r ? pcs_xchg(&r->g, NULL, PCS_ORDER(HIGH_TAKE, PCS_ACQ_REL)) :
+		   NULL;
 }
 
 void pcs_high_record(struct pcstock_group *g, unsigned long nr_pages)
@@ -114,7 +116,7 @@ void pcs_high_record(struct pcstock_group *g, unsigned long nr_pages)
 		return;
 	if (pcs_load(&r->g, PCS_RELAXED) != g) {
 		pcstock_group_get(g);
-		old = pcs_xchg(&r->g, g, PCS_ACQ_REL);
+		old = pcs_xchg(&r->g, g, PCS_ORDER(HIGH_RECORD, PCS_ACQ_REL));
 		if (!old)	/* handled, or dropped by a tree's destroy */
 			r->pages = 0;
 		pcstock_group_put(old);
@@ -128,10 +130,12 @@ void pcs_high_recs_drop(struct pcstock_tree *t)
 	pthread_mutex_lock(&high_lock);
 	rcu_lock();
 	for (struct high_rec *r = high_recs; r; r = r->next) {
-		struct pcstock_group *g = pcs_load(&r->g, PCS_ACQUIRE);
+		struct pcstock_group *g =
+			pcs_load(&r->g, PCS_ORDER(HIGH_DROP_LOAD, PCS_ACQUIRE));
 
 		if (g && g->tree == t &&
-		    pcs_cas(&r->g, &g, NULL, PCS_ACQ_REL, PCS_ACQUIRE))
+		    pcs_cas(&r->g, &g, NULL, PCS_ORDER(HIGH_DROP, PCS_ACQ_REL),
+			    PCS_ORDER(HIGH_DROP_FAIL, PCS_ACQUIRE)))
 			pcstock_group_put(g);
 	}
 	rcu_unlock();

@@ -98,16 +98,7 @@ static struct memcg7_pcp *this_pcp_trylock(struct memcg7 *m, int *cpu)
 	if (*cpu < 0)
 		return NULL;
 	p = pcp_of(m, (unsigned int)*cpu);
-#ifdef PCSTOCK_MUTATE_M7_NO_TRYLOCK
-	/*
-	 * Planted bug, test builds only (tests/explore.cmake): the charge
-	 * path uses the cache without taking its lock, so two threads of one
-	 * SIM CPU lose each other's updates.  memcg7-locked must catch it.
-	 */
-	return p;
-#else
 	return pcp_trylock(p) ? p : NULL;
-#endif
 }
 
 /*
@@ -254,11 +245,7 @@ refill_pcp(struct memcg7 *m, struct memcg7_pcp *p, void *key,
 	if (!owned)
 		m->ops->get(key);
 	/* Release: remote readers dereference the key (drain_needed()). */
-#ifdef PCSTOCK_MUTATE_M7_RELAXED_INSTALL	/* planted bug, explorer only */
-	pcs_store(&p->cached[empty], key, PCS_RELAXED);
-#else
-	pcs_store(&p->cached[empty], key, PCS_RELEASE);
-#endif
+	pcs_store(&p->cached[empty], key, PCS_ORDER(M7_INSTALL, PCS_RELEASE));
 	pcs_store(&p->nr_pages[empty], (uint8_t)nr_pages, PCS_RELAXED);
 	stat_add(owned, p, ST_REFILLS, 1);
 }
@@ -324,7 +311,8 @@ unsigned long memcg7_pages(struct memcg7 *m, void *root)
 
 		for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++) {
 			/* Acquire: as in drain_needed(). */
-			void *key = pcs_load(&p->cached[i], PCS_ACQUIRE);
+			void *key = pcs_load(&p->cached[i],
+				PCS_ORDER(M7_PAGES_KEY, PCS_ACQUIRE));
 
 			if (key && m->ops->in_subtree(key, root))
 				sum += pcs_load(&p->nr_pages[i], PCS_RELAXED);

@@ -35,7 +35,7 @@ static void reap(struct memcg7 *m)
 		 * (memcg7-key-death: k reaped while a CPU still caches it).
 		 */
 		unsigned long done = pcs_load(&pcp_of(m, cpu)->done_epoch,
-					      PCS_ACQUIRE);
+				PCS_ORDER(M7_REAP_DONE, PCS_ACQUIRE));
 
 		min = PCS_MIN(min, done);
 	}
@@ -62,23 +62,15 @@ __attribute__((noinline)) void pcs_m7_run_work(struct memcg7 *m,
 {
 	unsigned long epoch;
 
-#ifdef PCSTOCK_MUTATE_M7_RELAXED_WORK	/* planted bug, explorer only */
-	if (!pcs_xchg(&p->work, 0, PCS_RELAXED))
+	if (!pcs_xchg(&p->work, 0, PCS_ORDER(M7_WORK, PCS_ACQ_REL)))
 		return;
-#else
-	if (!pcs_xchg(&p->work, 0, PCS_ACQ_REL))
-		return;
-#endif
 	epoch = pcs_load(&m->epoch, PCS_RELAXED);
 	pcs_m7_drain_pcp(m, p);
-	pcs_store(&p->flushing, false, PCS_RELEASE);
+	pcs_store(&p->flushing, false,
+		  PCS_ORDER(M7_WORK_FLUSHING, PCS_RELEASE));
 	if (pcs_load(&p->done_epoch, PCS_RELAXED) == epoch)
 		return;
-#ifdef PCSTOCK_MUTATE_M7_RELAXED_DONE	/* planted bug, explorer only */
-	pcs_store(&p->done_epoch, epoch, PCS_RELAXED);
-#else
-	pcs_store(&p->done_epoch, epoch, PCS_RELEASE);
-#endif
+	pcs_store(&p->done_epoch, epoch, PCS_ORDER(M7_DONE, PCS_RELEASE));
 	reap(m);
 }
 
@@ -117,14 +109,8 @@ static void kick_hook(struct pcstock_domain *d, unsigned int cpu, void *arg)
  */
 static void queue_work(struct memcg7 *m, unsigned int cpu)
 {
-#ifdef PCSTOCK_MUTATE_M7_RELAXED_QUEUE	/* planted bug, explorer only */
-	pcs_store(&pcp_of(m, cpu)->work, 1, PCS_RELAXED);
-#else
-	pcs_store(&pcp_of(m, cpu)->work, 1, PCS_RELEASE);
-#endif
-#ifndef PCSTOCK_MUTATE_M7_NO_QUEUE_FENCE	/* planted bug, explorer only */
-	pcs_fence(memory_order_seq_cst);
-#endif
+	pcs_store(&pcp_of(m, cpu)->work, 1, PCS_ORDER(M7_QUEUE, PCS_RELEASE));
+	pcs_fence(PCS_ORDER(M7_QUEUE_FENCE, PCS_SEQ_CST));
 	kick(m, cpu);
 }
 
@@ -217,9 +203,7 @@ free:
  */
 void memcg7_flush(struct memcg7 *m)
 {
-#ifndef PCSTOCK_MUTATE_M7_FLUSH_UNLOCKED	/* planted bug, explorer only */
 	pcs_work_lock(m->d);
-#endif
 	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++) {
 		struct memcg7_pcp *p = pcp_of(m, cpu);
 
@@ -230,13 +214,12 @@ void memcg7_flush(struct memcg7 *m)
 		 * whose destroy is refused (-EBUSY) keeps a CPU that every
 		 * drain_all skips.  Release as in pcs_m7_run_work().
 		 */
-		pcs_store(&p->flushing, false, PCS_RELEASE);
+		pcs_store(&p->flushing, false,
+			  PCS_ORDER(M7_FLUSH_FLUSHING, PCS_RELEASE));
 		pcs_store(&p->done_epoch, pcs_load(&m->epoch, PCS_RELAXED),
 			  PCS_RELAXED);
 	}
-#ifndef PCSTOCK_MUTATE_M7_FLUSH_UNLOCKED
 	pcs_work_unlock(m->d);
-#endif
 	reap(m);
 }
 
@@ -261,7 +244,8 @@ static bool drain_needed(const struct memcg7 *m, struct memcg7_pcp *p,
 {
 	for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++) {
 		/* Acquire pairs with the release install in memcg7_refill(). */
-		void *key = pcs_load(&p->cached[i], PCS_ACQUIRE);
+		void *key = pcs_load(&p->cached[i],
+				     PCS_ORDER(M7_NEEDED_KEY, PCS_ACQUIRE));
 
 		if (key && pcs_load(&p->nr_pages[i], PCS_RELAXED) &&
 		    m->ops->in_subtree(key, root))
@@ -280,7 +264,8 @@ static void drain_locked(const struct memcg7 *m, struct memcg7_pcp *p)
 {
 	pcp_lock(p);
 	pcs_m7_drain_pcp(m, p);
-	pcs_store(&p->flushing, false, PCS_RELEASE);
+	pcs_store(&p->flushing, false,
+		  PCS_ORDER(M7_LOCKED_FLUSHING, PCS_RELEASE));
 	pcp_unlock(p);
 }
 
@@ -326,7 +311,8 @@ bool memcg7_drain_all(struct memcg7 *m, void *root)
 		if (!drain_needed(m, p, root))
 			continue;
 		/* test_and_set_bit(): the xchg orders like the kernel's. */
-		if (pcs_xchg(&p->flushing, true, PCS_ACQ_REL))
+		if (pcs_xchg(&p->flushing, true,
+			     PCS_ORDER(M7_DRAIN_ALL, PCS_ACQ_REL)))
 			continue;
 		schedule_drain(m, cpu, p, (int)cpu == curcpu);
 	}
@@ -348,7 +334,8 @@ void memcg7_drain_key(struct memcg7 *m, void *key,
 		dead->epoch = pcs_load(&m->epoch, PCS_RELAXED) + 1;
 		dead->next = m->dead;
 		m->dead = dead;
-		pcs_store(&m->epoch, dead->epoch, PCS_RELEASE);
+		pcs_store(&m->epoch, dead->epoch,
+			  PCS_ORDER(M7_EPOCH, PCS_RELEASE));
 		pthread_mutex_unlock(&m->dead_lock);
 		for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
 			queue_work(m, cpu);

@@ -90,7 +90,8 @@ static inline bool pcp_trylock(struct memcg7_pcp *p)
 {
 	int unlocked = 0;
 
-	return pcs_cas(&p->lock, &unlocked, 1, PCS_ACQUIRE, PCS_RELAXED);
+	return pcs_cas(&p->lock, &unlocked, 1,
+		       PCS_ORDER(M7_TRYLOCK, PCS_ACQUIRE), PCS_RELAXED);
 }
 
 static inline void pcp_lock(struct memcg7_pcp *p)
@@ -102,11 +103,7 @@ static inline void pcp_lock(struct memcg7_pcp *p)
 /* Release pairs with the acquire CAS in pcp_trylock(). */
 static inline void pcp_unlock(struct memcg7_pcp *p)
 {
-#ifdef PCSTOCK_MUTATE_M7_RELAXED_UNLOCK		/* planted bug, explorer only */
-	pcs_store(&p->lock, 0, PCS_RELAXED);
-#else
-	pcs_store(&p->lock, 0, PCS_RELEASE);
-#endif
+	pcs_store(&p->lock, 0, PCS_ORDER(M7_UNLOCK, PCS_RELEASE));
 }
 
 /* drain_stock() of slot @i, and of all slots (memcg7.c). */

@@ -80,12 +80,15 @@ struct name_key *name_index_find(struct name_index *ix, const void *parent,
 				 const char *name, size_t len)
 {
 	/* Pairs with the release store in rebuild(). */
-	struct name_slots *s = pcs_load(&ix->slots, PCS_ACQUIRE);
+	struct name_slots *s =
+		pcs_load(&ix->slots, PCS_ORDER(NAMES_FIND_TABLE, PCS_ACQUIRE));
 	size_t i = key_hash(parent, name, len) & s->mask;
 	struct name_key *k;
 
 	/* Acquire pairs with the release store in name_index_add(). */
-	for (; (k = pcs_load(&s->slot[i], PCS_ACQUIRE)); i = (i + 1) & s->mask)
+	for (; (k = pcs_load(&s->slot[i],
+			     PCS_ORDER(NAMES_FIND_KEY, PCS_ACQUIRE)));
+	     i = (i + 1) & s->mask)
 		if (k != TOMBSTONE && key_is(k, parent, name, len))
 			return k;
 	return NULL;
@@ -130,11 +133,7 @@ static int rebuild(struct name_index *ix, struct name_slots *old)
 	}
 	s->used = s->live;
 	/* Release pairs with the acquire in name_index_find(). */
-#ifdef PCSTOCK_MUTATE_RELAXED_NAME_REBUILD	/* planted bug, explorer only */
-	pcs_store(&ix->slots, s, PCS_RELAXED);
-#else
-	pcs_store(&ix->slots, s, PCS_RELEASE);
-#endif
+	pcs_store(&ix->slots, s, PCS_ORDER(NAMES_REBUILD, PCS_RELEASE));
 	rcu_hb_release();
 	urcu_bp_call_rcu(&old->rcu, slots_free_rcu);
 	return 0;
@@ -158,11 +157,7 @@ int name_index_add(struct name_index *ix, struct name_key *k)
 		s->used++;
 	s->live++;
 	/* Release publishes *k; pairs with the acquire in name_index_find(). */
-#ifdef PCSTOCK_MUTATE_RELAXED_NAME_PUBLISH	/* planted bug, explorer only */
-	pcs_store(&s->slot[i], k, PCS_RELAXED);
-#else
-	pcs_store(&s->slot[i], k, PCS_RELEASE);
-#endif
+	pcs_store(&s->slot[i], k, PCS_ORDER(NAMES_ADD, PCS_RELEASE));
 	return 0;
 }
 

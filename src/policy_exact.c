@@ -40,15 +40,6 @@ static bool exact_make_room(struct pcstock_group *over)
 	struct pcstock_group *pos;
 	unsigned long freed = 0;
 
-#ifdef PCSTOCK_MUTATE_EXACT_NO_MAKE_ROOM
-	/*
-	 * Planted bug, explorer builds only (tests/explore.cmake): no room
-	 * made, as if the design had no make_room; a charge refused at a
-	 * level then fails (NOWAIT) or reclaims for pages other groups hold
-	 * in stock.  group-switch-exact must catch it.
-	 */
-	return false;
-#endif
 	rcu_lock();
 	for_each_in_subtree(pos, over) {
 		freed += pcstock_counter_stock_go_exact(&pos->memory);

@@ -152,7 +152,8 @@ refill_v4(struct pcstock_counter *c, char *region, unsigned long nr)
 	 * in a disabled stock, so this call drains it, pages and mark kept
 	 * apart as any drain does.
 	 */
-	int old = pcs_fetch_add(pcs_slot_at(c, region), (int)nr, PCS_RELEASE);
+	int old = pcs_fetch_add(pcs_slot_at(c, region), (int)nr,
+				PCS_ORDER(STOCK_V4_REFILL, PCS_RELEASE));
 
 	pcs_stat_add(&pcs_stats_at(c, region)->refills, 1);
 	/* No overflow: old is below the mark's 2^30, nr at most MAX_BATCH. */
@@ -175,7 +176,8 @@ static unsigned long slot_take_all(atomic_int *slot, int seen)
 
 	while (exact_slot_pages(v)) {
 		if (pcs_cas(slot, &v, v - (int)exact_slot_pages(v),
-			    PCS_ACQUIRE, PCS_RELAXED))
+			    PCS_ORDER(STOCK_TAKE_ALL, PCS_ACQUIRE),
+			    PCS_RELAXED))
 			return exact_slot_pages(v);
 	}
 	return 0;
@@ -214,43 +216,16 @@ static unsigned long slot_drain(struct pcstock_counter *c, unsigned int cpu,
 	unsigned long nr;
 	int old;
 
-#ifdef PCSTOCK_MUTATE_READ_ZERO_DRAIN
-	/*
-	 * Planted bug, test builds only (tests/explore.cmake): read, then
-	 * store 0, so what the owner adds or takes in between is lost or
-	 * counted twice.  The schedule explorer must catch it.
-	 */
-	(void)seen;
-	old = pcs_load(slot, PCS_ACQUIRE);
-	pcs_store(slot, 0, PCS_RELAXED);
-	nr = slot_pages(old);
-#elif defined(PCSTOCK_MUTATE_RELAXED_DRAIN)
-	/*
-	 * Planted bug, test builds only (tests/explore.cmake): the drain's
-	 * exchange weakened, so its uncharge may not see what the refiller
-	 * published before its release (stock-protect-default --weak).
-	 */
-	old = pcs_xchg(slot, seen < 0 ? PCSTOCK_STOCK_MARK_ : 0, PCS_RELAXED);
-	nr = slot_pages(old);
-	if (old < 0 && seen >= 0)
-		nr += slot_pages(pcs_xchg(slot, PCSTOCK_STOCK_MARK_,
-					  PCS_RELAXED));
-#else
-	old = pcs_xchg(slot, seen < 0 ? PCSTOCK_STOCK_MARK_ : 0, PCS_ACQUIRE);
+	old = pcs_xchg(slot, seen < 0 ? PCSTOCK_STOCK_MARK_ : 0,
+		       PCS_ORDER(STOCK_DRAIN, PCS_ACQUIRE));
 	nr = slot_pages(old);
 	/*
 	 * Marked, but we wrote 0: put the mark back, with whatever was added
 	 * or taken meanwhile (an unmarked slot served as any slot does).
 	 */
 	if (old < 0 && seen >= 0)
-#ifdef PCSTOCK_MUTATE_RELAXED_REMARK	/* planted bug, explorer only */
 		nr += slot_pages(pcs_xchg(slot, PCSTOCK_STOCK_MARK_,
-					  PCS_RELAXED));
-#else
-		nr += slot_pages(pcs_xchg(slot, PCSTOCK_STOCK_MARK_,
-					  PCS_ACQUIRE));
-#endif
-#endif
+				PCS_ORDER(STOCK_REMARK, PCS_ACQUIRE)));
 	return drained(c, cpu, nr);
 }
 
@@ -325,8 +300,8 @@ take_pages(struct pcstock_counter *c, char *region, unsigned long nr,
 
 	/* (int)nr: nr is at most the pages of a slot. */
 	while ((old < 0) == marked && pages_of(c, old) >= nr) {
-		if (pcs_cas(slot, &old, old - (int)nr, PCS_ACQUIRE,
-			    PCS_RELAXED)) {
+		if (pcs_cas(slot, &old, old - (int)nr,
+			    PCS_ORDER(STOCK_TAKE, PCS_ACQUIRE), PCS_RELAXED)) {
 			pcs_stat_add(&pcs_stats_at(c, region)->hits, 1);
 			return true;
 		}

@@ -178,17 +178,8 @@ void pcstock_counter_disable_stock(struct pcstock_counter *c)
 	}
 	/* Uncharges that read the old refill batch find the mark. */
 	pcs_store(&c->stock_refill_batch, 0, PCS_RELAXED);
-#ifndef PCSTOCK_MUTATE_NO_DISABLE_MARK
 	/* Once per slot: only the CAS's winner gets here. */
 	mark_all(c, PCSTOCK_STOCK_MARK_);
-#else
-	/*
-	 * Planted bug, test builds only (tests/explore.cmake): no mark, so
-	 * a refill racing a group's destroy strands its pages in the
-	 * offline group's slot.  The schedule explorer must catch it.
-	 */
-	(void)mark_all;
-#endif
 }
 
 /* Drain every CPU's slot of @c; the pages uncharged. */
@@ -282,24 +273,16 @@ unsigned long pcs_exact_enter(struct pcstock_counter *c)
 	unsigned char state = STOCK_ENABLED;
 	unsigned long nr = 0;
 
-	if (!pcs_cas(&c->stock_state, &state, STOCK_ENTERING, PCS_ACQ_REL,
-		     PCS_RELAXED))
+	if (!pcs_cas(&c->stock_state, &state, STOCK_ENTERING,
+		     PCS_ORDER(STOCK_EXACT_ENTER, PCS_ACQ_REL), PCS_RELAXED))
 		return 0;
 	pcs_store(&c->stock_refill_batch, 0, PCS_RELAXED);
 	mark_all(c, PCS_EXACT_MARK);
-#ifndef PCSTOCK_MUTATE_EXACT_NO_DRAIN
 	/* Each drain reads its slot after the mark: nothing is missed. */
 	nr = drain_every_cpu(c);
-#else
-	/*
-	 * Planted bug, test builds only (tests/stock.cmake): the slots are
-	 * marked but not drained, so an exact counter near its max keeps
-	 * up to nr_cpus × batch pages in stock.  test_stock must catch it.
-	 */
-#endif
 	state = STOCK_ENTERING;
-	pcs_cas(&c->stock_state, &state, STOCK_EXACT, PCS_ACQ_REL,
-		PCS_RELAXED);
+	pcs_cas(&c->stock_state, &state, STOCK_EXACT,
+		PCS_ORDER(STOCK_EXACT_ENTERED, PCS_ACQ_REL), PCS_RELAXED);
 	return nr;
 }
 
@@ -308,16 +291,16 @@ static void exact_leave(struct pcstock_counter *c)
 {
 	unsigned char state = STOCK_EXACT;
 
-	if (!pcs_cas(&c->stock_state, &state, STOCK_LEAVING, PCS_ACQ_REL,
-		     PCS_RELAXED))
+	if (!pcs_cas(&c->stock_state, &state, STOCK_LEAVING,
+		     PCS_ORDER(STOCK_EXACT_LEAVE, PCS_ACQ_REL), PCS_RELAXED))
 		return;
 	mark_all(c, -PCS_EXACT_MARK);
 	pcs_store(&c->stock_refill_batch,
 		  pcs_load(&c->stock_batch, PCS_RELAXED), PCS_RELAXED);
 	state = STOCK_LEAVING;
 	/* Disabled meanwhile: its marks stand, and so must its batch 0. */
-	if (!pcs_cas(&c->stock_state, &state, STOCK_ENABLED, PCS_ACQ_REL,
-		     PCS_RELAXED))
+	if (!pcs_cas(&c->stock_state, &state, STOCK_ENABLED,
+		     PCS_ORDER(STOCK_EXACT_LEFT, PCS_ACQ_REL), PCS_RELAXED))
 		pcs_store(&c->stock_refill_batch, 0, PCS_RELAXED);
 }
 
@@ -342,14 +325,6 @@ pcs_exact_charge(struct pcstock_counter *c, unsigned char state,
 		return true;
 	if (!drain_every_cpu(c))
 		return false;
-#ifdef PCSTOCK_MUTATE_EXACT_NO_RETRY
-	/*
-	 * Planted bug, explorer builds only (tests/mutants.cmake): the
-	 * drain found pages and the charge still fails, for pages that sat
-	 * in this counter's own stock.  stock-retry-exact must catch it.
-	 */
-	return false;
-#endif
 	return pcs_stock_charge_exact(c, nr_pages, fail, nr_charged);
 }
 

@@ -85,43 +85,9 @@ pcs_stats_at(const struct pcstock_counter *c, char *region)
  */
 static inline bool pcs_slot_refill(atomic_int *slot, int *old, int new)
 {
-#ifdef PCSTOCK_MUTATE_PLAIN_REFILL
-	/*
-	 * Planted bug, test builds only (tests/explore.cmake): a plain store
-	 * instead of the CAS loses a concurrent drain or consume.  The
-	 * schedule explorer must catch it.
-	 */
-	pcs_store(slot, new, PCS_RELEASE);
-	return true;
-#elif defined(PCSTOCK_MUTATE_RELAXED_REFILL)
-	/*
-	 * Planted bug, test builds only: the release weakened, so a drain
-	 * may uncharge pages before their charge reaches usage.  Only the
-	 * weak-memory model (--weak) can find it.
-	 */
-	return pcs_cas(slot, old, new, PCS_RELAXED, PCS_RELAXED);
-#elif defined(PCSTOCK_MUTATE_RELAXED_FLUSH)
-	/*
-	 * Planted bug, test builds only: the flush's acquire dropped, so a
-	 * charge after the flush may not see what the refiller stored
-	 * before its addition (stock-flush-watermark --weak).
-	 */
-	return pcs_cas(slot, old, new, PCS_RELEASE, PCS_RELAXED);
-#else
-	return pcs_cas(slot, old, new, PCS_ACQ_REL, PCS_RELAXED);
-#endif
+	return pcs_cas(slot, old, new, PCS_ORDER(HIT_REFILL, PCS_ACQ_REL),
+		       PCS_RELAXED);
 }
-
-#ifdef PCSTOCK_MUTATE_SHARED_HIT_STAT
-/*
- * Planted cost bug, bench builds only (bench/CMakeLists.txt): every CPU
- * counts its hits in CPU 0's statistics, one line written by all.  The
- * line model must show it (tests/bench.cmake).
- */
-#define pcstock_inl_hit_stats_(c, slot)                                      \
-	((struct stock_cpu_stats *)pcs_percpu_ptr((c)->stock_domain,         \
-						   (c)->stock_stats, 0))
-#endif
 
 /*
  * The library compiles the public inline fast paths with its own access
@@ -129,8 +95,10 @@ static inline bool pcs_slot_refill(atomic_int *slot, int *old, int new)
  * access) and its planted-bug hooks, so there is one copy of each.
  */
 #define pcstock_inl_load_(p, mo) pcs_load((p), (mo))
+/* Its one ordered CAS here is pcstock_stock_take_()'s: the site HIT_TAKE. */
 #define pcstock_inl_cas_(p, expected, desired, mo_ok, mo_fail)               \
-	pcs_cas((p), (expected), (desired), (mo_ok), (mo_fail))
+	pcs_cas((p), (expected), (desired), PCS_ORDER(HIT_TAKE, mo_ok),      \
+		(mo_fail))
 #define pcstock_inl_stat_inc_(p) pcs_stat_add((p), 1)
 #define pcstock_inl_refill_cas_(slot, old, new)                              \
 	pcs_slot_refill((slot), (old), (new))

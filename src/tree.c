@@ -52,11 +52,7 @@ void pcstock_group_put(struct pcstock_group *g)
 
 	if (!g || group_is_root(g))
 		return;
-#ifdef PCSTOCK_MUTATE_RELAXED_PUT	/* planted bug, explorer only */
-	refs = pcs_fetch_sub(&g->refs, 1, PCS_RELAXED);
-#else
-	refs = pcs_fetch_sub(&g->refs, 1, PCS_ACQ_REL);
-#endif
+	refs = pcs_fetch_sub(&g->refs, 1, PCS_ORDER(TREE_PUT, PCS_ACQ_REL));
 	if (refs > 1)
 		return;
 	/*
@@ -69,7 +65,7 @@ void pcstock_group_put(struct pcstock_group *g)
 		pcs_die("pcstock_group_put(): group \"%s\" (%p) put more often "
 			"than it was got", g->name, (void *)g);
 	/* Acquire pairs with the store in pcstock_tree_destroy(). */
-	if (pcs_load(&g->tree->dying, PCS_ACQUIRE)) {
+	if (pcs_load(&g->tree->dying, PCS_ORDER(TREE_PUT_DYING, PCS_ACQUIRE))) {
 		group_reap(g);
 		return;
 	}
@@ -121,7 +117,8 @@ static void group_reap(struct pcstock_group *g)
 
 	do {
 		g->reap_next = head;
-	} while (!pcs_cas(&t->reaped, &head, g, PCS_RELEASE, PCS_RELAXED));
+	} while (!pcs_cas(&t->reaped, &head, g,
+			  PCS_ORDER(TREE_REAP, PCS_RELEASE), PCS_RELAXED));
 }
 
 /* ---- tree -------------------------------------------------------------- */
@@ -263,10 +260,12 @@ static void wait_rcu_frees(struct pcstock_tree *t)
 	long before;
 
 	do {
-		before = pcs_load(&t->nr_groups, PCS_ACQUIRE);
+		before = pcs_load(&t->nr_groups,
+				  PCS_ORDER(TREE_WAIT_BEFORE, PCS_ACQUIRE));
 		pcs_rcu_barrier();
 		rcu_hb_acquire();	/* the callbacks' ends, for TSan */
-	} while (pcs_load(&t->nr_groups, PCS_ACQUIRE) < before);
+	} while (pcs_load(&t->nr_groups,
+			  PCS_ORDER(TREE_WAIT_AFTER, PCS_ACQUIRE)) < before);
 }
 
 /*
@@ -279,7 +278,8 @@ static void reap_all(struct pcstock_tree *t)
 {
 	struct pcstock_group *g, *next;
 
-	while ((g = pcs_xchg(&t->reaped, NULL, PCS_ACQUIRE))) {
+	while ((g = pcs_xchg(&t->reaped, NULL,
+			     PCS_ORDER(TREE_REAP_ALL, PCS_ACQUIRE)))) {
 		for (; g; g = next) {
 			next = g->reap_next;
 			group_release(g);
@@ -293,7 +293,8 @@ int pcstock_tree_destroy(struct pcstock_tree *t)
 
 	if (!t)
 		return 0;
-	if (pcs_load(&t->root->children, PCS_ACQUIRE))
+	if (pcs_load(&t->root->children,
+		     PCS_ORDER(TREE_DESTROY_CHILDREN, PCS_ACQUIRE)))
 		return -EBUSY;
 	/*
 	 * A group's free puts its parent, whose free would wait for another
@@ -303,7 +304,7 @@ int pcstock_tree_destroy(struct pcstock_tree *t)
 	 * have run, one grace period covers all, as every group was
 	 * unlinked before we began.
 	 */
-	pcs_store(&t->dying, true, PCS_RELEASE);
+	pcs_store(&t->dying, true, PCS_ORDER(TREE_DYING, PCS_RELEASE));
 	pcs_high_recs_drop(t);
 	/* The design's references on (offline) groups go. */
 	if (t->ops->tree_release)
@@ -315,7 +316,8 @@ int pcstock_tree_destroy(struct pcstock_tree *t)
 	}
 	pcs_store(&t->dying, false, PCS_RELAXED);
 	/* Acquire pairs with the release decrement in group_release(). */
-	if (pcs_load(&t->nr_groups, PCS_ACQUIRE) != 1)
+	if (pcs_load(&t->nr_groups,
+		     PCS_ORDER(TREE_DESTROY_GROUPS, PCS_ACQUIRE)) != 1)
 		return -EBUSY;
 	/* Every group is gone: what the root still counts, nobody holds. */
 	leaked = pcs_counter_usage(&t->root->memory);

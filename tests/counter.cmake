@@ -50,24 +50,27 @@ set(_fuzz_headers
 	${PROJECT_SOURCE_DIR}/src/internal.h
 	${CMAKE_CURRENT_SOURCE_DIR}/fuzz/counter_model.h)
 
-# pcstock_add_fuzzer(<name> SOURCES s... [DEFINES d...]): builds
-# <build>/tests/fuzz/<name> with the normal build (target <name>).
+# pcstock_add_fuzzer(<name> SOURCES s... [MUTANT bug]): builds
+# <build>/tests/fuzz/<name> with the normal build (target <name>), over
+# the counter with the planted bug <bug> if given.
 function(pcstock_add_fuzzer name)
-	cmake_parse_arguments(ARG "" "" "SOURCES;DEFINES" ${ARGN})
+	cmake_parse_arguments(ARG "" "MUTANT" "SOURCES" ${ARGN})
 	set(out ${CMAKE_CURRENT_BINARY_DIR}/fuzz/${name})
 	list(TRANSFORM ARG_SOURCES PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/)
-	list(TRANSFORM ARG_DEFINES PREPEND -D)
+	set(counter ${PROJECT_SOURCE_DIR}/src/counter.c
+		${PROJECT_SOURCE_DIR}/src/counter_parse.c)
+	set(defines)
+	if(ARG_MUTANT)
+		pcstock_mutant_plant(${ARG_MUTANT} counter defines)
+	endif()
 	add_custom_command(OUTPUT ${out}
-		COMMAND ${PCSTOCK_CLANG} ${_fuzz_flags} ${ARG_DEFINES}
+		COMMAND ${PCSTOCK_CLANG} ${_fuzz_flags} ${defines}
 			-I${PROJECT_SOURCE_DIR}/include
 			-I${PROJECT_BINARY_DIR}/include
 			-I${PROJECT_SOURCE_DIR}/src
-			${PROJECT_SOURCE_DIR}/src/counter.c
-			${PROJECT_SOURCE_DIR}/src/counter_parse.c ${ARG_SOURCES}
+			${counter} ${ARG_SOURCES}
 			-o ${out}
-		DEPENDS ${PROJECT_SOURCE_DIR}/src/counter.c
-			${PROJECT_SOURCE_DIR}/src/counter_parse.c ${ARG_SOURCES}
-			${_fuzz_headers}
+		DEPENDS ${counter} ${ARG_SOURCES} ${_fuzz_headers}
 		COMMENT "Building libFuzzer target ${name} with clang"
 		VERBATIM)
 	add_custom_target(${name} ALL DEPENDS ${out})
@@ -96,7 +99,7 @@ if(PCSTOCK_HAVE_LIBFUZZER AND PCSTOCK_SANITIZE STREQUAL "")
 	pcstock_add_fuzzer(fuzz_memparse SOURCES fuzz/fuzz_memparse.c)
 	# The planted bug: failcnt counted on the leaf, not the failing level.
 	pcstock_add_fuzzer(fuzz_counter_mutant SOURCES ${_model_sources}
-		DEFINES PCSTOCK_MUTATE_FAILCNT_ON_LEAF)
+		MUTANT failcnt_on_leaf)
 
 	pcstock_add_fuzz_test(fuzz_counter_differential FUZZER fuzz_counter
 		CORPUS counter RUNS 200000 EXPECT clean)

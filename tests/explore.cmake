@@ -50,32 +50,30 @@ function(pcstock_add_explore_test name)
 		TIMEOUT ${ARG_TIMEOUT})
 endfunction()
 
-# Library variants with a planted bug each (the #ifdef blocks in
-# src/stock.c, src/counter.c, src/hierarchy.c, src/cpu.c, src/memcg7.c,
-# src/names.c and src/policy_exact.c),
-# and an explorer over each.  The RELAXED_* ones, and the dropped fences,
-# weaken one memory order: only --weak finds them.
-# pcstock_add_mutant_explorers(<MUTATION>...): for each, the library with
-# PCSTOCK_MUTATE_<MUTATION> and pcstock-explore-<mutation, dashed> over it.
+# Library variants with a planted bug each (tests/mutants/: a patch to
+# src/, or a weakened order of tests/mutants/orders.txt; docs/mutation.md),
+# and an explorer over each.  The weakened orders, and the dropped fences,
+# show in weak memory only: only --weak finds them.
+# pcstock_add_mutant_explorers(<bug>...): for each, the library with the
+# planted bug <bug> and pcstock-explore-<bug, dashed> over it.
 function(pcstock_add_mutant_explorers)
-	foreach(mutation ${ARGN})
-		string(TOLOWER ${mutation} lower)
-		string(REPLACE _ - dashed ${lower})
-		pcstock_add_library(pcstock_mut_${lower} STATIC
-			DEFINES ${EXPLORE_DEFINES} PCSTOCK_MUTATE_${mutation})
+	foreach(bug ${ARGN})
+		string(REPLACE _ - dashed ${bug})
+		pcstock_add_library(pcstock_mut_${bug} STATIC
+			DEFINES ${EXPLORE_DEFINES} MUTANT ${bug})
 		pcstock_add_explorer(pcstock-explore-${dashed}
-			pcstock_mut_${lower})
+			pcstock_mut_${bug})
 	endforeach()
 endfunction()
-pcstock_add_mutant_explorers(PLAIN_REFILL READ_ZERO_DRAIN NO_DISABLE_MARK
-		RELAXED_REFILL RELAXED_MAX_LOAD
-		RELAXED_USAGE_RECHECK RELAXED_PUBLISH NO_EXIT_RECHECK
-		M7_NO_TRYLOCK RELAXED_DRAIN RELAXED_CPU_RELEASE
-		NO_RELEASE_FENCE M7_NO_QUEUE_FENCE M7_RELAXED_UNLOCK
-		M7_FLUSH_UNLOCKED RELAXED_CPU_OWN RELAXED_NAME_PUBLISH
-		RELAXED_OFFLINE RELAXED_ONLINE_LOAD RELAXED_FLUSH
-		RELAXED_REMARK RELAXED_USAGE_ADD RELAXED_MAX_XCHG
-		RELAXED_UNLINK EXACT_NO_MAKE_ROOM)
+pcstock_add_mutant_explorers(plain_refill read_zero_drain no_disable_mark
+		relaxed_refill relaxed_max_load
+		relaxed_usage_recheck relaxed_publish no_exit_recheck
+		m7_no_trylock relaxed_drain relaxed_cpu_release
+		no_release_fence m7_no_queue_fence m7_relaxed_unlock
+		m7_flush_unlocked relaxed_cpu_own relaxed_name_publish
+		relaxed_offline relaxed_online_load relaxed_flush
+		relaxed_remark relaxed_usage_add relaxed_max_xchg
+		relaxed_unlink exact_no_make_room)
 
 include(${EXPLORE_DIR}/budget.cmake)
 
@@ -161,7 +159,7 @@ foreach(strategy random pct)
 		--schedules 5000 --seed 1 --expect-violation TIMEOUT 300)
 endforeach()
 
-# exact without make_room (src/policy_exact.c, EXACT_NO_MAKE_ROOM): a
+# exact without make_room (tests/mutants/exact_no_make_room.patch): a
 # charge refused at a's max fails (NOWAIT) for pages a1's slots hold.
 # group-switch-exact finds it, SC and weak, with the budget of its clean
 # runs: at rest a NOWAIT charge of a's room fails (random: schedule 2 of
@@ -290,7 +288,7 @@ endforeach()
 
 # A tree destroy's flush against an owner that idles or exits, running the
 # drain a drain_all queued to it: no page is uncharged twice.  Without the
-# flush's work lock (M7_FLUSH_UNLOCKED) the random walk finds the double
+# flush's work lock (m7_flush_unlocked) the random walk finds the double
 # drain at once; PCT cannot: the owner waits for the drain to be queued,
 # and its yields leave it below the flushing thread until that is done.
 # The owner's wait spins 64 times at most: random schedules run at about
@@ -358,19 +356,23 @@ pcstock_add_model_test(disable_v4_no_remark violate -DV4 -DNO_REMARK)
 # libFuzzer), it is compiled by clang directly from the library's sources,
 # with PCSTOCK_EXPLORE_SCENARIO choosing the scenario at run time.
 if(PCSTOCK_HAVE_LIBFUZZER AND PCSTOCK_SANITIZE STREQUAL "")
-	# fuzz_explore_<name> [DEFINES d...]: one fuzzer over one flavour.
+	# fuzz_explore_<name> [MUTANT bug]: one fuzzer over one flavour.
 	function(pcstock_add_explore_fuzzer name)
-		cmake_parse_arguments(ARG "" "" "DEFINES" ${ARGN})
+		cmake_parse_arguments(ARG "" "MUTANT" "" ${ARGN})
 		set(out ${CMAKE_CURRENT_BINARY_DIR}/fuzz/fuzz_explore_${name})
-		list(TRANSFORM ARG_DEFINES PREPEND -D)
-		set(sources ${PCSTOCK_SOURCES} ${EXPLORE_SOURCES}
+		set(library ${PCSTOCK_SOURCES})
+		set(defines)
+		if(ARG_MUTANT)
+			pcstock_mutant_plant(${ARG_MUTANT} library defines)
+		endif()
+		set(sources ${library} ${EXPLORE_SOURCES}
 			${EXPLORE_DIR}/fuzz_explore.c)
 		add_custom_command(OUTPUT ${out}
 			COMMAND ${PCSTOCK_CLANG} -std=gnu11 -g -O1
 				-fsanitize=fuzzer,address,undefined
 				-fno-sanitize-recover=undefined
 				-DPCSTOCK_EXPLORE -DPCSTOCK_FAULT_INJECT
-				-DPCSTOCK_BUILDING_LIBRARY ${ARG_DEFINES}
+				-DPCSTOCK_BUILDING_LIBRARY ${defines}
 				-I${PROJECT_SOURCE_DIR}/include
 				-I${PROJECT_BINARY_DIR}/include
 				-I${PROJECT_SOURCE_DIR}/src -I${EXPLORE_DIR}
@@ -383,8 +385,7 @@ if(PCSTOCK_HAVE_LIBFUZZER AND PCSTOCK_SANITIZE STREQUAL "")
 		add_custom_target(fuzz_explore_${name} ALL DEPENDS ${out})
 	endfunction()
 	pcstock_add_explore_fuzzer(clean)
-	pcstock_add_explore_fuzzer(read_zero_drain
-		DEFINES PCSTOCK_MUTATE_READ_ZERO_DRAIN)
+	pcstock_add_explore_fuzzer(read_zero_drain MUTANT read_zero_drain)
 
 	# fuzz tests: bounded, seeded runs through the counter fuzzers' driver.
 	function(pcstock_add_explore_fuzz_test name fuzzer scenario expect)

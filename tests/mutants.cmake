@@ -19,8 +19,8 @@ pcstock_add_test(test_mutants_memcg7 SOURCES test_mutants_memcg7.c
 # drops the dead key's reference); the owner's done_epoch stored relaxed
 # (a reaper frees the key before it sees the owner's drain); a slot's
 # install relaxed (a reader finds the key but not its contents).
-pcstock_add_mutant_explorers(M7_RELAXED_WORK M7_RELAXED_QUEUE M7_RELAXED_DONE
-	M7_RELAXED_INSTALL)
+pcstock_add_mutant_explorers(m7_relaxed_work m7_relaxed_queue m7_relaxed_done
+	m7_relaxed_install)
 foreach(strategy random pct)
 	set(args --strategy ${strategy} --schedules 10000 --seed 1)
 	if(strategy STREQUAL pct)
@@ -49,7 +49,7 @@ foreach(strategy random pct)
 	endforeach()
 endforeach()
 
-# A group's put with its decrement relaxed (src/tree.c, RELAXED_PUT;
+# A group's put with its decrement relaxed (src/tree.c, relaxed_put;
 # docs/mutation.md O19): a last put by a thread that did not destroy the
 # group may still see it online and abort ("put more often than it was
 # got"), which the explorer reports as the violation.  group-last-put
@@ -57,17 +57,17 @@ endforeach()
 # discover.cmake) finds it in weak memory only, within its clean runs'
 # budget (seed 1: random at schedule 13, PCT at 9, of 60); in SC it
 # passes.
-pcstock_add_mutant_explorers(RELAXED_PUT)
+pcstock_add_mutant_explorers(relaxed_put)
 pcstock_add_weak_detection_test(relaxed_put group-last-put-default)
 
 # An EXACT stock's charge that fails, drains every slot, finds pages and
-# does not try again (src/stock_ctl.c, EXACT_NO_RETRY; docs/mutation.md
+# does not try again (src/stock_ctl.c, exact_no_retry; docs/mutation.md
 # Q10): stock-retry-exact (tests/explore/explore_stock.c; its clean runs
 # from discover.cmake) finds it, SC and weak, with the budget of its clean
 # runs: a charge of 9 fails while a switch to exact has marked the slots
 # and not yet drained them, and its own drain takes the 3 stocked pages
 # (seed 1: random at schedule 407, PCT at 2).
-pcstock_add_mutant_explorers(EXACT_NO_RETRY)
+pcstock_add_mutant_explorers(exact_no_retry)
 foreach(strategy random pct)
 	explore_budget(args stock-retry-exact ${strategy})
 	pcstock_add_explore_test(explore_detect_exact_no_retry_${strategy}
@@ -78,7 +78,7 @@ foreach(strategy random pct)
 		ARGS ${args} --weak --expect-violation)
 endforeach()
 
-# A charge's load of online relaxed (src/charge.c, RELAXED_CHARGE_ONLINE;
+# A charge's load of online relaxed (src/charge.c, relaxed_charge_online;
 # docs/mutation.md Q5): a charger that learnt of the destroy from a
 # charge's -ENOENT may still read the hit key the destroy cleared, and its
 # next charge hits the dead group's stock.  group-enoent checks that
@@ -87,7 +87,7 @@ endforeach()
 # seed 1, random finds it at schedule 232 and PCT at 117, past the clean
 # runs' budget of 60: budgets of their own (about 5 s and 3 s).  The real
 # code is clean over the same runs, SC and weak.
-pcstock_add_mutant_explorers(RELAXED_CHARGE_ONLINE)
+pcstock_add_mutant_explorers(relaxed_charge_online)
 foreach(case "random;400" "pct;200")
 	list(GET case 0 strategy)
 	list(GET case 1 n)
@@ -102,8 +102,8 @@ foreach(case "random;400" "pct;200")
 		ARGS ${args} --weak --expect-violation)
 endforeach()
 # The name index's rebuild publishing its new table relaxed (src/names.c,
-# RELAXED_NAME_REBUILD; docs/mutation.md Q32): a lookup that reads the
+# relaxed_name_rebuild; docs/mutation.md Q32): a lookup that reads the
 # new table may see its slots empty and miss a group that exists
 # (group-rebuild, weak memory only).
-pcstock_add_mutant_explorers(RELAXED_NAME_REBUILD)
+pcstock_add_mutant_explorers(relaxed_name_rebuild)
 pcstock_add_weak_detection_test(relaxed_name_rebuild group-rebuild-default)

@@ -14,12 +14,11 @@ target_compile_definitions(test_stock_inline PRIVATE PCSTOCK_INLINE)
 pcstock_add_test(test_stock_stress SOURCES test_stock_stress.c
 	LABELS stress TIMEOUT 120)
 
-# A planted bug in the EXACT kind (src/stock.c, PCSTOCK_MUTATE_EXACT_NO_DRAIN:
+# A planted bug in the EXACT kind (tests/mutants/exact_no_drain.patch:
 # its switch to exact marks the slots but does not drain them): the EXACT
 # cases of test_stock must fail on it.
 pcstock_add_library(pcstock_mut_exact_no_drain STATIC
-	DEFINES PCSTOCK_FAULT_INJECT PCSTOCK_EXPLORE
-	PCSTOCK_MUTATE_EXACT_NO_DRAIN)
+	DEFINES PCSTOCK_FAULT_INJECT PCSTOCK_EXPLORE MUTANT exact_no_drain)
 pcstock_add_test(test_stock_mut_exact_no_drain SOURCES test_stock.c
 	LIBS pcstock_mut_exact_no_drain ARGS "*/exact"
 	LABELS unit TIMEOUT 60)
