@@ -17,7 +17,8 @@
  * In a trace build (PCSTOCK_TRACE defined; the library variant linked into
  * pcstock-bench's --lines model only) each wrapper first calls
  * pcstock_trace_hook with the same two arguments, so that the cache-line
- * model (bench/lines.c) sees every shared-memory access the library makes.
+ * model (bench/lines/model.c) sees every shared-memory access the library
+ * makes.
  * In every other build both hooks compile to nothing.
  */
 #ifndef PCSTOCK_ATOMIC_H
@@ -58,7 +59,7 @@ extern void (*_Atomic pcstock_trace_hook)(enum pcs_atomic_op op,
 
 static inline void pcs_trace(enum pcs_atomic_op op, const void *obj)
 {
-	/* Relaxed: no partner; the hook finds its own state (lines.c). */
+	/* Relaxed: no partner; the hook finds its own state (model.c). */
 	void (*hook)(enum pcs_atomic_op, const void *) =
 		atomic_load_explicit(&pcstock_trace_hook, memory_order_relaxed);
 
