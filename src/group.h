@@ -128,12 +128,15 @@ static inline struct pcstock_group *next_pre(struct pcstock_group *pos,
 					     struct pcstock_group *root)
 {
 	/* Acquires pair with the release stores in link_child(). */
-	struct pcstock_group *next = pcs_load(&pos->children, PCS_ACQUIRE);
+	struct pcstock_group *next;
+
+	next = pcs_load(&pos->children, PCS_ORDER(WALK_CHILD, PCS_ACQUIRE));
 
 	if (next)
 		return next;
 	while (pos != root) {
-		next = pcs_load(&pos->sibling, PCS_ACQUIRE);
+		next = pcs_load(&pos->sibling,
+				PCS_ORDER(WALK_SIBLING, PCS_ACQUIRE));
 		if (next)
 			return next;
 		pos = pos->parent;

@@ -40,7 +40,8 @@ static void m7_put(void *key)
 
 static bool m7_online(void *key)
 {
-	return pcs_load(&key_group(key)->online, PCS_ACQUIRE);
+	return pcs_load(&key_group(key)->online,
+			PCS_ORDER(M7_KEY_ONLINE, PCS_ACQUIRE));
 }
 
 static bool m7_in_subtree(void *key, void *root)
@@ -80,14 +81,16 @@ static struct memcg7 *tree_m7(const struct pcstock_tree *t)
 static bool m7_consume_locked(struct pcstock_tree *t, struct pcstock_group *g,
 			      unsigned long nr_pages)
 {
-	return pcs_load(&g->online, PCS_ACQUIRE) &&
+	return pcs_load(&g->online,
+			PCS_ORDER(M7_CONSUME_ONLINE, PCS_ACQUIRE)) &&
 	       memcg7_consume_locked(tree_m7(t), g, nr_pages);
 }
 
 static bool m7_consume_owned(struct pcstock_tree *t, struct pcstock_group *g,
 			     unsigned long nr_pages)
 {
-	return pcs_load(&g->online, PCS_ACQUIRE) &&
+	return pcs_load(&g->online,
+			PCS_ORDER(M7_CONSUME_OWNED_ONLINE, PCS_ACQUIRE)) &&
 	       memcg7_consume_owned(tree_m7(t), g, nr_pages);
 }
 

@@ -96,7 +96,7 @@ static void group_release(struct pcstock_group *g)
 	pcstock_group_put(parent);
 	/* Release pairs with the acquire in wait_rcu_frees() (and TSan's). */
 	rcu_hb_release();
-	pcs_fetch_sub(&t->nr_groups, 1, PCS_RELEASE);
+	pcs_fetch_sub(&t->nr_groups, 1, PCS_ORDER(TREE_FREED, PCS_RELEASE));
 }
 
 static void group_free_rcu(struct rcu_head *head)
