@@ -2,9 +2,11 @@
 /*
  * charge.c - the group charge and uncharge.
  *
- * The charge path is try_charge_memcg() (see pcstock_group_charge() in the
- * header for the steps); the comments below name the spec's step numbers
- * (spec §3.6.2).
+ * The charge path is the kernel's try_charge_memcg(), in the order
+ * pcstock_group_charge()'s comment (pcstock/hierarchy.h) numbers: the hit
+ * (1), the counters (2), a policy's make_room (3), the reclaim loop (4),
+ * the OOM callback and NOFAIL (5).  The comments below name each stage by
+ * that number and by what the kernel calls it.
  */
 #include <stddef.h>
 
@@ -48,7 +50,7 @@ void pcs_group_uncharge_counters(struct pcstock_group *g,
 }
 
 /*
- * Steps 3 (and the series' 4/5): memsw, then memory.  If memory fails,
+ * Stage 2, the counters: memsw, then memory.  If memory fails,
  * memsw gives back what it handed to this attempt: @nr_pages, whether they
  * came from its stock or from the hierarchy; a surplus the attempt parked
  * in memsw's stock stays there, where the conservation invariant counts it
@@ -76,7 +78,11 @@ static bool charge_counters(struct pcstock_group *g, unsigned long nr_pages,
 	return false;
 }
 
-/* Step 17: the first level above its high records the charged pages. */
+/*
+ * The kernel's memory.high check after a charge (the header: "a charge
+ * that touched the counters and left a level above its high"): the first
+ * level above its high records the charged pages.
+ */
 static void check_high(struct pcstock_group *g, unsigned long charged)
 {
 	for (struct pcstock_group *pos = g; pos; pos = pos->parent) {
@@ -95,11 +101,12 @@ static bool oom_allowed(unsigned long nr_pages)
 }
 
 /*
- * @first_over: NULL, or the over-limit group of a first attempt (steps 1-4)
- * the caller already made without memsw (through the design's counter_try:
- * the per-counter stock, which then failed with its exact fallback, or the
- * plain counter): the flow goes on at step 5, as the kernel's does after
- * its own first attempt.  The caller has made the first consume.
+ * @first_over: NULL, or the over-limit group of a first attempt (stages 1
+ * and 2) the caller already made without memsw (through the policy's
+ * counter_try: the per-counter stock, which then failed with its exact
+ * fallback, or the plain counter): the flow goes on after the counters'
+ * failure, as the kernel's does after its own first attempt.  The caller
+ * has made the first consume.
  */
 static __attribute__((noinline)) int
 try_charge_group(struct pcstock_group *g, unsigned long nr_pages,
@@ -122,24 +129,24 @@ try_charge_group(struct pcstock_group *g, unsigned long nr_pages,
 		batch = PCS_MAX((unsigned long)t->attr.batch, nr_pages);
 retry:
 	/*
-	 * Step 1: a hit returns at once, no counter, no high check.  (The
-	 * caller made the first consume.)
+	 * 1: consume_stock(), a hit returns at once, no counter, no high
+	 * check.  (The caller made the first consume.)
 	 */
 	if (t->consume && looked_up && t->consume(t, g, nr_pages))
 		return 0;
 	looked_up = true;
 	if (charge_counters(g, batch, &over, &charged))
 		goto done;
-	/* Step 4: never reclaim for the optional surplus. */
+	/* 2: never reclaim for the optional surplus (batch > nr_pages). */
 	if (batch > nr_pages) {
 		batch = nr_pages;
 		goto retry;
 	}
 failed:
-	/* Step 5: reclaim's own charges are forced (PF_MEMALLOC). */
+	/* Reclaim's own charges are forced (the kernel's PF_MEMALLOC). */
 	if (pcs_in_callback)
 		goto force;
-	/* Ours: a design that drains before it reclaims (policy.h). */
+	/* 3, ours: a policy that drains before it reclaims (policy.h). */
 	if (!made_room && t->ops->make_room) {
 		made_room = true;
 		if (t->ops->make_room(over))
@@ -147,36 +154,37 @@ failed:
 	}
 	if (flags & PCSTOCK_CHARGE_NOWAIT)
 		goto nomem;
-	pcs_group_event(over, PCSTOCK_EVENT_MAX);		/* step 6 */
+	/* 4: memcg_memory_event(MEMCG_MAX), then reclaim. */
+	pcs_group_event(over, PCSTOCK_EVENT_MAX);
 	raised_max_event = true;
-	reclaimed = pcs_call_reclaim(over, nr_pages);	/* step 7 */
-	if (pcs_group_margin(over) >= nr_pages)		/* step 8 */
+	reclaimed = pcs_call_reclaim(over, nr_pages);
+	if (pcs_group_margin(over) >= nr_pages)		/* mem_cgroup_margin() */
 		goto retry;
-	if (!drained) {					/* step 9 */
+	if (!drained) {					/* drain_all_stock() */
 		pcstock_group_drain_all(over);
 		drained = true;
 		goto retry;
 	}
-	if (flags & PCSTOCK_CHARGE_NORETRY)		/* step 10 */
+	if (flags & PCSTOCK_CHARGE_NORETRY)		/* __GFP_NORETRY */
 		goto nomem;
-	if (nr_pages <= COSTLY_PAGES &&			/* step 11 */
+	if (nr_pages <= COSTLY_PAGES &&			/* progress, small */
 	    reclaim_progress(reclaimed, &progress_rounds))
 		goto retry;
-	if (nr_retries--)				/* step 12 */
+	if (nr_retries--)				/* nr_retries */
 		goto retry;
-	/* Step 14: OOM progress restarts the retries (bounded: ours). */
+	/* 5: mem_cgroup_oom(); progress restarts the retries (bounded: ours). */
 	if (oom_allowed(nr_pages) &&
 	    pcs_group_oom(over, nr_pages, &oom_calls)) {
 		nr_retries = PCSTOCK_MAX_RECLAIM_RETRIES;
 		goto retry;
 	}
 nomem:
-	if (!(flags & PCSTOCK_CHARGE_NOFAIL)) {		/* step 15 */
+	if (!(flags & PCSTOCK_CHARGE_NOFAIL)) {		/* __GFP_NOFAIL */
 		pcs_fetch_add(&g->refused, 1, PCS_RELAXED);
 		return -ENOMEM;
 	}
 force:
-	if (!raised_max_event)				/* step 16 */
+	if (!raised_max_event)			/* the event a force raises */
 		pcs_group_event(over, PCSTOCK_EVENT_MAX);
 	pcstock_counter_charge(&g->memory, nr_pages);
 	if (t->attr.memsw)
@@ -184,7 +192,7 @@ force:
 	return 0;
 
 done:
-	/* Step 17, done_restock (a per-counter stock refilled its own slot). */
+	/* done_restock() (a per-counter stock refilled its own slot). */
 	if (batch > nr_pages)
 		t->ops->refill(g, batch - nr_pages);
 	if (!charged)
@@ -217,10 +225,10 @@ group_charge_slow(struct pcstock_group *g, unsigned long nr_pages,
 		return 0;
 	t = g->tree;
 	/*
-	 * The first attempt (steps 1-4) without memsw or a group batch is
+	 * The first attempt (stages 1 and 2) without memsw or a group batch is
 	 * kept out of the slow path's frame: one counter_try (per-counter
 	 * stock: hit, else batch, else exact; plain: one exact attempt).
-	 * group_charge_miss() made the first consume.
+	 * The tree's miss made the first consume.
 	 */
 	if (!t->attr.memsw && !t->ops->group_batch) {
 		struct pcstock_counter *fail = NULL;
@@ -237,21 +245,20 @@ group_charge_slow(struct pcstock_group *g, unsigned long nr_pages,
 }
 
 /*
- * The tree's charge_miss, where the inline hit's miss goes (with @t, @g's
- * tree, loaded once): a design's consume first, before any check
- * (policy.h), or straight to the slow path.
+ * The tree's miss, where a charge the inline hit did not serve goes (with
+ * @t, @g's tree, loaded once): the policy's consume first, before any
+ * check (policy.h), or straight to the slow path.
  */
-static int group_charge_consume(struct pcstock_group *g,
-				unsigned long nr_pages, unsigned int flags,
-				struct pcstock_tree *t)
+static int miss_consume_first(struct pcstock_group *g, unsigned long nr_pages,
+			      unsigned int flags, struct pcstock_tree *t)
 {
 	if (t->consume(t, g, nr_pages))
 		return 0;
 	return group_charge_slow(g, nr_pages, flags);
 }
 
-static int group_charge_miss(struct pcstock_group *g, unsigned long nr_pages,
-			     unsigned int flags, struct pcstock_tree *t)
+static int miss_slow(struct pcstock_group *g, unsigned long nr_pages,
+		     unsigned int flags, struct pcstock_tree *t)
 {
 	return group_charge_slow(g, nr_pages, flags);
 }
@@ -268,7 +275,7 @@ int pcstock_group_charge(struct pcstock_group *g, unsigned long nr_pages,
 	 * A hit needs no other check: a key is only set on a non-root group,
 	 * and a hit takes at most a slot's pages, so nr_pages is in range.
 	 */
-	return g->tree->charge_miss(g, nr_pages, flags, g->tree);
+	return g->tree->miss(g, nr_pages, flags, g->tree);
 }
 
 static __attribute__((noinline)) int
@@ -317,8 +324,7 @@ void pcs_tree_set_design(struct pcstock_tree *t,
 {
 	t->ops = ops;
 	t->consume = ops->consume;
-	t->charge_miss = ops->consume ? group_charge_consume :
-					group_charge_miss;
+	t->miss = ops->consume ? miss_consume_first : miss_slow;
 	t->counter_try = ops->counter_try ? ops->counter_try :
 					    counter_try_plain;
 	t->uncharge = ops->uncharge ? ops->uncharge :

@@ -2,7 +2,7 @@
 /*
  * counter.c - the kernel's page_counter, semantics of mainline v6.15+.
  *
- * Memory ordering (spec §2.11).  The kernel's value-returning atomics are
+ * Memory ordering (docs/design.md, "Memory ordering").  The kernel's value-returning atomics are
  * fully ordered.  The one place that relies on it is the try_charge() /
  * set_max() handshake, a store-buffering pattern: the charger does
  * RMW(usage) then load(max), the setter xchg(max) then load(usage), and at

@@ -71,7 +71,7 @@ struct pcstock_tree {
 	struct pcstock_group *root;
 	const struct pcs_policy_ops *ops;	/* the design (policy.h) */
 	/* The flows' copies of ops' hot members, resolved (policy.h). */
-	int (*charge_miss)(struct pcstock_group *g, unsigned long nr_pages,
+	int (*miss)(struct pcstock_group *g, unsigned long nr_pages,
 			   unsigned int flags, struct pcstock_tree *t);
 	bool (*consume)(struct pcstock_tree *t, struct pcstock_group *g,
 			unsigned long nr_pages);

@@ -2,7 +2,7 @@
 /*
  * memcg7.h - the pre-series memcg charge cache (private).
  *
- * Kernel v6.16+ "multi-memcg percpu charge cache" (spec §3.4) with the 2026
+ * Kernel v6.16+ "multi-memcg percpu charge cache" (mm/memcontrol.c) with the 2026
  * round-robin victim: every CPU of a domain has 7 slots, each caching pages
  * already charged to one key (a group).  The cache knows nothing of groups:
  * its owner passes the operations it needs.  Locked variant (SIM domains):

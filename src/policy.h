@@ -80,22 +80,23 @@ struct pcstock_counter;
  * @group_free: free what @group_init allocated, a grace period after the
  *	last put (also for a group that was never linked, and for the root,
  *	which @group_init never saw).  NULL: nothing.
- * @consume: step 1 of the charge flow, a charge the inline hit did not
- *	serve: take @nr_pages of @g, a group of @t, from the design's
- *	per-group cache (memcg7's consume_stock()).  True if it did.
+ * @consume: stage 1 of the charge flow (pcstock_group_charge()), a
+ *	charge the inline hit did not serve: take @nr_pages of @g, a
+ *	group of @t, from the design's per-group cache (memcg7's
+ *	consume_stock()).  True if it did.
  *	Called for any group, online or not, root or not, with any
  *	@nr_pages (the cache holds only non-root groups' pages, at most a
  *	batch): it must not serve an offline group.  NULL: no such cache.
  *	@tree_init may replace the tree's copy (struct pcstock_tree's
  *	@consume) with another function of the same contract, a variant
  *	picked once per tree.
- * @counter_try: steps 3 and 4 on one counter (memsw, then memory): charge
+ * @counter_try: stage 2 on one counter (memsw, then memory): charge
  *	@nr_pages to @c and its ancestors; on failure *@fail is the counter
  *	over its limit and nothing stays charged by the attempt.  *@charged
  *	receives the pages the counters took from the hierarchy (0 for a hit
  *	of a per-counter stock, which skips the memory.high check).  NULL:
  *	pcstock_counter_try_charge(), *@charged = @nr_pages.
- * @refill: step 17's done_restock for @group_batch designs: keep the
+ * @refill: done_restock() for @group_batch designs: keep the
  *	@nr_pages the flow charged above the request.
  * @uncharge: @nr_pages (1..PCSTOCK_COUNTER_MAX) of a non-root group that
  *	the inline uncharge did not take.  Inside a reclaim or OOM callback

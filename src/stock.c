@@ -183,13 +183,6 @@ static unsigned long slot_take_all(atomic_int *slot, int seen)
 	return 0;
 }
 
-/*
- * Empty @cpu's slot of @c, whose value was last seen as @seen (0 if not
- * read), keeping its mark, and uncharge the pages.  The exchanges are
- * acquires: they pair with the release addition in pcs_refill_capped(),
- * pcstock_stock_give_() or refill_v4(), so the charge that created these
- * pages happens before the uncharge below.
- */
 /* Uncharge the @nr pages a drain took from @cpu's slot, and count them. */
 static unsigned long drained(struct pcstock_counter *c, unsigned int cpu,
 			     unsigned long nr)
@@ -209,6 +202,13 @@ static unsigned long drained(struct pcstock_counter *c, unsigned int cpu,
 	return nr;
 }
 
+/*
+ * Empty @cpu's slot of @c, whose value was last seen as @seen (0 if not
+ * read), keeping its mark, and uncharge the pages.  The exchanges are
+ * acquires: they pair with the release addition in pcs_refill_capped(),
+ * pcstock_stock_give_() or refill_v4(), so the charge that created these
+ * pages happens before the uncharge below.
+ */
 static unsigned long slot_drain(struct pcstock_counter *c, unsigned int cpu,
 				int seen)
 {
@@ -362,8 +362,8 @@ refill_at_limit(struct pcstock_counter *c, char *now, unsigned int batch,
  * keep the surplus, else exactly n.
  */
 static __attribute__((noinline)) bool
-charge_miss(struct pcstock_counter *c, char *region, unsigned long nr_pages,
-	    struct pcstock_counter **fail, unsigned long *nr_charged)
+slot_miss(struct pcstock_counter *c, char *region, unsigned long nr_pages,
+	  struct pcstock_counter **fail, unsigned long *nr_charged)
 {
 	unsigned char state = pcs_load(&c->stock_state, PCS_RELAXED);
 	unsigned int batch = pcs_load(&c->stock_batch, PCS_RELAXED);
@@ -401,7 +401,7 @@ charge_miss(struct pcstock_counter *c, char *region, unsigned long nr_pages,
 }
 
 /*
- * charge_on() for a stock with a design's steps (stock_steps.h): charge_miss()
+ * charge_on() for a stock with a design's steps (stock_steps.h): slot_miss()
  * with each step asked of the design, and the take serving the hits too.
  */
 static __attribute__((noinline)) bool
@@ -461,7 +461,7 @@ static inline bool charge_on(struct pcstock_counter *c, char *region,
 			     unsigned long *nr_charged)
 {
 	if (!pcstock_stock_take_(c, region, nr_pages))
-		return charge_miss(c, region, nr_pages, fail, nr_charged);
+		return slot_miss(c, region, nr_pages, fail, nr_charged);
 	if (nr_charged)
 		*nr_charged = 0;
 	return true;
@@ -472,11 +472,11 @@ static inline bool charge_on(struct pcstock_counter *c, char *region,
  * again here, so that the hit keeps no register for it.
  */
 static __attribute__((noinline)) bool
-charge_miss_cached(struct pcstock_counter *c, unsigned long nr_pages,
-		   struct pcstock_counter **fail, unsigned long *nr_charged)
+slot_miss_cached(struct pcstock_counter *c, unsigned long nr_pages,
+		 struct pcstock_counter **fail, unsigned long *nr_charged)
 {
-	return charge_miss(c, pcstock_cpu_cache_.region, nr_pages, fail,
-			   nr_charged);
+	return slot_miss(c, pcstock_cpu_cache_.region, nr_pages, fail,
+			 nr_charged);
 }
 
 /*
@@ -513,7 +513,7 @@ bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
 	/* take_()'s own range test, first: then the slot is one add. */
 	if (nr_pages > PCSTOCK_STOCK_MAX_BATCH ||
 	    !pcstock_stock_take_(c, f->region, nr_pages))
-		return charge_miss_cached(c, nr_pages, fail, nr_charged);
+		return slot_miss_cached(c, nr_pages, fail, nr_charged);
 	if (nr_charged)
 		*nr_charged = 0;
 	return true;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * stock_hit.h - the stock's hit paths, inlined by the counter-level calls
- * (stock.c) and by the group calls (hierarchy.c), so both layers run one
+ * (stock.c) and by the group calls (charge.c), so both layers run one
  * copy of each: the public inline fast paths of pcstock/stock_inline.h,
  * compiled here with the library's access wrappers.
  *
@@ -106,7 +106,8 @@ static inline bool pcs_slot_refill(atomic_int *slot, int *old, int new)
 
 /*
  * Whether an uncharge of @nr pages may go into a slot, @batch being the
- * counter's stock_refill_batch (0 unless an enabled DEFAULT stock).
+ * counter's stock_refill_batch (0 unless the stock is enabled and of a kind
+ * that refills on uncharge: DEFAULT, EXACT while not in its exact state).
  */
 static inline bool pcstock_stock_refills_(unsigned int batch,
 					  unsigned long nr)

@@ -102,7 +102,8 @@ struct pcstock_counter {
 	/*
 	 * The hit paths' two loads: the domain's id while the stock exists
 	 * (0 while unstocked), and the most pages an uncharge may put in a
-	 * slot: batch while ENABLED with the DEFAULT policy, else 0.
+	 * slot: batch while ENABLED with a kind that refills on uncharge
+	 * (DEFAULT, and EXACT outside its exact state), else 0.
 	 */
 	unsigned long long stock_key;
 	PCSTOCK_ATOMIC(unsigned int) stock_refill_batch;

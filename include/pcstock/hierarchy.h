@@ -125,7 +125,7 @@ struct pcstock_group;
  * @PCSTOCK_TREE_DEFAULT: per-counter stock, PCSTOCK_STOCK_DEFAULT
  * @PCSTOCK_TREE_V4: per-counter stock, PCSTOCK_STOCK_V4 (the posted series)
  * @PCSTOCK_TREE_MEMCG7: the pre-series memcg stock: 7 slots per CPU keyed
- *	by group, round-robin victim (kernel v6.16+, spec §3.4)
+ *	by group, round-robin victim (kernel v6.16+)
  * @PCSTOCK_TREE_NONE: no stock: every charge walks the counters
  * @PCSTOCK_TREE_EXACT: per-counter stock, PCSTOCK_STOCK_EXACT: exact at
  *	the limit (ours, no kernel counterpart): stocks as DEFAULT while far
