@@ -26,6 +26,8 @@ static long reclaim_cb(struct pcstock_group *g, unsigned long nr_pages,
 
 	f->reclaim_calls++;
 	f->reclaim_asked = nr_pages;
+	if (f->claim_all)
+		return (long)nr_pages;
 	if (f->claim_progress > 0) {
 		f->claim_progress--;
 		return 1;

@@ -34,6 +34,7 @@ struct fixture {
 	long reclaim_ret;		/* returned when free_from is NULL */
 	struct pcstock_group *free_from; /* reclaim uncharges from here */
 	unsigned long held;		/* pages free_from may give back */
+	bool claim_all;			/* claim every page asked, free none */
 	unsigned int reclaim_calls;
 	unsigned long reclaim_asked;	/* by the last call */
 	int claim_progress;		/* first calls claiming 1 page */

@@ -4,8 +4,6 @@
 # fails on a mutant of the code named in its comment.
 pcstock_add_test(test_mutants_stock SOURCES test_mutants_stock.c
 	LABELS unit TIMEOUT 60)
-pcstock_add_test(test_mutants_groups SOURCES test_mutants_groups.c
-	LABELS unit TIMEOUT 60)
 pcstock_add_test(test_mutants_memcg7 SOURCES test_mutants_memcg7.c
 	LABELS unit TIMEOUT 60)
 

@@ -4,6 +4,9 @@
  * SIM domain (hierarchy_fixture.h): bad input, each step of
  * try_charge_memcg() with the reclaim and OOM callbacks it calls, the
  * uncharge kinds, the memsw charge and its rollback, and drain_all.
+ *
+ * A case whose comment names a mutant ("Mutant Q13: ...") came from the
+ * mutation study (docs/mutation.md, by that id) and fails on it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -257,6 +260,52 @@ static void test_memsw_rollback(void **state)
 	rmgroup(a);
 }
 
+/*
+ * A charge forced past the limit (NOFAIL) charges memsw as well as
+ * memory, as the kernel's force: label does.  Mutant G3: the force path
+ * charging memory alone.
+ */
+static void test_forced_charge_charges_memsw(void **state)
+{
+	struct pcstock_group *g;
+
+	assert_int_equal(tree_open(PCSTOCK_TREE_NONE, true, false), 0);
+	g = mkgroup(fx.root, "g");
+	assert_int_equal(pcstock_group_set_max(g, 4), 0);
+	assert_int_equal(pcstock_group_charge(g, 10, PCSTOCK_CHARGE_NOFAIL),
+			 0);
+	assert_int_equal(pcstock_counter_read(pcstock_group_memory(g)), 10);
+	assert_int_equal(pcstock_counter_read(pcstock_group_memsw(g)), 10);
+	assert_int_equal(pcstock_counter_read(pcstock_group_memsw(fx.root)), 10);
+	assert_int_equal(pcstock_group_uncharge(g, 10), 0);
+	assert_int_equal(pcstock_counter_read(pcstock_group_memsw(fx.root)), 0);
+	rmgroup(g);
+}
+
+/*
+ * A charge that fails on an ancestor's memsw limit raises the max event
+ * on that ancestor, the kernel's mem_over_limit (mem_cgroup_from_counter(
+ * counter, memsw)), which memory.events counts upwards only: the charging
+ * child's own count stays 0.  Mutant P11: the memsw failure naming the
+ * charging group as over its limit.
+ */
+static void test_memsw_failure_names_the_ancestor(void **state)
+{
+	struct pcstock_group *p, *c;
+
+	assert_int_equal(tree_open(PCSTOCK_TREE_NONE, true, false), 0);
+	p = mkgroup(fx.root, "p");
+	c = mkgroup(p, "c");
+	assert_int_equal(pcstock_group_set_max(p, 4), 0);
+	assert_int_equal(pcstock_group_set_memsw_max(p, 4), 0);
+	assert_int_equal(pcstock_group_charge(c, 8, 0), -ENOMEM);
+	/* one per retry (18), as the kernel counts them */
+	assert_true(pcstock_group_events(p, PCSTOCK_EVENT_MAX) > 0);
+	assert_int_equal(pcstock_group_events(c, PCSTOCK_EVENT_MAX), 0);
+	rmgroup(c);
+	rmgroup(p);
+}
+
 static void test_nowait_never_calls_callbacks(void **state)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a");
@@ -405,6 +454,29 @@ static void test_callback_results_clamped(void **state)
 }
 
 /*
+ * A reclaim callback may return every page it was asked for: that is in
+ * range, not clamped (callback_clamped counts only returns below 0 or
+ * above the request).  Mutant Q28: the range test as freed < nr_pages.
+ */
+static void test_reclaim_of_all_pages_asked_not_clamped(void **state)
+{
+	struct pcstock_group *g = mkgroup(fx.root, "g");
+	struct pcstock_tree_stats ts;
+
+	assert_int_equal(pcstock_group_set_max(g, 4), 0);
+	assert_int_equal(pcstock_group_charge(g, 4, 0), 0);
+	fx.claim_all = true;
+	assert_int_equal(pcstock_group_charge(g, 1, PCSTOCK_CHARGE_NORETRY),
+			 -ENOMEM);
+	fx.claim_all = false;
+	assert_int_equal(fx.reclaim_asked, 1);
+	pcstock_tree_stats(fx.t, &ts);
+	assert_int_equal(ts.callback_clamped, 0);
+	assert_int_equal(pcstock_group_uncharge(g, 4), 0);
+	rmgroup(g);
+}
+
+/*
  * drain_all is serialised the kernel's way: a caller that finds another
  * drain running skips instead of waiting.  Force the overlap
  * deterministically: the explore hook fires inside the first drain (at its
@@ -467,12 +539,15 @@ int main(void)
 		PER_POLICY(test_uncharge_kinds),
 		STOCKED(test_concurrent_drain_all_is_skipped),
 		PER_POLICY(test_memsw_rollback),
+		ONCE(test_forced_charge_charges_memsw),
+		ONCE(test_memsw_failure_names_the_ancestor),
 		PER_POLICY(test_nowait_never_calls_callbacks),
 		ONCE(test_nofail_charges_over_limit),
 		ONCE(test_reclaim_then_margin_retry),
 		ONCE(test_retry_rules_and_oom),
 		ONCE(test_costly_threshold_exact),
 		ONCE(test_callback_results_clamped),
+		ONCE(test_reclaim_of_all_pages_asked_not_clamped),
 	};
 
 	return run_cases("test_charge", cases,

@@ -5,6 +5,9 @@
  * lookups and walks, destroy with pages charged or stocked, an offline
  * group or CPU, the readers (stock bound, statistics) and allocation
  * failures.
+ *
+ * A case whose comment names a mutant ("Mutant Q13: ...") came from the
+ * mutation study (docs/mutation.md, by that id) and fails on it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -147,6 +150,17 @@ static int collect(struct pcstock_group *g, void *arg)
 	return !strcmp(pcstock_group_name(g), "stop");
 }
 
+/* A lookup of @path from @from finds @expect. */
+static void assert_found(struct pcstock_group *from, const char *path,
+			 struct pcstock_group *expect)
+{
+	struct pcstock_group *g = NULL;
+
+	assert_int_equal(pcstock_group_lookup(from, path, &g), 0);
+	assert_ptr_equal(g, expect);
+	pcstock_group_put(g);
+}
+
 static void test_lookup_and_walk(void **state)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a");
@@ -156,15 +170,9 @@ static void test_lookup_and_walk(void **state)
 	struct pcstock_group *g = NULL;
 	char buf[64] = "";
 
-	assert_int_equal(pcstock_group_lookup(fx.root, "a/b", &g), 0);
-	assert_ptr_equal(g, b);
-	pcstock_group_put(g);
-	assert_int_equal(pcstock_group_lookup(fx.root, "/a/c/", &g), 0);
-	assert_ptr_equal(g, c);
-	pcstock_group_put(g);
-	assert_int_equal(pcstock_group_lookup(a, "", &g), 0);
-	assert_ptr_equal(g, a);
-	pcstock_group_put(g);
+	assert_found(fx.root, "a/b", b);
+	assert_found(fx.root, "/a/c/", c);
+	assert_found(a, "", a);
 	assert_int_equal(pcstock_group_lookup(fx.root, "a//b", &g), -EINVAL);
 	assert_int_equal(pcstock_group_lookup(fx.root, "a/x", &g), -ENOENT);
 	assert_int_equal(pcstock_group_lookup(fx.root, "ab", &g), -ENOENT);
@@ -182,6 +190,27 @@ static void test_lookup_and_walk(void **state)
 	assert_int_equal(pcstock_group_lookup(fx.root, "a/b", &g), -ENOENT);
 	rmgroup(a);
 	rmgroup(d);
+}
+
+/*
+ * A name is found whole, never by a prefix or as a prefix of another:
+ * "ab" next to "abc" is its own group.  Mutant E7: the name index comparing
+ * only the first len bytes (no test of the stored name's end).
+ */
+static void test_name_is_not_a_prefix(void **state)
+{
+	struct pcstock_group *abc, *ab, *g = NULL;
+
+	abc = mkgroup(fx.root, "abc");
+	assert_int_equal(pcstock_group_lookup(fx.root, "ab", &g), -ENOENT);
+	assert_int_equal(pcstock_group_lookup(fx.root, "ab/", &g), -ENOENT);
+	ab = mkgroup(fx.root, "ab");
+	assert_found(fx.root, "ab", ab);
+	assert_found(fx.root, "abc", abc);
+	rmgroup(abc);
+	assert_int_equal(pcstock_group_lookup(fx.root, "abc", &g), -ENOENT);
+	assert_found(fx.root, "ab", ab);
+	rmgroup(ab);
 }
 
 /* ---- CPUs, reads --------------------------------------------------------- */
@@ -423,6 +452,7 @@ int main(void)
 		PER_POLICY(test_group_names_and_destroy),
 		PER_POLICY(test_destroyed_group_keeps_uncharging),
 		ONCE(test_lookup_and_walk),
+		ONCE(test_name_is_not_a_prefix),
 		PER_POLICY(test_cpu_offline_drains),
 		PER_POLICY(test_destroy_returns_stock),
 		PER_POLICY(test_stock_bound),
