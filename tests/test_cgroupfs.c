@@ -63,7 +63,6 @@ static int oom_cb(struct pcstock_group *g, void *arg)
 
 static int open_tree(bool v1, bool memsw)
 {
-	struct pcstock_domain_attr dattr = { 2, PCSTOCK_CPU_SIM, NULL };
 	struct pcstock_tree_attr attr = {
 		.policy = PCSTOCK_TREE_NONE,
 		.memsw = memsw,
@@ -75,8 +74,7 @@ static int open_tree(bool v1, bool memsw)
 	victim = NULL;
 	victim_pages = reclaim_calls = oom_calls = 0;
 	oom_kills = false;
-	if (pcstock_domain_create(&dattr, &dom) || pcstock_cpu_enter(dom, 0) ||
-	    pcstock_tree_create(dom, &attr, &tree))
+	if (sim_tree_open(2, &attr, &dom, &tree))
 		return -1;
 	root = pcstock_tree_root(tree);
 	return 0;
@@ -99,11 +97,7 @@ static int setup_v1(void **state)
 
 static int teardown(void **state)
 {
-	int err = pcstock_tree_destroy(tree);
-
-	pcstock_cpu_exit(dom);
-	pcstock_domain_destroy(dom);
-	return err;
+	return sim_tree_close(dom, tree);
 }
 
 /* The file's whole text, checked to be what the length says. */
