@@ -19,7 +19,7 @@ pcstock_add_test(test_groups SOURCES test_groups.c
 	LABELS unit TIMEOUT 60)
 pcstock_add_test(test_cgroupfs SOURCES test_cgroupfs.c
 	LABELS unit conformance TIMEOUT 60)
-pcstock_add_test(test_memcg7 SOURCES test_memcg7.c
+pcstock_add_test(test_memcg7 SOURCES test_memcg7.c memcg7_fake.c
 	LABELS unit conformance TIMEOUT 60)
 # A tree destroy against its domain's CPU owners idling and exiting,
 # 1,000 times each: no cached page is uncharged twice.

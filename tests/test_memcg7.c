@@ -29,51 +29,12 @@
 
 #include "hierarchy_helpers.h"
 #include "internal.h"
-#include "memcg7.h"
+#include "memcg7_fake.h"
 
 #define NR_CPUS 4U
 #define BATCH 64U
 
-struct fake {
-	unsigned long uncharged;
-	long refs;
-	bool offline;
-};
-
 static struct pcstock_domain *dom;
-
-static void fake_uncharge(void *key, unsigned long nr_pages)
-{
-	((struct fake *)key)->uncharged += nr_pages;
-}
-
-static void fake_get(void *key)
-{
-	((struct fake *)key)->refs++;
-}
-
-static void fake_put(void *key)
-{
-	((struct fake *)key)->refs--;
-}
-
-static bool fake_online(void *key)
-{
-	return !((struct fake *)key)->offline;
-}
-
-static bool fake_in_subtree(void *key, void *root)
-{
-	return key == root;
-}
-
-static const struct memcg7_ops fake_ops = {
-	.uncharge = fake_uncharge,
-	.get = fake_get,
-	.put = fake_put,
-	.online = fake_online,
-	.in_subtree = fake_in_subtree,
-};
 
 static int setup(void **state)
 {
@@ -91,6 +52,16 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* A cache of fake keys over @d; @fix: the isolated-CPU fix. */
+static struct memcg7 *fake_cache(struct pcstock_domain *d, bool fix)
+{
+	struct memcg7 *m = NULL;
+
+	assert_int_equal(memcg7_create(d, BATCH, fix, &memcg7_fake_ops, &m),
+			 0);
+	return m;
+}
+
 static void assert_slot(struct memcg7 *m, unsigned int cpu, unsigned int i,
 			void *key, unsigned int nr)
 {
@@ -105,10 +76,9 @@ static void assert_slot(struct memcg7 *m, unsigned int cpu, unsigned int i,
 /* S1: slots fill in order; then slot 0, slot 1, ... are the victims. */
 static void test_s1_round_robin_eviction(void **state)
 {
-	struct fake f[16] = { 0 };
-	struct memcg7 *m;
+	struct memcg7_fake f[16] = { 0 };
+	struct memcg7 *m = fake_cache(dom, false);
 
-	assert_int_equal(memcg7_create(dom, BATCH, false, &fake_ops, &m), 0);
 	for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++)
 		memcg7_refill(m, &f[i], 1);
 	for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++)
@@ -138,10 +108,9 @@ static void test_s1_round_robin_eviction(void **state)
 /* S2: 60 + 5 passes the batch: the whole slot (65) is drained. */
 static void test_s2_overflow_drains_slot(void **state)
 {
-	struct fake f = { 0 };
-	struct memcg7 *m;
+	struct memcg7_fake f = { 0 };
+	struct memcg7 *m = fake_cache(dom, false);
 
-	assert_int_equal(memcg7_create(dom, BATCH, false, &fake_ops, &m), 0);
 	memcg7_refill(m, &f, 60);
 	assert_slot(m, 0, 0, &f, 60);
 	memcg7_refill(m, &f, 4);
@@ -156,11 +125,10 @@ static void test_s2_overflow_drains_slot(void **state)
 /* S3: an oversize refill bypasses the cache; consume limits. */
 static void test_s3_oversize_bypass_and_consume(void **state)
 {
-	struct fake f = { 0 }, g = { 0 };
+	struct memcg7_fake f = { 0 }, g = { 0 };
 	struct pcstock_memcg7_stats st;
-	struct memcg7 *m;
+	struct memcg7 *m = fake_cache(dom, false);
 
-	assert_int_equal(memcg7_create(dom, BATCH, false, &fake_ops, &m), 0);
 	memcg7_refill(m, &f, 65);
 	assert_int_equal(f.uncharged, 65);
 	assert_slot(m, 0, 0, NULL, 0);
@@ -419,10 +387,9 @@ static void test_offline_cpu_not_refilled(void **state)
 /* The cache alone: an offline CPU's refill goes to the counters. */
 static void test_offline_cpu_bypasses_cache(void **state)
 {
-	struct fake f = { 0 };
-	struct memcg7 *m;
+	struct memcg7_fake f = { 0 };
+	struct memcg7 *m = fake_cache(dom, false);
 
-	assert_int_equal(memcg7_create(dom, BATCH, false, &fake_ops, &m), 0);
 	on_cpu(1);
 	memcg7_refill(m, &f, 5);
 	assert_slot(m, 1, 0, &f, 5);
@@ -442,12 +409,11 @@ static void test_offline_cpu_bypasses_cache(void **state)
 /* Pins the per-CPU flag itself on the cache. */
 static void test_flushing_flag_on_cache(void **state)
 {
-	struct fake f = { 0 };
+	struct memcg7_fake f = { 0 };
 	struct memcg7 *m;
 
 	for (int fix = 0; fix < 2; fix++) {
-		assert_int_equal(memcg7_create(dom, BATCH, fix, &fake_ops, &m),
-				 0);
+		m = fake_cache(dom, fix);
 		on_cpu(2);
 		memcg7_refill(m, &f, 5);
 		on_cpu(0);
@@ -547,7 +513,7 @@ static struct memcg7 *coop_open(struct pcstock_domain **d)
 	assert_int_equal(pcstock_domain_create(&attr, d), 0);
 	pcstock_cpu_exit(dom);
 	assert_int_equal(pcstock_cpu_enter(*d, 0), 0);
-	assert_int_equal(memcg7_create(*d, BATCH, false, &fake_ops, &m), 0);
+	m = fake_cache(*d, false);
 	assert_true(memcg7_owned(m));
 	peer.d = *d;
 	peer.m = m;
@@ -589,7 +555,7 @@ static void test_coop_one_owner_per_cpu(void **state)
  */
 static void test_coop_drain_all_queues_work(void **state)
 {
-	struct fake f = { 0 }, g = { 0 };
+	struct memcg7_fake f = { 0 }, g = { 0 };
 	struct pcstock_domain *d;
 	struct memcg7 *m = coop_open(&d);
 
@@ -638,7 +604,7 @@ static void test_coop_drain_all_queues_work(void **state)
  */
 static void test_coop_deferred_reference(void **state)
 {
-	struct fake f = { 0 }, g = { 0 };
+	struct memcg7_fake f = { 0 }, g = { 0 };
 	struct memcg7_dead dead;
 	struct pcstock_domain *d;
 	struct memcg7 *m = coop_open(&d);
@@ -674,7 +640,7 @@ static void test_coop_deferred_reference(void **state)
  */
 static void test_coop_flush_clears_flushing(void **state)
 {
-	struct fake f = { 0 };
+	struct memcg7_fake f = { 0 };
 	struct pcstock_domain *d;
 	struct memcg7 *m = coop_open(&d);
 
