@@ -6,7 +6,11 @@
 
 static void fake_uncharge(void *key, unsigned long nr_pages)
 {
-	((struct memcg7_fake *)key)->uncharged += nr_pages;
+	struct memcg7_fake *k = key;
+
+	k->uncharged += nr_pages;
+	if (k->on_uncharge)
+		k->on_uncharge(k);
 }
 
 static void fake_get(void *key)

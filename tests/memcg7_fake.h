@@ -18,6 +18,8 @@
  * @uncharged: pages the cache gave back through ops->uncharge
  * @refs: references the cache holds (ops->get minus ops->put)
  * @offline: ops->online's answer negated, as a destroyed group's
+ * @on_uncharge: NULL, or called after each uncharge of this key, from
+ *               inside the cache (a key that dies in a drain)
  *
  * A test may keep its own books beside one: a struct whose first member
  * is a struct memcg7_fake is a key too (a pointer to a struct points to
@@ -27,6 +29,7 @@ struct memcg7_fake {
 	unsigned long uncharged;
 	long refs;
 	bool offline;
+	void (*on_uncharge)(struct memcg7_fake *k);
 };
 
 /* Its ops: @in_subtree is true for the key itself only (no hierarchy). */

@@ -9,6 +9,9 @@
  * variant).  The owner-exclusive variant runs on a COOP domain with a peer
  * thread owning CPU 1, stepped command by command, so each interleaving
  * of a queued drain with its owner is pinned.
+ *
+ * A case whose comment names a mutant ("Mutant D2: ...") came from the
+ * mutation study (docs/mutation.md, by that id) and fails on it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -660,6 +663,74 @@ static void test_coop_flush_clears_flushing(void **state)
 	coop_close(d, m);
 }
 
+/*
+ * A drain queued on a CPU while a requester has it borrowed (here by a
+ * key dying in the middle of the borrower's drain) is run by the borrower
+ * when it gives the CPU back: it looks for work again.  Otherwise the
+ * dead key's deferred reference stays until the CPU is next entered.
+ * Mutant D2: kick() testing the work bit once (if, not while).
+ *
+ * The cache on a COOP domain of two CPUs that nobody owns, this thread
+ * on none of them.
+ */
+static struct {
+	struct pcstock_domain *d;
+	struct memcg7 *m;
+	struct memcg7_fake f, g;
+	struct memcg7_dead g_dead;
+	bool g_dying;
+} borrowed;
+
+/* f's first uncharge destroys g: memcg7_drain_key() from inside a drain. */
+static void kill_g(struct memcg7_fake *k)
+{
+	if (borrowed.g_dying)
+		return;
+	borrowed.g_dying = true;
+	memcg7_drain_key(borrowed.m, &borrowed.g, &borrowed.g_dead);
+}
+
+/* Enter CPU 1, cache 3 pages of f and 2 of g, leave. */
+static void *fill_cpu1(void *arg)
+{
+	if (pcstock_cpu_enter(borrowed.d, 1))
+		return borrowed.d;
+	memcg7_refill(borrowed.m, &borrowed.f, 3);
+	memcg7_refill(borrowed.m, &borrowed.g, 2);
+	pcstock_cpu_exit(borrowed.d);
+	return NULL;
+}
+
+static void test_work_queued_while_borrowed_is_run(void **state)
+{
+	struct pcstock_domain_attr attr = { 2, PCSTOCK_CPU_COOP, NULL };
+	pthread_t th;
+	void *ret;
+
+	pcstock_cpu_exit(dom);
+	borrowed.f.on_uncharge = kill_g;
+	assert_int_equal(pcstock_domain_create(&attr, &borrowed.d), 0);
+	borrowed.m = fake_cache(borrowed.d, false);
+	assert_true(memcg7_owned(borrowed.m));
+	assert_int_equal(pthread_create(&th, NULL, fill_cpu1, NULL), 0);
+	assert_int_equal(pthread_join(th, &ret), 0);
+	assert_null(ret);
+	assert_int_equal(memcg7_pages(borrowed.m, &borrowed.f), 3);
+
+	/* Nobody owns CPU 1: drain_all borrows it and drains it now. */
+	assert_true(memcg7_drain_all(borrowed.m, &borrowed.f));
+	assert_true(borrowed.g_dying);
+	assert_int_equal(borrowed.f.uncharged, 3);
+	assert_int_equal(borrowed.g.uncharged, 2);
+	assert_false(memcg7_flushing(borrowed.m, 1));
+	/* Every CPU ran the drain queued for g: its reference is dropped. */
+	assert_int_equal(borrowed.g.refs, 0);
+	memcg7_destroy(borrowed.m);
+	assert_int_equal(borrowed.g.refs, 0);
+	assert_int_equal(pcstock_domain_destroy(borrowed.d), 0);
+	assert_int_equal(pcstock_cpu_enter(dom, 0), 0);
+}
+
 /* ---- a PINNED enter whose binding fails ---------------------------------- */
 
 static struct pcstock_group *bind_victim;
@@ -877,6 +948,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_coop_drain_all_queues_work),
 		cmocka_unit_test(test_coop_deferred_reference),
 		cmocka_unit_test(test_coop_flush_clears_flushing),
+		cmocka_unit_test(test_work_queued_while_borrowed_is_run),
 		cmocka_unit_test(test_pinned_failed_bind_runs_queued_drain),
 	};
 	const struct CMUnitTest stress[] = {
