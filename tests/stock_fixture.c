@@ -24,7 +24,7 @@ static void hooks_off(void)
 	pcstock_fault_hook = NULL;
 }
 
-int setup(void **state)
+static int setup_batch(void **state, unsigned int batch)
 {
 	struct pcstock_domain_attr attr = { NR_CPUS, PCSTOCK_CPU_SIM, NULL };
 
@@ -37,11 +37,21 @@ int setup(void **state)
 	pcstock_counter_init(&fx.mid, &fx.root, false);
 	pcstock_counter_init(&fx.leaf, &fx.mid, false);
 	pcstock_counter_set_track_failcnt(&fx.leaf, true);
-	if (pcstock_counter_alloc_stock(&fx.leaf, fx.d, BATCH, fx.policy) ||
+	if (pcstock_counter_alloc_stock(&fx.leaf, fx.d, batch, fx.policy) ||
 	    pcstock_cpu_enter(fx.d, 0))
 		return -1;
 	*state = &fx;
 	return 0;
+}
+
+int setup(void **state)
+{
+	return setup_batch(state, BATCH);
+}
+
+int setup_max_batch(void **state)
+{
+	return setup_batch(state, PCSTOCK_STOCK_MAX_BATCH);
 }
 
 int teardown(void **state)

@@ -46,6 +46,8 @@ extern enum pcstock_stock_policy policy_default, policy_v4, policy_exact;
 
 /* @state: the policy.  No case may leave an underflow behind. */
 int setup(void **state);
+/* The same with the leaf's stock of the largest batch. */
+int setup_max_batch(void **state);
 int teardown(void **state);
 
 /* Run a case once per policy, named after each. */
@@ -54,6 +56,11 @@ int teardown(void **state);
 	{ #f "/v4", f, setup, teardown, &policy_v4 },                        \
 	{ #f "/exact", f, setup, teardown, &policy_exact }
 #define EXACT_ONLY(f) { #f "/exact", f, setup, teardown, &policy_exact }
+#define V4_ONLY(f) { #f "/v4", f, setup, teardown, &policy_v4 }
+/* DEFAULT and V4 only, set up by @s. */
+#define DEFAULT_AND_V4(f, s)                                                 \
+	{ #f "/default", f, s, teardown, &policy_default },                  \
+	{ #f "/v4", f, s, teardown, &policy_v4 }
 
 bool is_v4(void);
 /* EXACT: stops stocking within nr_cpus × batch of a max. */

@@ -15,11 +15,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <sched.h>
 #include <stdbool.h>
 
 #include <pcstock/hierarchy.h>
 
+#include "affinity_helpers.h"
 #include "hierarchy_fixture.h"
 
 static void test_high_throttle_figures(void **state)
@@ -77,14 +77,9 @@ static void test_rseq_hit_skips_high(void **state)
 	struct pcstock_domain *d;
 	struct pcstock_tree *t;
 	struct pcstock_group *a;
-	cpu_set_t old, one;
-	int cpu = sched_getcpu();
+	cpu_set_t old;
 
-	assert_true(cpu >= 0);
-	assert_int_equal(sched_getaffinity(0, sizeof(old), &old), 0);
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	pin_here(&old);
 	assert_int_equal(pcstock_domain_create(NULL, &d), 0);
 	assert_int_equal(pcstock_tree_create(d, &attr, &t), 0);
 	assert_int_equal(pcstock_group_create(pcstock_tree_root(t), "a", &a),
@@ -103,7 +98,7 @@ static void test_rseq_hit_skips_high(void **state)
 	pcstock_group_put(a);
 	assert_int_equal(pcstock_tree_destroy(t), 0);
 	assert_int_equal(pcstock_domain_destroy(d), 0);
-	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
+	unpin(&old);
 }
 
 /*

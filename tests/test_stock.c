@@ -7,6 +7,9 @@
  * 3-level tree root <- mid <- leaf with a stock of BATCH pages on the
  * leaf; the main thread is CPU 0 unless a case moves it.  Expected numbers
  * are derived by hand from the series' algorithm.
+ *
+ * A case whose comment names a mutant ("Mutant C2: ...") came from the
+ * mutation study (docs/mutation.md, by that id) and fails on it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,12 +19,13 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include "stock_fixture.h"
 
-/* ---- charge path (both policies agree) -------------------------------------- */
+/* ---- charge path (both policies agree) ----------------------------------- */
 
 static void test_empty_stock_charges_a_batch(void **state)
 {
@@ -324,6 +328,71 @@ static void test_cached_region_alternates_domains(void **state)
 	pcstock_domain_destroy(other);
 }
 
+/*
+ * THREAD mode: a thread's table has PCS_THREAD_CACHE entries, by domain id
+ * modulo its size.  When a domain takes over the entry the hit cache was
+ * filled from, the cache goes with it: the replaced domain's next stocked
+ * charge asks the table again and gets its next CPU (1), where it misses
+ * (a batch of 4 charged), instead of a hit from CPU 0's slot.  Domain ids
+ * are consecutive, so the fifth domain after d shares d's entry.
+ * Mutant Q21: pcs_thread_cpu_assign() dropping the cache only when it names
+ * the new domain.
+ */
+struct entry_replaced {
+	struct pcstock_counter *c;
+	unsigned long charged[2];	/* by each charge: a miss takes BATCH */
+	int cpu_other, err;
+};
+
+static void *thread_entry_replaced(void *arg)
+{
+	struct entry_replaced *r = arg;
+	struct pcstock_domain_attr attr = { 1, PCSTOCK_CPU_THREAD, NULL };
+	struct pcstock_domain *others[4];
+	int i;
+
+	if (!pcstock_counter_try_charge_stock(r->c, 1, NULL, &r->charged[0]))
+		r->err = -1;
+	for (i = 0; i < 4; i++)
+		r->err |= pcstock_domain_create(&attr, &others[i]);
+	if (r->err)
+		return NULL;
+	r->cpu_other = pcstock_this_cpu(others[3]);
+	if (!pcstock_counter_try_charge_stock(r->c, 1, NULL, &r->charged[1]))
+		r->err = -1;
+	for (i = 0; i < 4; i++)
+		r->err |= pcstock_domain_destroy(others[i]);
+	return NULL;
+}
+
+static void test_thread_entry_replaced_drops_cache(void **state)
+{
+	struct pcstock_domain_attr attr = { NR_CPUS, PCSTOCK_CPU_THREAD, NULL };
+	struct pcstock_domain *d;
+	struct pcstock_counter c;
+	struct entry_replaced r = { &c, { 0, 0 }, -1, 0 };
+	pthread_t th;
+
+	(void)state;
+	pcstock_counter_init(&c, NULL, false);
+	assert_int_equal(pcstock_domain_create(&attr, &d), 0);
+	assert_int_equal(pcstock_counter_alloc_stock(&c, d, BATCH,
+						     PCSTOCK_STOCK_DEFAULT),
+			 0);
+	assert_int_equal(pthread_create(&th, NULL, thread_entry_replaced, &r),
+			 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(r.err, 0);
+	assert_int_equal(r.cpu_other, 0);
+	assert_int_equal(r.charged[0], BATCH);	/* CPU 0: a miss */
+	assert_int_equal(r.charged[1], BATCH);	/* CPU 1: a miss again */
+	assert_int_equal(pcstock_counter_read(&c), 2 * BATCH);
+	assert_int_equal(pcstock_counter_drain_stock(&c, 0), BATCH - 1);
+	assert_int_equal(pcstock_counter_drain_stock(&c, 1), BATCH - 1);
+	pcstock_counter_free_stock(&c);
+	assert_int_equal(pcstock_domain_destroy(d), 0);
+}
+
 static void test_offline_drains_that_cpu(void **state)
 {
 	struct pcstock_stock_stats st;
@@ -383,6 +452,65 @@ static void test_disable_stops_refills(void **state)
 	assert_int_equal(slot(0), PCSTOCK_STOCK_MARK_);
 	assert_int_equal(pcstock_counter_stock_pages(&fx.leaf), 0);
 	assert_int_equal(pcstock_counter_stock_batch(&fx.leaf), BATCH);
+}
+
+/*
+ * A disabled stock still serves what its slot holds, down to the last
+ * page: a charge of exactly the pages left is a hit, and the mark stays.
+ * Mutant C2: take_marked() asking for more than it takes ("> nr").
+ */
+static void test_disabled_slot_serves_its_last_pages(void **state)
+{
+	struct pcstock_stock_stats st;
+
+	(void)state;
+	charge_ok(1, BATCH);
+	assert_int_equal(pcstock_counter_stock_pages(&fx.leaf), BATCH - 1);
+	pcstock_counter_disable_stock(&fx.leaf);
+	charge_ok(BATCH - 1, 0);
+	assert_int_equal(pcstock_counter_stock_pages(&fx.leaf), 0);
+	assert_int_equal(pcstock_counter_read(&fx.leaf), BATCH);
+	assert_int_equal(slot(0), PCSTOCK_STOCK_MARK_);
+	pcstock_counter_stock_stats(&fx.leaf, &st);
+	assert_int_equal(st.hits, 1);
+	assert_int_equal(st.misses, 1);
+	pcstock_counter_uncharge_stock(&fx.leaf, BATCH);
+	assert_int_equal(pcstock_counter_read(&fx.root), 0);
+}
+
+/*
+ * The mark keeps a full slot of the largest batch apart from an unmarked
+ * one: disabled, it still counts its pages, a drain takes them all, and
+ * the slot stays marked.  Mutant C15: a mark of -PCSTOCK_STOCK_MAX_BATCH or
+ * less in magnitude, which a full slot cancels.
+ */
+static void test_mark_of_full_max_batch_slot(void **state)
+{
+	const unsigned long max = PCSTOCK_STOCK_MAX_BATCH;
+
+	(void)state;
+	charge_ok(1, max);
+	if (fx.policy == PCSTOCK_STOCK_DEFAULT)
+		pcstock_counter_uncharge_stock(&fx.leaf, 1);
+	else
+		charge_ok(max - 1, 0);
+	pcstock_counter_disable_stock(&fx.leaf);
+	if (fx.policy == PCSTOCK_STOCK_DEFAULT) {
+		assert_true(slot(0) < 0);
+		assert_int_equal(pcstock_counter_stock_pages(&fx.leaf), max);
+		assert_int_equal(pcstock_counter_drain_stock(&fx.leaf, 0), max);
+		assert_int_equal(pcstock_counter_read(&fx.root), 0);
+	} else {
+		assert_int_equal(pcstock_counter_stock_pages(&fx.leaf), 0);
+		assert_int_equal(pcstock_counter_drain_stock(&fx.leaf, 0), 0);
+		pcstock_counter_uncharge(&fx.leaf, max);
+	}
+	assert_int_equal(slot(0), PCSTOCK_STOCK_MARK_);
+	/* Marked and empty: nothing is served, nothing is put back. */
+	charge_ok(1, 1);
+	pcstock_counter_uncharge_stock(&fx.leaf, 1);
+	assert_int_equal(slot(0), PCSTOCK_STOCK_MARK_);
+	assert_int_equal(pcstock_counter_read(&fx.root), 0);
 }
 
 static void test_stats_count_each_event(void **state)
@@ -466,7 +594,7 @@ static void test_bad_input(void **state)
 	assert_int_equal(slot(0), is_exact() ? 0 : (int)BATCH - 1);
 }
 
-/* ---- allocation failure ---------------------------------------------------- */
+/* ---- allocation failure -------------------------------------------------- */
 
 static unsigned int fault_calls, fault_at;
 static bool failed_percpu, failed_hook;
@@ -545,8 +673,12 @@ int main(int argc, char **argv)
 		EACH(test_no_cpu_thread_is_plain),
 		EACH(test_cached_region_is_per_domain),
 		EACH(test_cached_region_alternates_domains),
+		cmocka_unit_test(test_thread_entry_replaced_drops_cache),
 		EACH(test_offline_drains_that_cpu),
 		EACH(test_disable_stops_refills),
+		DEFAULT_AND_V4(test_disabled_slot_serves_its_last_pages, setup),
+		DEFAULT_AND_V4(test_mark_of_full_max_batch_slot,
+			       setup_max_batch),
 		EACH(test_stats_count_each_event),
 		EACH(test_bound_and_batch),
 		EACH(test_bad_input),

@@ -9,7 +9,11 @@
  * The racing-refill case forces one interleaving of two threads sharing
  * CPU 0 through the test library's schedule-explorer hook (every atomic of
  * the library calls it before acting).
+ *
+ * A case whose comment names a mutant ("Mutant C11: ...") came from the
+ * mutation study (docs/mutation.md, by that id) and fails on it.
  */
+#define _GNU_SOURCE		/* sched_getcpu(), CPU affinity */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -20,9 +24,10 @@
 #include <semaphore.h>
 #include <stdbool.h>
 
+#include "affinity_helpers.h"
 #include "stock_fixture.h"
 
-/* ---- where the policies differ ------------------------------------------------ */
+/* ---- where the policies differ ------------------------------------------- */
 
 static void test_small_uncharge_refills_default_only(void **state)
 {
@@ -68,6 +73,45 @@ static void test_small_uncharge_refills_default_only(void **state)
 		assert_int_equal(st.trims, BATCH + 3);
 		assert_usage(BATCH - 2, BATCH - 2, BATCH - 2);
 	}
+}
+
+/*
+ * The slow refill fills a slot up to batch exactly, without a trim: here
+ * on an RSEQ domain, whose calls use no per-thread region cache, so every
+ * uncharge takes pcs_refill_capped() (pinned to one OS CPU, so both calls
+ * see one slot).  Mutant C11: the cap tested as "want >= batch".
+ */
+static void test_slow_refill_fills_slot_to_batch(void **state)
+{
+	struct pcstock_counter c;
+	struct pcstock_stock_stats st;
+	struct pcstock_domain *d;
+	cpu_set_t old;
+
+	(void)state;
+	pin_here(&old);
+	assert_int_equal(pcstock_domain_create(NULL, &d), 0);
+	pcstock_counter_init(&c, NULL, false);
+	assert_int_equal(pcstock_counter_alloc_stock(&c, d, BATCH,
+						     PCSTOCK_STOCK_DEFAULT), 0);
+	assert_true(pcstock_counter_try_charge_stock(&c, BATCH - 1, NULL,
+						     NULL));
+	assert_int_equal(pcstock_counter_stock_pages(&c), 1);
+	pcstock_counter_uncharge_stock(&c, BATCH - 1);
+	assert_int_equal(pcstock_counter_stock_pages(&c), BATCH);
+	assert_int_equal(pcstock_counter_read(&c), BATCH);
+	pcstock_counter_stock_stats(&c, &st);
+	assert_int_equal(st.trims, 0);
+	/* One page more does not fit: the whole slot goes up with it. */
+	pcstock_counter_charge(&c, 1);
+	pcstock_counter_uncharge_stock(&c, 1);
+	assert_int_equal(pcstock_counter_stock_pages(&c), 0);
+	assert_int_equal(pcstock_counter_read(&c), 0);
+	pcstock_counter_stock_stats(&c, &st);
+	assert_int_equal(st.trims, BATCH + 1);
+	pcstock_counter_free_stock(&c);
+	assert_int_equal(pcstock_domain_destroy(d), 0);
+	unpin(&old);
 }
 
 static void test_over_batch_uncharge_bypasses(void **state)
@@ -135,26 +179,32 @@ static void migrate_hook(enum pcs_atomic_op op, const void *obj)
 		pcstock_cpu_enter(fx.d, (unsigned int)migrate_to);
 }
 
+/*
+ * charge_ok(@n, @expect) from this CPU, which the thread leaves for CPU
+ * @to (no CPU if negative) inside the charge.
+ */
+static void charge_migrating(int to, unsigned long n, unsigned long expect)
+{
+	migrate_usage = &fx.leaf.usage;
+	migrate_to = to;
+	migrate_done = false;
+	pcstock_explore_hook = migrate_hook;
+	charge_ok(n, expect);
+	pcstock_explore_hook = NULL;
+	assert_true(migrate_done);
+}
+
 static void test_surplus_goes_to_the_cpu_after_the_charge(void **state)
 {
 	(void)state;
-	migrate_usage = &fx.leaf.usage;
-	migrate_to = 3;
-	migrate_done = false;
-	pcstock_explore_hook = migrate_hook;
-	charge_ok(1, BATCH);
-	pcstock_explore_hook = NULL;
+	charge_migrating(3, 1, BATCH);
 	assert_int_equal(pcstock_this_cpu(fx.d), 3);
 	assert_int_equal(slot(0), 0);
 	assert_int_equal(slot(3), BATCH - 1);
 
 	/* No CPU any more: the surplus is uncharged, the charge stands. */
 	move_to(1);
-	migrate_to = -1;
-	migrate_done = false;
-	pcstock_explore_hook = migrate_hook;
-	charge_ok(2, BATCH);
-	pcstock_explore_hook = NULL;
+	charge_migrating(-1, 2, BATCH);
 	assert_int_equal(pcstock_this_cpu(fx.d), -1);
 	assert_int_equal(pcstock_counter_stock_pages(&fx.leaf), BATCH - 1);
 	assert_usage(BATCH + 2, BATCH + 2, BATCH + 2);
@@ -214,6 +264,36 @@ static void test_slot_growth_is_bounded(void **state)
 	assert_int_equal(pcstock_counter_read(&c), rounds);
 	pcstock_counter_uncharge(&c, rounds);
 	pcstock_counter_free_stock(&c);
+}
+
+/*
+ * V4's ceiling is inclusive: a surplus that takes a slot exactly to
+ * PCSTOCK_STOCK_V4_CEILING stays, one page past it drains the slot.
+ * CPU 1's slot holds the ceiling minus BATCH - 1 (charged, then planted),
+ * and a miss on CPU 0 whose surplus lands on CPU 1 fills it exactly.
+ * Mutant N17: refill_v4() draining at ">= CEILING".
+ */
+static void test_v4_slot_may_reach_its_ceiling(void **state)
+{
+	const unsigned long below = PCSTOCK_STOCK_V4_CEILING - (BATCH - 1);
+	struct pcstock_stock_stats st;
+
+	(void)state;
+	pcstock_counter_charge(&fx.leaf, below);
+	atomic_store(slot_ptr(&fx.leaf, 1), (int)below);
+	charge_migrating(1, 1, BATCH);
+	assert_int_equal(slot(1), PCSTOCK_STOCK_V4_CEILING);
+	pcstock_counter_stock_stats(&fx.leaf, &st);
+	assert_int_equal(st.drains, 0);
+	/* One page more (CPU 0 misses again, CPU 1 gets BATCH - 1). */
+	move_to(0);
+	charge_migrating(1, 1, BATCH);
+	assert_int_equal(slot(1), 0);
+	pcstock_counter_stock_stats(&fx.leaf, &st);
+	assert_int_equal(st.drains, 1);
+	assert_int_equal(pcstock_counter_read(&fx.root), 2);
+	pcstock_counter_uncharge(&fx.leaf, 2);
+	move_to(0);
 }
 
 /*
@@ -343,7 +423,7 @@ static void test_racing_refill_exceeds_batch_only_in_v4(void **state)
 			 2 + pcstock_counter_stock_pages(&fx.leaf));
 }
 
-/* ---- exact at the limit (EXACT) -------------------------------------------- */
+/* ---- exact at the limit (EXACT) ------------------------------------------ */
 
 #define HIDE (NR_CPUS * BATCH)	/* what the leaf's slots can hide */
 
@@ -577,11 +657,13 @@ int run_stock_policy_cases(void)
 {
 	const struct CMUnitTest tests[] = {
 		EACH(test_small_uncharge_refills_default_only),
+		cmocka_unit_test(test_slow_refill_fills_slot_to_batch),
 		EACH(test_over_batch_uncharge_bypasses),
 		EACH(test_drain_of_empty_slot),
 		EACH(test_surplus_goes_to_the_cpu_after_the_charge),
 		EACH(test_racing_refill_exceeds_batch_only_in_v4),
 		EACH(test_slot_growth_is_bounded),
+		V4_ONLY(test_v4_slot_may_reach_its_ceiling),
 		EACH(test_large_charge_hits_a_large_slot),
 		EACH(test_exact_no_failure_for_pages_in_stock),
 		EXACT_ONLY(test_exact_far_from_max_stocks),
