@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * adapter.c - pcstock's counter API (pcstock/counter.h) over a kernel
- * unit, so that the counter's conformance tests (tests/test_counter.c)
- * run against the kernel's own mm/page_counter.c.
+ * unit, so that the counter's conformance tests (tests/test_counter.c,
+ * test_counter_ops.c) run against the kernel's own mm/page_counter.c.
  *
  * Each struct pcstock_counter's storage holds the kernel's struct
  * page_counter (smaller; checked on every init), so a counter's address,

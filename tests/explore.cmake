@@ -5,9 +5,11 @@
 
 set(EXPLORE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/explore)
 set(EXPLORE_SOURCES ${EXPLORE_DIR}/explore.c ${EXPLORE_DIR}/explore_wmm.c
+	${EXPLORE_DIR}/explore_registry.c
 	${EXPLORE_DIR}/explore_counter.c ${EXPLORE_DIR}/explore_stock.c
 	${EXPLORE_DIR}/explore_group.c ${EXPLORE_DIR}/explore_memcg7.c
-	${EXPLORE_DIR}/explore_protect.c)
+	${EXPLORE_DIR}/explore_protect.c
+	${CMAKE_CURRENT_SOURCE_DIR}/memcg7_fake.c)
 # Every explorer's library hands its atomics to the weak-memory model
 # (src/atomic.h, PCSTOCK_EXPLORE_WMM); --weak turns the model on.
 set(EXPLORE_DEFINES PCSTOCK_EXPLORE PCSTOCK_EXPLORE_WMM PCSTOCK_FAULT_INJECT)
@@ -19,7 +21,7 @@ add_library(pcstock_explore_driver OBJECT ${EXPLORE_SOURCES}
 	${EXPLORE_DIR}/main.c)
 pcstock_target_flags(pcstock_explore_driver)
 target_include_directories(pcstock_explore_driver PRIVATE
-	${PROJECT_SOURCE_DIR}/src ${EXPLORE_DIR})
+	${PROJECT_SOURCE_DIR}/src ${EXPLORE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(pcstock_explore_driver PRIVATE ${EXPLORE_DEFINES})
 target_link_libraries(pcstock_explore_driver PRIVATE pcstock_explorelib)
 
@@ -376,10 +378,12 @@ if(PCSTOCK_HAVE_LIBFUZZER AND PCSTOCK_SANITIZE STREQUAL "")
 				-I${PROJECT_SOURCE_DIR}/include
 				-I${PROJECT_BINARY_DIR}/include
 				-I${PROJECT_SOURCE_DIR}/src -I${EXPLORE_DIR}
+				-I${CMAKE_CURRENT_SOURCE_DIR}
 				${URCU_CFLAGS} ${HWLOC_CFLAGS} ${sources}
 				${URCU_LDFLAGS} ${HWLOC_LDFLAGS} -lpthread
 				-Wl,--wrap=pcs_die -o ${out}
 			DEPENDS ${sources} ${EXPLORE_DIR}/explore.h
+				${CMAKE_CURRENT_SOURCE_DIR}/memcg7_fake.h
 			COMMENT "Building libFuzzer target fuzz_explore_${name}"
 			VERBATIM)
 		add_custom_target(fuzz_explore_${name} ALL DEPENDS ${out})

@@ -4,8 +4,14 @@
 # every policy, the legacy 7-slot cache (spec §7 S1-S5), and a lifecycle
 # stress run (64 SIM CPUs, every policy).
 
-pcstock_add_test(test_hierarchy SOURCES test_hierarchy.c
-	LABELS unit conformance TIMEOUT 60)
+# Groups and the try_charge_memcg flow on every design, sequentially, a
+# file for each room of src/ they test (tree and groups, the charge flow,
+# memory.high, the limit writers, protection) around one fixture
+# (hierarchy_fixture.c; cases "case/design").
+foreach(room tree charge high limits protection)
+	pcstock_add_test(test_${room} SOURCES test_${room}.c
+		hierarchy_fixture.c LABELS unit conformance TIMEOUT 60)
+endforeach()
 # The registry of designs: every table's invariants, one replaced step.
 pcstock_add_test(test_policy SOURCES test_policy.c
 	LABELS unit TIMEOUT 60)
@@ -13,7 +19,7 @@ pcstock_add_test(test_groups SOURCES test_groups.c
 	LABELS unit TIMEOUT 60)
 pcstock_add_test(test_cgroupfs SOURCES test_cgroupfs.c
 	LABELS unit conformance TIMEOUT 60)
-pcstock_add_test(test_memcg7 SOURCES test_memcg7.c
+pcstock_add_test(test_memcg7 SOURCES test_memcg7.c memcg7_fake.c
 	LABELS unit conformance TIMEOUT 60)
 # A tree destroy against its domain's CPU owners idling and exiting,
 # 1,000 times each: no cached page is uncharged twice.

@@ -2,12 +2,6 @@
 #
 # Boundary cases a mutation study found untested (docs/mutation.md): each
 # fails on a mutant of the code named in its comment.
-pcstock_add_test(test_mutants_stock SOURCES test_mutants_stock.c
-	LABELS unit TIMEOUT 60)
-pcstock_add_test(test_mutants_groups SOURCES test_mutants_groups.c
-	LABELS unit TIMEOUT 60)
-pcstock_add_test(test_mutants_memcg7 SOURCES test_mutants_memcg7.c
-	LABELS unit TIMEOUT 60)
 
 # memcg7's owner variant where a key dies, and where a remote reader
 # dereferences a slot's key (tests/explore/explore_memcg7.c:

@@ -4,11 +4,14 @@
 # SIM domain and a migrating/draining/offlining stress run.  The stock's
 # measurement program, micro_stock, is a benchmark: bench/micro_stock.c.
 
-pcstock_add_test(test_stock SOURCES test_stock.c
+# One program of two files (the cases where the policies agree, and where
+# they differ) around one fixture, built three ways below.
+set(stock_sources test_stock.c test_stock_policies.c stock_fixture.c)
+pcstock_add_test(test_stock SOURCES ${stock_sources}
 	LABELS unit conformance TIMEOUT 60)
 # The same conformance cases through the opt-in inline fast paths
 # (PCSTOCK_INLINE, pcstock/stock_inline.h).
-pcstock_add_test(test_stock_inline SOURCES test_stock.c
+pcstock_add_test(test_stock_inline SOURCES ${stock_sources}
 	LABELS unit conformance TIMEOUT 60)
 target_compile_definitions(test_stock_inline PRIVATE PCSTOCK_INLINE)
 pcstock_add_test(test_stock_stress SOURCES test_stock_stress.c
@@ -19,7 +22,7 @@ pcstock_add_test(test_stock_stress SOURCES test_stock_stress.c
 # cases of test_stock must fail on it.
 pcstock_add_library(pcstock_mut_exact_no_drain STATIC
 	DEFINES PCSTOCK_FAULT_INJECT PCSTOCK_EXPLORE MUTANT exact_no_drain)
-pcstock_add_test(test_stock_mut_exact_no_drain SOURCES test_stock.c
+pcstock_add_test(test_stock_mut_exact_no_drain SOURCES ${stock_sources}
 	LIBS pcstock_mut_exact_no_drain ARGS "*/exact"
 	LABELS unit TIMEOUT 60)
 set_tests_properties(test_stock_mut_exact_no_drain PROPERTIES WILL_FAIL TRUE)

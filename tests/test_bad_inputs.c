@@ -31,6 +31,8 @@
 #include <pcstock/hierarchy.h>
 #include <pcstock/stock.h>
 
+#include "hierarchy_helpers.h"
+
 #define HELD_G 7UL	/* pages g holds throughout */
 #define HELD_DEAD 3UL	/* pages the destroyed group still holds */
 #define G_MAX 1000UL	/* g's memory.max (pages) */
@@ -49,16 +51,13 @@ static struct {
 
 static int setup(void **state)
 {
-	struct pcstock_domain_attr dattr = { 2, PCSTOCK_CPU_SIM, NULL };
 	struct pcstock_tree_attr attr = {
 		.policy = PCSTOCK_TREE_DEFAULT,
 		.memsw = true,
 	};
 
 	(void)state;
-	if (pcstock_domain_create(&dattr, &F.dom) ||
-	    pcstock_cpu_enter(F.dom, 0) ||
-	    pcstock_tree_create(F.dom, &attr, &F.tree))
+	if (sim_tree_open(2, &attr, &F.dom, &F.tree))
 		return -1;
 	F.root = pcstock_tree_root(F.tree);
 	if (pcstock_group_create(F.root, "g", &F.g) ||
@@ -82,8 +81,6 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	int err;
-
 	(void)state;
 	pcstock_group_uncharge_batch(F.g, HELD_G);
 	pcstock_group_uncharge_batch(F.dead, HELD_DEAD);
@@ -94,10 +91,7 @@ static int teardown(void **state)
 	pcstock_group_put(F.parent);
 	pcstock_group_put(F.g);
 	pcstock_group_put(F.dead);
-	err = pcstock_tree_destroy(F.tree);
-	pcstock_cpu_exit(F.dom);
-	pcstock_domain_destroy(F.dom);
-	return err;
+	return sim_tree_close(F.dom, F.tree);
 }
 
 /* After every case: nothing was charged, lost or changed. */

@@ -7,7 +7,9 @@
  * -EBUSY from v1's limit_in_bytes, the memory.peak reset, hierarchical
  * and local events, and snprintf-like reads.
  *
- * The trees use the "none" policy, so every value is exact.
+ * The trees use the "none" policy, so every value is exact.  A case whose
+ * comment names a mutant ("Mutant F11: ...") came from the mutation study
+ * (docs/mutation.md, by that id) and fails on it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,7 +63,6 @@ static int oom_cb(struct pcstock_group *g, void *arg)
 
 static int open_tree(bool v1, bool memsw)
 {
-	struct pcstock_domain_attr dattr = { 2, PCSTOCK_CPU_SIM, NULL };
 	struct pcstock_tree_attr attr = {
 		.policy = PCSTOCK_TREE_NONE,
 		.memsw = memsw,
@@ -73,8 +74,7 @@ static int open_tree(bool v1, bool memsw)
 	victim = NULL;
 	victim_pages = reclaim_calls = oom_calls = 0;
 	oom_kills = false;
-	if (pcstock_domain_create(&dattr, &dom) || pcstock_cpu_enter(dom, 0) ||
-	    pcstock_tree_create(dom, &attr, &tree))
+	if (sim_tree_open(2, &attr, &dom, &tree))
 		return -1;
 	root = pcstock_tree_root(tree);
 	return 0;
@@ -97,11 +97,7 @@ static int setup_v1(void **state)
 
 static int teardown(void **state)
 {
-	int err = pcstock_tree_destroy(tree);
-
-	pcstock_cpu_exit(dom);
-	pcstock_domain_destroy(dom);
-	return err;
+	return sim_tree_close(dom, tree);
 }
 
 /* The file's whole text, checked to be what the length says. */
@@ -747,6 +743,33 @@ static void test_v1_without_memsw(void **state)
 	rmgroup(g);
 }
 
+/*
+ * v1's files all exist on the root (no CFTYPE_NOT_ON_ROOT in the legacy
+ * table), their counters and resets included.  Mutant F11: memory.failcnt
+ * flagged not-on-root.
+ */
+static void test_v1_files_on_root(void **state)
+{
+	static const char *const files[] = {
+		"memory.usage_in_bytes", "memory.limit_in_bytes",
+		"memory.max_usage_in_bytes", "memory.failcnt",
+		"memory.memsw.usage_in_bytes", "memory.memsw.limit_in_bytes",
+		"memory.memsw.max_usage_in_bytes", "memory.memsw.failcnt",
+		"memory.stat",
+	};
+	char buf[256];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		assert_true(pcstock_group_read(root, files[i], buf,
+					       sizeof(buf)) > 0);
+	assert_int_equal(pcstock_group_write(root, "memory.failcnt", "0"), 0);
+	assert_int_equal(pcstock_group_write(root, "memory.memsw.failcnt",
+					     "0"), 0);
+	assert_int_equal(pcstock_group_write(root,
+					     "memory.max_usage_in_bytes", "0"),
+			 0);
+}
+
 #define V2(fn) cmocka_unit_test_setup_teardown(fn, setup_v2, teardown)
 #define V2S(fn) cmocka_unit_test_setup_teardown(fn, setup_v2_memsw, teardown)
 #define V1(fn) cmocka_unit_test_setup_teardown(fn, setup_v1, teardown)
@@ -772,6 +795,7 @@ int main(void)
 		V1(test_v1_max_usage_and_failcnt_reset),
 		V1(test_v1_names_that_do_not_exist),
 		V1(test_v1_without_memsw),
+		V1(test_v1_files_on_root),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

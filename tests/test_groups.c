@@ -44,12 +44,10 @@ static long reclaim_cb(struct pcstock_group *g, unsigned long nr_pages,
 
 static int setup(void **state)
 {
-	struct pcstock_domain_attr dattr = { 2, PCSTOCK_CPU_SIM, NULL };
 	struct pcstock_tree_attr attr = { .policy = PCSTOCK_TREE_NONE,
 					  .reclaim = reclaim_cb };
 
-	if (pcstock_domain_create(&dattr, &dom) || pcstock_cpu_enter(dom, 0) ||
-	    pcstock_tree_create(dom, &attr, &tree))
+	if (sim_tree_open(2, &attr, &dom, &tree))
 		return -1;
 	root = pcstock_tree_root(tree);
 	seen_data = NULL;
@@ -58,13 +56,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	int err;
-
 	pcstock_fault_hook = NULL;
-	err = pcstock_tree_destroy(tree);
-	pcstock_cpu_exit(dom);
-	pcstock_domain_destroy(dom);
-	return err;
+	return sim_tree_close(dom, tree);
 }
 
 static void test_data_at_create_and_in_callback(void **state)

@@ -9,6 +9,9 @@
  * variant).  The owner-exclusive variant runs on a COOP domain with a peer
  * thread owning CPU 1, stepped command by command, so each interleaving
  * of a queued drain with its owner is pinned.
+ *
+ * A case whose comment names a mutant ("Mutant D2: ...") came from the
+ * mutation study (docs/mutation.md, by that id) and fails on it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,51 +32,12 @@
 
 #include "hierarchy_helpers.h"
 #include "internal.h"
-#include "memcg7.h"
+#include "memcg7_fake.h"
 
 #define NR_CPUS 4U
 #define BATCH 64U
 
-struct fake {
-	unsigned long uncharged;
-	long refs;
-	bool offline;
-};
-
 static struct pcstock_domain *dom;
-
-static void fake_uncharge(void *key, unsigned long nr_pages)
-{
-	((struct fake *)key)->uncharged += nr_pages;
-}
-
-static void fake_get(void *key)
-{
-	((struct fake *)key)->refs++;
-}
-
-static void fake_put(void *key)
-{
-	((struct fake *)key)->refs--;
-}
-
-static bool fake_online(void *key)
-{
-	return !((struct fake *)key)->offline;
-}
-
-static bool fake_in_subtree(void *key, void *root)
-{
-	return key == root;
-}
-
-static const struct memcg7_ops fake_ops = {
-	.uncharge = fake_uncharge,
-	.get = fake_get,
-	.put = fake_put,
-	.online = fake_online,
-	.in_subtree = fake_in_subtree,
-};
 
 static int setup(void **state)
 {
@@ -91,6 +55,16 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* A cache of fake keys over @d; @fix: the isolated-CPU fix. */
+static struct memcg7 *fake_cache(struct pcstock_domain *d, bool fix)
+{
+	struct memcg7 *m = NULL;
+
+	assert_int_equal(memcg7_create(d, BATCH, fix, &memcg7_fake_ops, &m),
+			 0);
+	return m;
+}
+
 static void assert_slot(struct memcg7 *m, unsigned int cpu, unsigned int i,
 			void *key, unsigned int nr)
 {
@@ -105,10 +79,9 @@ static void assert_slot(struct memcg7 *m, unsigned int cpu, unsigned int i,
 /* S1: slots fill in order; then slot 0, slot 1, ... are the victims. */
 static void test_s1_round_robin_eviction(void **state)
 {
-	struct fake f[16] = { 0 };
-	struct memcg7 *m;
+	struct memcg7_fake f[16] = { 0 };
+	struct memcg7 *m = fake_cache(dom, false);
 
-	assert_int_equal(memcg7_create(dom, BATCH, false, &fake_ops, &m), 0);
 	for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++)
 		memcg7_refill(m, &f[i], 1);
 	for (unsigned int i = 0; i < MEMCG7_NR_SLOTS; i++)
@@ -138,10 +111,9 @@ static void test_s1_round_robin_eviction(void **state)
 /* S2: 60 + 5 passes the batch: the whole slot (65) is drained. */
 static void test_s2_overflow_drains_slot(void **state)
 {
-	struct fake f = { 0 };
-	struct memcg7 *m;
+	struct memcg7_fake f = { 0 };
+	struct memcg7 *m = fake_cache(dom, false);
 
-	assert_int_equal(memcg7_create(dom, BATCH, false, &fake_ops, &m), 0);
 	memcg7_refill(m, &f, 60);
 	assert_slot(m, 0, 0, &f, 60);
 	memcg7_refill(m, &f, 4);
@@ -156,11 +128,10 @@ static void test_s2_overflow_drains_slot(void **state)
 /* S3: an oversize refill bypasses the cache; consume limits. */
 static void test_s3_oversize_bypass_and_consume(void **state)
 {
-	struct fake f = { 0 }, g = { 0 };
+	struct memcg7_fake f = { 0 }, g = { 0 };
 	struct pcstock_memcg7_stats st;
-	struct memcg7 *m;
+	struct memcg7 *m = fake_cache(dom, false);
 
-	assert_int_equal(memcg7_create(dom, BATCH, false, &fake_ops, &m), 0);
 	memcg7_refill(m, &f, 65);
 	assert_int_equal(f.uncharged, 65);
 	assert_slot(m, 0, 0, NULL, 0);
@@ -419,10 +390,9 @@ static void test_offline_cpu_not_refilled(void **state)
 /* The cache alone: an offline CPU's refill goes to the counters. */
 static void test_offline_cpu_bypasses_cache(void **state)
 {
-	struct fake f = { 0 };
-	struct memcg7 *m;
+	struct memcg7_fake f = { 0 };
+	struct memcg7 *m = fake_cache(dom, false);
 
-	assert_int_equal(memcg7_create(dom, BATCH, false, &fake_ops, &m), 0);
 	on_cpu(1);
 	memcg7_refill(m, &f, 5);
 	assert_slot(m, 1, 0, &f, 5);
@@ -442,12 +412,11 @@ static void test_offline_cpu_bypasses_cache(void **state)
 /* Pins the per-CPU flag itself on the cache. */
 static void test_flushing_flag_on_cache(void **state)
 {
-	struct fake f = { 0 };
+	struct memcg7_fake f = { 0 };
 	struct memcg7 *m;
 
 	for (int fix = 0; fix < 2; fix++) {
-		assert_int_equal(memcg7_create(dom, BATCH, fix, &fake_ops, &m),
-				 0);
+		m = fake_cache(dom, fix);
 		on_cpu(2);
 		memcg7_refill(m, &f, 5);
 		on_cpu(0);
@@ -547,7 +516,7 @@ static struct memcg7 *coop_open(struct pcstock_domain **d)
 	assert_int_equal(pcstock_domain_create(&attr, d), 0);
 	pcstock_cpu_exit(dom);
 	assert_int_equal(pcstock_cpu_enter(*d, 0), 0);
-	assert_int_equal(memcg7_create(*d, BATCH, false, &fake_ops, &m), 0);
+	m = fake_cache(*d, false);
 	assert_true(memcg7_owned(m));
 	peer.d = *d;
 	peer.m = m;
@@ -589,7 +558,7 @@ static void test_coop_one_owner_per_cpu(void **state)
  */
 static void test_coop_drain_all_queues_work(void **state)
 {
-	struct fake f = { 0 }, g = { 0 };
+	struct memcg7_fake f = { 0 }, g = { 0 };
 	struct pcstock_domain *d;
 	struct memcg7 *m = coop_open(&d);
 
@@ -638,7 +607,7 @@ static void test_coop_drain_all_queues_work(void **state)
  */
 static void test_coop_deferred_reference(void **state)
 {
-	struct fake f = { 0 }, g = { 0 };
+	struct memcg7_fake f = { 0 }, g = { 0 };
 	struct memcg7_dead dead;
 	struct pcstock_domain *d;
 	struct memcg7 *m = coop_open(&d);
@@ -674,7 +643,7 @@ static void test_coop_deferred_reference(void **state)
  */
 static void test_coop_flush_clears_flushing(void **state)
 {
-	struct fake f = { 0 };
+	struct memcg7_fake f = { 0 };
 	struct pcstock_domain *d;
 	struct memcg7 *m = coop_open(&d);
 
@@ -692,6 +661,74 @@ static void test_coop_flush_clears_flushing(void **state)
 	assert_int_equal(f.uncharged, 8);
 	assert_false(memcg7_flushing(m, 1));
 	coop_close(d, m);
+}
+
+/*
+ * A drain queued on a CPU while a requester has it borrowed (here by a
+ * key dying in the middle of the borrower's drain) is run by the borrower
+ * when it gives the CPU back: it looks for work again.  Otherwise the
+ * dead key's deferred reference stays until the CPU is next entered.
+ * Mutant D2: kick() testing the work bit once (if, not while).
+ *
+ * The cache on a COOP domain of two CPUs that nobody owns, this thread
+ * on none of them.
+ */
+static struct {
+	struct pcstock_domain *d;
+	struct memcg7 *m;
+	struct memcg7_fake f, g;
+	struct memcg7_dead g_dead;
+	bool g_dying;
+} borrowed;
+
+/* f's first uncharge destroys g: memcg7_drain_key() from inside a drain. */
+static void kill_g(struct memcg7_fake *k)
+{
+	if (borrowed.g_dying)
+		return;
+	borrowed.g_dying = true;
+	memcg7_drain_key(borrowed.m, &borrowed.g, &borrowed.g_dead);
+}
+
+/* Enter CPU 1, cache 3 pages of f and 2 of g, leave. */
+static void *fill_cpu1(void *arg)
+{
+	if (pcstock_cpu_enter(borrowed.d, 1))
+		return borrowed.d;
+	memcg7_refill(borrowed.m, &borrowed.f, 3);
+	memcg7_refill(borrowed.m, &borrowed.g, 2);
+	pcstock_cpu_exit(borrowed.d);
+	return NULL;
+}
+
+static void test_work_queued_while_borrowed_is_run(void **state)
+{
+	struct pcstock_domain_attr attr = { 2, PCSTOCK_CPU_COOP, NULL };
+	pthread_t th;
+	void *ret;
+
+	pcstock_cpu_exit(dom);
+	borrowed.f.on_uncharge = kill_g;
+	assert_int_equal(pcstock_domain_create(&attr, &borrowed.d), 0);
+	borrowed.m = fake_cache(borrowed.d, false);
+	assert_true(memcg7_owned(borrowed.m));
+	assert_int_equal(pthread_create(&th, NULL, fill_cpu1, NULL), 0);
+	assert_int_equal(pthread_join(th, &ret), 0);
+	assert_null(ret);
+	assert_int_equal(memcg7_pages(borrowed.m, &borrowed.f), 3);
+
+	/* Nobody owns CPU 1: drain_all borrows it and drains it now. */
+	assert_true(memcg7_drain_all(borrowed.m, &borrowed.f));
+	assert_true(borrowed.g_dying);
+	assert_int_equal(borrowed.f.uncharged, 3);
+	assert_int_equal(borrowed.g.uncharged, 2);
+	assert_false(memcg7_flushing(borrowed.m, 1));
+	/* Every CPU ran the drain queued for g: its reference is dropped. */
+	assert_int_equal(borrowed.g.refs, 0);
+	memcg7_destroy(borrowed.m);
+	assert_int_equal(borrowed.g.refs, 0);
+	assert_int_equal(pcstock_domain_destroy(borrowed.d), 0);
+	assert_int_equal(pcstock_cpu_enter(dom, 0), 0);
 }
 
 /* ---- a PINNED enter whose binding fails ---------------------------------- */
@@ -911,6 +948,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_coop_drain_all_queues_work),
 		cmocka_unit_test(test_coop_deferred_reference),
 		cmocka_unit_test(test_coop_flush_clears_flushing),
+		cmocka_unit_test(test_work_queued_while_borrowed_is_run),
 		cmocka_unit_test(test_pinned_failed_bind_runs_queued_drain),
 	};
 	const struct CMUnitTest stress[] = {

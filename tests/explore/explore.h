@@ -75,9 +75,9 @@ void explore_source_bytes(struct explore_source *src, const uint8_t *bytes,
  *           pcstock_tree_policy, 0..PCSTOCK_TREE_NR_POLICIES - 1) whose
  *           properties it applies to: "<name>-<design name>", with
  *           @design and @info set (explore_find(), explore_list())
- * @design_info: a template's pcstock_tree_policy_info() (explore.c, which
- *               the kernel explorer links without the library, calls it
- *               through this)
+ * @design_info: a template's pcstock_tree_policy_info() (explore_registry.c,
+ *               which the kernel explorer links without the library,
+ *               calls it through this)
  * @weak_only: only the weak-memory model can fail it (--list-designed
  *             asks CMake for --weak runs only)
  * @design: @info: a generated scenario's design and its properties

@@ -102,14 +102,16 @@
 #include "atomic.h"	/* pcs_spin_yield() */
 #include "explore.h"
 #include "memcg7.h"
+#include "memcg7_fake.h"
 #include "memcg7_pcp.h"	/* the cache's dead_lock and work bits */
 
 #define NR_CPUS 2
 #define BATCH 4
 
+/* A fake key (its first member) and the scenario's books of it. */
 struct fake {
+	struct memcg7_fake key;		/* key.uncharged: by the cache */
 	unsigned long in;		/* refilled */
-	unsigned long out;		/* uncharged by the cache */
 	unsigned long taken;		/* consumed */
 };
 
@@ -120,35 +122,6 @@ static struct {
 	atomic_int step;		/* memcg7-destroy: the threads' hand-off */
 	char msg[160];
 } S;
-
-static void fake_uncharge(void *key, unsigned long nr_pages)
-{
-	((struct fake *)key)->out += nr_pages;
-}
-
-static void fake_ref(void *key)
-{
-	(void)key;
-}
-
-static bool fake_online(void *key)
-{
-	(void)key;
-	return true;
-}
-
-static bool fake_in_subtree(void *key, void *root)
-{
-	return key == root;
-}
-
-static const struct memcg7_ops fake_ops = {
-	.uncharge = fake_uncharge,
-	.get = fake_ref,
-	.put = fake_ref,
-	.online = fake_online,
-	.in_subtree = fake_in_subtree,
-};
 
 static int m7_domain(enum pcstock_cpu_mode mode)
 {
@@ -169,7 +142,7 @@ static void m7_setup(const struct explore_scenario *s)
 	S.f = (struct fake){ 0 };
 	S.g = (struct fake){ 0 };
 	atomic_store(&S.step, 0);
-	if (memcg7_create(S.d, BATCH, false, &fake_ops, &S.m))
+	if (memcg7_create(S.d, BATCH, false, &memcg7_fake_ops, &S.m))
 		S.m = NULL;
 }
 
@@ -229,11 +202,11 @@ static unsigned long cached(void *key)
 
 static const char *conserved(const char *name, struct fake *k)
 {
-	if (k->in == k->out + k->taken + cached(k))
+	if (k->in == k->key.uncharged + k->taken + cached(k))
 		return NULL;
 	snprintf(S.msg, sizeof(S.msg),
 		 "%s: %lu refilled, %lu uncharged + %lu taken + %lu cached",
-		 name, k->in, k->out, k->taken, cached(k));
+		 name, k->in, k->key.uncharged, k->taken, cached(k));
 	return S.msg;
 }
 
@@ -379,7 +352,7 @@ static void reenter_run(const struct explore_scenario *s, unsigned int t)
 
 /* A key with what a real group has that the cache relies on. */
 struct dkey {
-	unsigned long in, out, taken;	/* as struct fake */
+	unsigned long in, out, taken;	/* as struct fake's */
 	atomic_bool online;		/* the group's online flag */
 	atomic_ulong payload;		/* its contents, for readers */
 	int refs;			/* references the cache took */
