@@ -216,8 +216,21 @@ static inline void pcs_tsan_fence(void)
  * undefined PCSTOCK_ORDER_<TAG> pastes into a name that is no macro, one
  * argument, and @mo is the second.
  */
-#define PCS_ORDER(tag, mo)                                                   \
+#define PCS_ORDER_OF_(tag, mo)                                               \
 	PCS_ORDER_PICK_(PCS_ORDER_CAT_(PCS_ORDER_IS_, PCSTOCK_ORDER_##tag), mo)
+#ifdef PCSTOCK_EXPLORE_WMM
+/*
+ * The explorer's variants also name the site to the model, which notes
+ * the tags its explored threads reach in weak memory (pcstock-explore
+ * --site-coverage; tests/explore/explore_wmm.c).  Every access there goes
+ * through pcstock_explore_wmm(), which takes the names given since the
+ * last access; a relaxed access without a tag gives none.
+ */
+memory_order pcstock_explore_site(const char *tag, memory_order mo);
+#define PCS_ORDER(tag, mo) pcstock_explore_site(#tag, PCS_ORDER_OF_(tag, mo))
+#else
+#define PCS_ORDER(tag, mo) PCS_ORDER_OF_(tag, mo)
+#endif
 #define PCS_ORDER_CAT_(a, b) PCS_ORDER_CAT2_(a, b)
 #define PCS_ORDER_CAT2_(a, b) a##b
 #define PCS_ORDER_PICK_(probe, mo) PCS_ORDER_2ND_(probe, mo, ~)

@@ -647,6 +647,11 @@ int explore_weak_self(void)
 		       self : -1;
 }
 
+bool explore_checking(void)
+{
+	return checking;
+}
+
 uint64_t explore_pick(uint64_t bound)
 {
 	return X.src->pick(X.src, bound);

@@ -223,6 +223,11 @@ void explore_wmm_reset(void);
  * while an invariant check runs.
  */
 int explore_weak_self(void);
+/*
+ * explore_checking() - whether this thread runs an invariant check (inside
+ * a scheduling point, between an access's order and the access)
+ */
+bool explore_checking(void);
 /* explore_pick() - a decision in [0, bound) from the schedule's source */
 uint64_t explore_pick(uint64_t bound);
 /*
@@ -232,6 +237,12 @@ uint64_t explore_pick(uint64_t bound);
 void explore_note(uint64_t val, unsigned int stale);
 /* explore_note_write() - the value the step just traced (an RMW) wrote */
 void explore_note_write(uint64_t val);
+/*
+ * explore_site_report() - print the tags of the ordered sites (src/atomic.h,
+ * PCS_ORDER()) that explored threads reached in weak memory since the
+ * process started, and how often: "site <TAG> <count>", one a line
+ */
+void explore_site_report(void);
 /* explore_fail() - report a violation (or a model failure) and exit */
 void explore_fail(const char *msg);
 

@@ -465,12 +465,94 @@ static void fence(unsigned int t, memory_order mo)
 	}
 }
 
+/* ---- site coverage ------------------------------------------------------- */
+
+#define MAX_SITES 128
+#define MAX_PENDING 4
+
+/*
+ * The tags of the ordered sites (src/atomic.h, PCS_ORDER()) named since
+ * this thread's last access: the access's own, evaluated with its
+ * arguments, after its scheduling point (a CAS names two when its failure
+ * order has a tag of its own).  Per thread: liburcu's call_rcu thread
+ * makes accesses too, outside the model.
+ */
+static __thread const char *pending[MAX_PENDING];
+static __thread unsigned int nr_pending;
+
+/* Every tag an explored thread reached in weak memory, and how often. */
+static struct {
+	const char *tag;
+	unsigned long long count;
+} sites[MAX_SITES];
+static unsigned int nr_sites;
+
+memory_order pcstock_explore_site(const char *tag, memory_order mo)
+{
+	unsigned int i;
+
+	/* pcs_wmm() and pcs_fence() pass their order twice. */
+	for (i = 0; i < nr_pending; i++)
+		if (!strcmp(pending[i], tag))
+			return mo;
+	if (nr_pending < MAX_PENDING)
+		pending[nr_pending++] = tag;
+	return mo;
+}
+
+/*
+ * The access being made takes this thread's pending tags; they count as
+ * reached when the model handles it (@t, an explored thread in weak
+ * memory, else -1), where the order can make a difference.  An access of
+ * an invariant check, made at the scheduling point of an access whose
+ * order is already named, leaves them to that access.  A tag passed to
+ * a helper (counter.c's add_return()) is taken by the helper's first
+ * access, which is the ordered one in every helper of src/.
+ */
+static void take_sites(int t)
+{
+	unsigned int i, j;
+
+	if (explore_checking())
+		return;
+	for (i = 0; t >= 0 && i < nr_pending; i++) {
+		for (j = 0; j < nr_sites; j++)
+			if (!strcmp(sites[j].tag, pending[i]))
+				break;
+		if (j == MAX_SITES) {
+			explore_fail("weak memory: too many ordered sites");
+			continue;	/* PCT's calibration ignores it */
+		}
+		if (j == nr_sites)
+			sites[nr_sites++].tag = pending[i];
+		sites[j].count++;
+	}
+	nr_pending = 0;
+}
+
+static int by_tag(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void explore_site_report(void)
+{
+	unsigned int i;
+
+	/* Sorted by tag, so that two runs compare line by line. */
+	qsort(sites, nr_sites, sizeof(sites[0]), by_tag);
+	printf("ordered sites reached in weak memory: %u\n", nr_sites);
+	for (i = 0; i < nr_sites; i++)
+		printf("site %s %llu\n", sites[i].tag, sites[i].count);
+}
+
 uint64_t pcstock_explore_wmm(enum pcs_atomic_op op, void *obj, size_t size,
 			     uint64_t val, uint64_t *expected,
 			     memory_order mo, memory_order mo_fail)
 {
 	int t = explore_weak_self();
 
+	take_sites(t);
 	val &= mask_of(size);
 	if (expected)
 		*expected &= mask_of(size);

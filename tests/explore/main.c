@@ -10,6 +10,8 @@
  * one budget given), each from the same first seed.
  * --weak runs the weak-memory model (explore_wmm.c), which needs the
  * library built with PCSTOCK_EXPLORE_WMM, as every explorer's is.
+ * --site-coverage then lists the ordered sites its runs reached in weak
+ * memory (scripts/order-sweep runs every weak run of the suite with it).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,6 +41,9 @@ static void usage(FILE *f)
 		"  --weak                 weak memory: loads may read older "
 		"values\n"
 		"  --expect-violation     succeed only if a violation is found\n"
+		"  --site-coverage        with --weak: after the runs, the\n"
+		"                         ordered sites (PCS_ORDER() tags)\n"
+		"                         reached, \"site TAG COUNT\" each\n"
 		"  --verbose              print every interleaving\n"
 		"  --quiet                no interleaving in reports\n");
 }
@@ -112,6 +117,7 @@ int main(int argc, char **argv)
 		{ "max-steps", required_argument, NULL, 'm' },
 		{ "expect-violation", no_argument, NULL, 'x' },
 		{ "weak", no_argument, NULL, 'w' },
+		{ "site-coverage", no_argument, NULL, 'c' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -133,7 +139,7 @@ int main(int argc, char **argv)
 	struct explore_result res;
 	char words[MAX_RUNS][32];
 	struct timespec t0, t1;
-	bool expect = false;
+	bool expect = false, coverage = false;
 	double secs;
 	int c, err;
 
@@ -200,6 +206,9 @@ int main(int argc, char **argv)
 #endif
 			opt.weak = true;
 			break;
+		case 'c':
+			coverage = true;
+			break;
 		case 'v':
 			opt.verbose = true;
 			break;
@@ -215,7 +224,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!s || optind != argc || !opt.depth || !opt.max_steps ||
-	    (nr_budgets != 1 && nr_budgets != nr_runs)) {
+	    (nr_budgets != 1 && nr_budgets != nr_runs) ||
+	    (coverage && !opt.weak)) {
 		usage(stderr);
 		return 2;
 	}
@@ -243,6 +253,8 @@ int main(int argc, char **argv)
 		n += opt.schedules;
 	}
 	explore_stop();
+	if (coverage)
+		explore_site_report();
 	if (expect) {
 		printf("expected a violation within %lu schedules: not found\n",
 		       n);
