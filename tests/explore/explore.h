@@ -240,7 +240,8 @@ void explore_note_write(uint64_t val);
 /*
  * explore_site_report() - print the tags of the ordered sites (src/atomic.h,
  * PCS_ORDER()) that explored threads reached in weak memory since the
- * process started, and how often: "site <TAG> <count>", one a line
+ * process started, the order each was given ("mixed" if more than one)
+ * and how often: "site <TAG> <order> <count>", one a line
  */
 void explore_site_report(void);
 /* explore_fail() - report a violation (or a model failure) and exit */

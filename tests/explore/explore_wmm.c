@@ -477,14 +477,18 @@ static void fence(unsigned int t, memory_order mo)
  * order has a tag of its own).  Per thread: liburcu's call_rcu thread
  * makes accesses too, outside the model.
  */
-static __thread const char *pending[MAX_PENDING];
+struct site {
+	const char *tag;
+	memory_order mo;		/* the order it was given */
+	bool mixed;			/* given more than one */
+	unsigned long long count;
+};
+
+static __thread struct site pending[MAX_PENDING];
 static __thread unsigned int nr_pending;
 
 /* Every tag an explored thread reached in weak memory, and how often. */
-static struct {
-	const char *tag;
-	unsigned long long count;
-} sites[MAX_SITES];
+static struct site sites[MAX_SITES];
 static unsigned int nr_sites;
 
 memory_order pcstock_explore_site(const char *tag, memory_order mo)
@@ -493,10 +497,12 @@ memory_order pcstock_explore_site(const char *tag, memory_order mo)
 
 	/* pcs_wmm() and pcs_fence() pass their order twice. */
 	for (i = 0; i < nr_pending; i++)
-		if (!strcmp(pending[i], tag))
+		if (!strcmp(pending[i].tag, tag))
 			return mo;
-	if (nr_pending < MAX_PENDING)
-		pending[nr_pending++] = tag;
+	if (nr_pending < MAX_PENDING) {
+		pending[nr_pending].tag = tag;
+		pending[nr_pending++].mo = mo;
+	}
 	return mo;
 }
 
@@ -517,14 +523,15 @@ static void take_sites(int t)
 		return;
 	for (i = 0; t >= 0 && i < nr_pending; i++) {
 		for (j = 0; j < nr_sites; j++)
-			if (!strcmp(sites[j].tag, pending[i]))
+			if (!strcmp(sites[j].tag, pending[i].tag))
 				break;
 		if (j == MAX_SITES) {
 			explore_fail("weak memory: too many ordered sites");
 			continue;	/* PCT's calibration ignores it */
 		}
 		if (j == nr_sites)
-			sites[nr_sites++].tag = pending[i];
+			sites[nr_sites++] = pending[i];
+		sites[j].mixed |= sites[j].mo != pending[i].mo;
 		sites[j].count++;
 	}
 	nr_pending = 0;
@@ -532,18 +539,31 @@ static void take_sites(int t)
 
 static int by_tag(const void *a, const void *b)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	return strcmp(((const struct site *)a)->tag,
+		      ((const struct site *)b)->tag);
 }
 
 void explore_site_report(void)
 {
+	static const char *const names[] = {
+		[memory_order_relaxed] = "relaxed",
+		[memory_order_consume] = "consume",
+		[memory_order_acquire] = "acquire",
+		[memory_order_release] = "release",
+		[memory_order_acq_rel] = "acq_rel",
+		[memory_order_seq_cst] = "seq_cst",
+	};
+	const struct site *s;
 	unsigned int i;
 
 	/* Sorted by tag, so that two runs compare line by line. */
 	qsort(sites, nr_sites, sizeof(sites[0]), by_tag);
 	printf("ordered sites reached in weak memory: %u\n", nr_sites);
-	for (i = 0; i < nr_sites; i++)
-		printf("site %s %llu\n", sites[i].tag, sites[i].count);
+	for (i = 0; i < nr_sites; i++) {
+		s = &sites[i];
+		printf("site %s %s %llu\n", s->tag,
+		       s->mixed ? "mixed" : names[s->mo], s->count);
+	}
 }
 
 uint64_t pcstock_explore_wmm(enum pcs_atomic_op op, void *obj, size_t size,

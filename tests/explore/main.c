@@ -43,7 +43,7 @@ static void usage(FILE *f)
 		"  --expect-violation     succeed only if a violation is found\n"
 		"  --site-coverage        with --weak: after the runs, the\n"
 		"                         ordered sites (PCS_ORDER() tags)\n"
-		"                         reached, \"site TAG COUNT\" each\n"
+		"                         reached: \"site TAG ORDER COUNT\"\n"
 		"  --verbose              print every interleaving\n"
 		"  --quiet                no interleaving in reports\n");
 }
