@@ -23,8 +23,10 @@ set(PCSTOCK_ORDERS PCS_RELAXED PCS_ACQUIRE PCS_RELEASE PCS_ACQ_REL
 
 # _pcstock_src_scan(): once per configure, every file of src/ (each a
 # configure dependency), the headers of src/ it includes and the tags of
-# its PCS_ORDER() sites, in global properties.  A tag that names two sites
-# is an error: a planted order would weaken both.
+# its PCS_ORDER() sites with the order each spells (an order passed in,
+# such as stock_hit.h's mo_ok, as its parameter's name), in global
+# properties.  A tag that names two sites is an error: a planted order
+# would weaken both.
 function(_pcstock_src_scan)
 	get_property(done GLOBAL PROPERTY _pcstock_src_names SET)
 	if(done)
@@ -33,7 +35,7 @@ function(_pcstock_src_scan)
 	file(GLOB files CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/*.c
 		${PROJECT_SOURCE_DIR}/src/*.h)
 	set(names)
-	set(tags)
+	set(all)
 	foreach(f ${files})
 		get_filename_component(n ${f} NAME)
 		list(APPEND names ${n})
@@ -46,9 +48,12 @@ function(_pcstock_src_scan)
 		if(n STREQUAL "atomic.h")
 			continue()	# defines PCS_ORDER(), names no site
 		endif()
-		string(REGEX MATCHALL "PCS_ORDER\\([A-Z0-9_]+," sites "${text}")
-		list(TRANSFORM sites REPLACE "PCS_ORDER\\(([A-Z0-9_]+)," "\\1")
-		foreach(tag ${sites})
+		string(REGEX MATCHALL "PCS_ORDER\\([A-Z0-9_]+,[ \t\r\n]*[A-Za-z_]+"
+			sites "${text}")
+		foreach(site ${sites})
+			string(REGEX MATCH "\\(([A-Z0-9_]+),[ \t\r\n]*(.*)"
+				site "${site}")
+			set(tag ${CMAKE_MATCH_1})
 			get_property(other GLOBAL PROPERTY _pcstock_site_${tag})
 			if(other)
 				message(FATAL_ERROR "src/: the order tag ${tag} "
@@ -56,9 +61,14 @@ function(_pcstock_src_scan)
 					"tags are unique (src/atomic.h)")
 			endif()
 			set_property(GLOBAL PROPERTY _pcstock_site_${tag} ${n})
+			set_property(GLOBAL PROPERTY _pcstock_order_${tag}
+				${CMAKE_MATCH_2})
+			list(APPEND all ${tag})
 		endforeach()
 	endforeach()
+	list(SORT all)
 	set_property(GLOBAL PROPERTY _pcstock_src_names ${names})
+	set_property(GLOBAL PROPERTY _pcstock_site_tags ${all})
 endfunction()
 
 # _pcstock_src_affected(<out> <name>...): the names of src/'s files that
@@ -155,24 +165,28 @@ function(_pcstock_mutant_stage name patch changed)
 endfunction()
 
 # _pcstock_mutant_orders(<name> <defines-var> <changed-var>): the order
-# bug <name> of tests/mutants/orders.txt: its definitions, and the names
-# of the files of its sites.
+# bug <name>, one of pcstock_order_sweep() or a line of
+# tests/mutants/orders.txt: its definitions, and the names of the files of
+# its sites.
 function(_pcstock_mutant_orders name defines changed)
-	set(table ${PCSTOCK_MUTANTS_DIR}/orders.txt)
-	set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
-		${table})
-	file(STRINGS ${table} lines REGEX "^${name}[ \t]")
-	list(LENGTH lines n)
-	if(n EQUAL 0)
-		message(FATAL_ERROR "No planted bug ${name}: neither "
-			"tests/mutants/${name}.patch nor a line of "
-			"tests/mutants/orders.txt")
-	elseif(n GREATER 1)
-		message(FATAL_ERROR "tests/mutants/orders.txt: ${n} lines "
-			"for ${name}")
+	get_property(fields GLOBAL PROPERTY _pcstock_orders_${name})
+	if(NOT fields)
+		set(table ${PCSTOCK_MUTANTS_DIR}/orders.txt)
+		set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+			${table})
+		file(STRINGS ${table} lines REGEX "^${name}[ \t]")
+		list(LENGTH lines n)
+		if(n EQUAL 0)
+			message(FATAL_ERROR "No planted bug ${name}: neither "
+				"tests/mutants/${name}.patch nor a line of "
+				"tests/mutants/orders.txt")
+		elseif(n GREATER 1)
+			message(FATAL_ERROR "tests/mutants/orders.txt: ${n} "
+				"lines for ${name}")
+		endif()
+		string(REGEX REPLACE "[ \t]+" ";" fields "${lines}")
+		list(POP_FRONT fields)
 	endif()
-	string(REGEX REPLACE "[ \t]+" ";" fields "${lines}")
-	list(POP_FRONT fields)
 	string(REPLACE ";" ", " orders "${PCSTOCK_ORDERS}")
 	set(defs)
 	set(names)
@@ -194,6 +208,57 @@ function(_pcstock_mutant_orders name defines changed)
 	endforeach()
 	set(${defines} ${defs} PARENT_SCOPE)
 	set(${changed} ${names} PARENT_SCOPE)
+endfunction()
+
+# pcstock_order_sweep(<names-var> <table-file>): the order sweep's bugs
+# (scripts/order-sweep, docs/order-sweep.md), one weakening of one site
+# each: every tag whose order is not relaxed given relaxed
+# (sweep_<tag>), an acq_rel's also acquire and release
+# (sweep_<tag>_acquire, sweep_<tag>_release; lower case).  A CAS's
+# failure tag <TAG>_FAIL is a site of its own, and is weakened to relaxed
+# with <TAG> wherever <TAG> loses its acquire.  An order passed in as a
+# parameter (stock_hit.h's HIT_TAKE) is taken to be stronger than
+# relaxed.  <names-var> gets the bugs' names, each known to
+# pcstock_mutant() from then on; <table-file> the sites and the bugs, for
+# the script: "site <TAG> <order> <file>" and "bug <name> <TAG>=<order>...",
+# one a line.
+function(pcstock_order_sweep names file)
+	_pcstock_src_scan()
+	get_property(tags GLOBAL PROPERTY _pcstock_site_tags)
+	set(bugs)
+	string(CONCAT table "# Generated by pcstock_order_sweep() "
+		"(cmake/PcstockMutants.cmake): do not edit.\n")
+	foreach(tag ${tags})
+		get_property(order GLOBAL PROPERTY _pcstock_order_${tag})
+		get_property(n GLOBAL PROPERTY _pcstock_site_${tag})
+		string(APPEND table "site ${tag} ${order} ${n}\n")
+		if(order STREQUAL PCS_RELAXED)
+			continue()
+		endif()
+		get_property(fail GLOBAL PROPERTY _pcstock_site_${tag}_FAIL)
+		set(weaker PCS_RELAXED)
+		if(order STREQUAL PCS_ACQ_REL)
+			list(APPEND weaker PCS_ACQUIRE PCS_RELEASE)
+		endif()
+		foreach(to ${weaker})
+			string(TOLOWER sweep_${tag} bug)
+			if(NOT to STREQUAL PCS_RELAXED)
+				string(REPLACE PCS_ "" suffix ${to})
+				string(TOLOWER ${bug}_${suffix} bug)
+			endif()
+			set(fields ${tag}=${to})
+			if(fail AND NOT to STREQUAL PCS_ACQUIRE)
+				list(APPEND fields ${tag}_FAIL=PCS_RELAXED)
+			endif()
+			set_property(GLOBAL PROPERTY _pcstock_orders_${bug}
+				${fields})
+			list(APPEND bugs ${bug})
+			string(JOIN " " line bug ${bug} ${fields})
+			string(APPEND table "${line}\n")
+		endforeach()
+	endforeach()
+	file(WRITE ${file} "${table}")
+	set(${names} ${bugs} PARENT_SCOPE)
 endfunction()
 
 # pcstock_mutant(<name> <defines-var> <sources-var>): the planted bug
