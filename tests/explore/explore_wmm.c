@@ -495,6 +495,9 @@ memory_order pcstock_explore_site(const char *tag, memory_order mo)
 {
 	unsigned int i;
 
+	/* An invariant check's own accesses are no site's. */
+	if (explore_checking())
+		return mo;
 	/* pcs_wmm() and pcs_fence() pass their order twice. */
 	for (i = 0; i < nr_pending; i++)
 		if (!strcmp(pending[i].tag, tag))
@@ -509,11 +512,11 @@ memory_order pcstock_explore_site(const char *tag, memory_order mo)
 /*
  * The access being made takes this thread's pending tags; they count as
  * reached when the model handles it (@t, an explored thread in weak
- * memory, else -1), where the order can make a difference.  An access of
- * an invariant check, made at the scheduling point of an access whose
- * order is already named, leaves them to that access.  A tag passed to
- * a helper (counter.c's add_return()) is taken by the helper's first
- * access, which is the ordered one in every helper of src/.
+ * memory, else -1), where the order can make a difference.  An invariant
+ * check runs at a scheduling point, before the access's own order is
+ * named, except for an order passed to a helper (counter.c's
+ * add_return(), whose one access is the ordered one): the check's
+ * accesses name no tag and leave the pending ones to that access.
  */
 static void take_sites(int t)
 {
