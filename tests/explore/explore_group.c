@@ -44,7 +44,8 @@
  * and 1 the owner of one, see coop_script below.
  *
  * group-publish-*: the same tree; thread 0 creates a child "n" of a while
- * threads 1 and 2 walk the tree (pcstock_group_walk()) and look "a/n" up.
+ * threads 1 and 2 walk the tree (pcstock_group_walk() and
+ * pcstock_group_walk_post(), see walk_either()) and look "a/n" up.
  * Nothing is destroyed, so every group a walker or a lookup reaches must
  * be seen fully initialised: online and memory.high at "max"
  * (group_init() stores them before link_child() and name_index_add()
@@ -543,6 +544,19 @@ static void seen(const struct pcstock_group *g, bool lookup)
 				      "initialised (memory.high)";
 }
 
+/*
+ * Walk number @i of this thread: thread 1 starts in pre-order, thread 2
+ * in post-order, and each takes the other order next, so both orders'
+ * loads meet the publication.
+ */
+static void walk_either(struct pcstock_group *root, int i, pcstock_walk_fn fn)
+{
+	if ((explore_self() + (unsigned int)i) % 2)
+		pcstock_group_walk(root, fn, NULL);
+	else
+		pcstock_group_walk_post(root, fn, NULL);
+}
+
 static int walk_visit(struct pcstock_group *g, void *arg)
 {
 	(void)arg;
@@ -562,7 +576,7 @@ static void publish_run(const struct explore_scenario *s, unsigned int t)
 		return;
 	}
 	for (i = 0; i < 2; i++) {
-		pcstock_group_walk(root, walk_visit, NULL);
+		walk_either(root, i, walk_visit);
 		if (!pcstock_group_lookup(root, "a/n", &g)) {
 			seen(g, true);
 			pcstock_group_put(g);
@@ -600,7 +614,7 @@ static void unlink_run(const struct explore_scenario *s, unsigned int t)
 		return;
 	}
 	for (i = 0; i < 2; i++)
-		pcstock_group_walk(root, unlink_visit, NULL);
+		walk_either(root, i, unlink_visit);
 }
 
 /* ---- group-offline ------------------------------------------------------ */

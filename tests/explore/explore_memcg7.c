@@ -87,9 +87,11 @@
  * Per schedule a fresh cache over a COOP domain of two CPUs, thread 0 the
  * owner of CPU 1: it writes key k's payload (a relaxed store, as any
  * initialisation of the key) and refills k (2 pages).  Thread 1, no CPU,
- * counts the cached pages of k twice (memcg7_pages(), which calls the
- * key's in_subtree()).  Invariant: a reader that finds k in a slot sees
- * its payload (O13: the install weakened to relaxed).
+ * drains k's subtree (memcg7_drain_all(): drain_needed() calls the key's
+ * in_subtree()), which may borrow CPU 1 and drain it, then counts the
+ * cached pages of k twice (memcg7_pages(), which calls it too).
+ * Invariant: a reader that finds k in a slot sees its payload (O13: the
+ * install weakened to relaxed; either reader's load of the key).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -575,6 +577,7 @@ static void publish_run(const struct explore_scenario *s, unsigned int t)
 		death_refill(2);
 		return;
 	}
+	memcg7_drain_all(S.m, &D.k);
 	memcg7_pages(S.m, &D.k);
 	memcg7_pages(S.m, &D.k);
 }
