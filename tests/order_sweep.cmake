@@ -7,10 +7,11 @@
 # pcstock-explore-sweep-<tag, dashed>[-acquire|-release].  A flavour
 # compiles again only the files its site changes.  None is built by
 # default: the script builds each when it gets to it.  It finds the bugs,
-# their sites and orders in order-sweep.txt of the build directory.
-pcstock_order_sweep(bugs ${PROJECT_BINARY_DIR}/order-sweep.txt)
-pcstock_add_mutant_explorers(${bugs})
-foreach(bug ${bugs})
+# their sites and orders in order-sweep.txt of the build directory, and
+# runs the unit tests against one with -DPCSTOCK_TESTLIB_MUTANT=<bug>.
+# (tests/CMakeLists.txt has made them: PCSTOCK_SWEEP_BUGS.)
+pcstock_add_mutant_explorers(${PCSTOCK_SWEEP_BUGS})
+foreach(bug ${PCSTOCK_SWEEP_BUGS})
 	string(REPLACE _ - dashed ${bug})
 	set_target_properties(pcstock_mut_${bug} pcstock-explore-${dashed}
 		PROPERTIES EXCLUDE_FROM_ALL ON)
