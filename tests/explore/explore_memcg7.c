@@ -49,7 +49,9 @@
  * uncharged + cached, and nothing is cached.  The waits are spins at a
  * scheduling point, not uses of the cache; thread 0's gives up after a
  * while, so that the sequential schedule (PCT's calibration, which always
- * runs the first live thread) ends.
+ * runs the first live thread) ends.  The work lock is one of the mutexes
+ * the model knows (see "mutexes the model knows" below): in weak memory
+ * (--weak) the flush must see the owner's slots through it.
  */
 /*
  * memcg7-key-death: the owner variant's deferred reference on a dead key
@@ -73,13 +75,8 @@
  *
  * reap() and memcg7_drain_key() take the cache's dead_lock, a mutex, at
  * scheduling points.  A descheduled holder would hang a thread blocking on
- * it, so in the explorer binary pthread_mutex_lock() is interposed: for
- * that one mutex (registered by this scenario's setup) it is a spinlock on
- * a word of the weak-memory model (acquire CAS, release store), whose
- * waiter yields at a scheduling point; every other mutex goes to the real
- * function (dlsym(RTLD_NEXT): a sanitizer's interceptor, if any).  The
- * lock's happens-before is then in the model too, as the mutex's is in
- * the real program.
+ * it: it is one of the mutexes the model knows (below), registered by this
+ * scenario's setup.
  */
 /*
  * memcg7-publish: a slot's key is published by the owner's release store
@@ -95,6 +92,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -102,6 +100,7 @@
 #include <pcstock/cpu.h>
 
 #include "atomic.h"	/* pcs_spin_yield() */
+#include "domain.h"	/* the domain's work lock */
 #include "explore.h"
 #include "memcg7.h"
 #include "memcg7_fake.h"
@@ -124,6 +123,89 @@ static struct {
 	atomic_int step;		/* memcg7-destroy: the threads' hand-off */
 	char msg[160];
 } S;
+
+/* ---- mutexes the model knows ------------------------------------------------ */
+
+/*
+ * The mutexes of a scenario that reach scheduling points while held (the
+ * cache's dead_lock, the domain's work lock), registered by its setup:
+ * each is a spinlock on a word of the weak-memory model (an acquire CAS,
+ * a release store), whose waiter yields at a scheduling point, so that
+ * the explorer schedules the waiting and the model knows the lock's
+ * happens-before, as the mutex's is in the real program.  Every other
+ * mutex goes to the real function (dlsym(RTLD_NEXT): a sanitizer's
+ * interceptor, if any).
+ */
+#define MODELLED 2
+
+static struct {
+	pthread_mutex_t *mu;
+	atomic_int word;
+} modelled[MODELLED];
+
+static int (*real_lock)(pthread_mutex_t *);
+static int (*real_trylock)(pthread_mutex_t *);
+static int (*real_unlock)(pthread_mutex_t *);
+
+static atomic_int *model_word(const pthread_mutex_t *mu)
+{
+	for (unsigned int i = 0; i < MODELLED; i++)
+		if (mu && modelled[i].mu == mu)
+			return &modelled[i].word;
+	return NULL;
+}
+
+/* Slot @i models @mu from now on (NULL: none). */
+static void model_mutex(unsigned int i, pthread_mutex_t *mu,
+			const char *name)
+{
+	modelled[i].mu = mu;
+	if (mu)
+		explore_label(&modelled[i].word, sizeof(atomic_int), name,
+			      NULL);
+}
+
+int pthread_mutex_trylock(pthread_mutex_t *mu)
+{
+	atomic_int *w = model_word(mu);
+	int unlocked = 0;
+
+	/* Acquire pairs with the release store in the unlock. */
+	if (w)
+		return pcs_cas(w, &unlocked, 1, PCS_ACQUIRE, PCS_RELAXED) ?
+			       0 : EBUSY;
+	if (!real_trylock)
+		real_trylock = (int (*)(pthread_mutex_t *))dlsym(
+			RTLD_NEXT, "pthread_mutex_trylock");
+	return real_trylock(mu);
+}
+
+int pthread_mutex_lock(pthread_mutex_t *mu)
+{
+	if (model_word(mu)) {
+		while (pthread_mutex_trylock(mu))
+			pcs_spin_yield();
+		return 0;
+	}
+	if (!real_lock)
+		real_lock = (int (*)(pthread_mutex_t *))dlsym(
+			RTLD_NEXT, "pthread_mutex_lock");
+	return real_lock(mu);
+}
+
+int pthread_mutex_unlock(pthread_mutex_t *mu)
+{
+	atomic_int *w = model_word(mu);
+
+	if (w) {
+		pcs_store(w, 0, PCS_RELEASE);
+		return 0;
+	}
+	if (!real_unlock)
+		real_unlock = (int (*)(pthread_mutex_t *))dlsym(
+			RTLD_NEXT, "pthread_mutex_unlock");
+	return real_unlock(mu);
+}
 
 static int m7_domain(enum pcstock_cpu_mode mode)
 {
@@ -243,9 +325,17 @@ static void m7_teardown(const struct explore_scenario *s)
 	S.m = NULL;
 }
 
+/*
+ * The threads' hand-off, an access of the weak-memory model: the release
+ * pairs with the acquire in step_wait(), so that the waiter sees what the
+ * other thread did before, as it would in the real program.  The waiter
+ * reads with an RMW, which reads the newest value: a load may read an
+ * older one, and PCT's calibration run, whose decisions are all 0, would
+ * read the oldest for ever.
+ */
 static void step_to(int step)
 {
-	atomic_store(&S.step, step);
+	pcs_store(&S.step, step, PCS_RELEASE);
 }
 
 #define STEP_WAIT_BOUND 64
@@ -253,7 +343,8 @@ static void step_to(int step)
 /* Wait for @step; if @bounded, give up after STEP_WAIT_BOUND yields. */
 static void step_wait(int step, bool bounded)
 {
-	for (unsigned int i = 0; atomic_load(&S.step) < step; i++) {
+	for (unsigned int i = 0;
+	     pcs_fetch_add(&S.step, 0, PCS_ACQUIRE) < step; i++) {
 		if (bounded && i == STEP_WAIT_BOUND)
 			return;
 		pcs_spin_yield();
@@ -283,6 +374,18 @@ static void destroy_run(const struct explore_scenario *s, unsigned int t)
 	if (!*exit_only)
 		pcstock_cpu_idle(S.d);
 	pcstock_cpu_exit(S.d);
+}
+
+static void destroy_setup(const struct explore_scenario *s)
+{
+	m7_setup(s);
+	model_mutex(1, &S.d->hotplug_lock, "work_lock");
+}
+
+static void destroy_teardown(const struct explore_scenario *s)
+{
+	m7_teardown(s);
+	model_mutex(1, NULL, NULL);
 }
 
 static const char *destroy_check_end(const struct explore_scenario *s)
@@ -367,44 +470,6 @@ static struct {
 	struct memcg7_dead dead;
 	bool killed;
 } D;
-
-/* The cache's dead_lock while this scenario runs, and its model word. */
-static pthread_mutex_t *yield_mutex;
-static atomic_int yield_word;
-
-static int (*real_lock)(pthread_mutex_t *);
-static int (*real_unlock)(pthread_mutex_t *);
-
-int pthread_mutex_lock(pthread_mutex_t *mu)
-{
-	if (mu == yield_mutex) {
-		int unlocked = 0;
-
-		/* Acquire pairs with the release store in the unlock. */
-		while (!pcs_cas(&yield_word, &unlocked, 1, PCS_ACQUIRE,
-				PCS_RELAXED)) {
-			unlocked = 0;
-			pcs_spin_yield();
-		}
-		return 0;
-	}
-	if (!real_lock)
-		real_lock = (int (*)(pthread_mutex_t *))dlsym(
-			RTLD_NEXT, "pthread_mutex_lock");
-	return real_lock(mu);
-}
-
-int pthread_mutex_unlock(pthread_mutex_t *mu)
-{
-	if (mu == yield_mutex) {
-		pcs_store(&yield_word, 0, PCS_RELEASE);
-		return 0;
-	}
-	if (!real_unlock)
-		real_unlock = (int (*)(pthread_mutex_t *))dlsym(
-			RTLD_NEXT, "pthread_mutex_unlock");
-	return real_unlock(mu);
-}
 
 static void death_uncharge(void *key, unsigned long nr_pages)
 {
@@ -501,9 +566,8 @@ static void death_setup(const struct explore_scenario *s)
 		S.m = NULL;
 		return;
 	}
-	yield_mutex = &S.m->dead_lock;
+	model_mutex(0, &S.m->dead_lock, "dead_lock");
 	explore_label(&D.k, sizeof(D.k), "k", NULL);
-	explore_label(&yield_word, sizeof(yield_word), "dead_lock", NULL);
 	explore_label(&S.m->epoch, sizeof(S.m->epoch), "epoch", NULL);
 	for (unsigned int cpu = 0; cpu < S.m->nr_cpus; cpu++) {
 		static const char *const names[] = { "pcp0", "pcp1", "pcp2" };
@@ -563,7 +627,7 @@ static void death_teardown(const struct explore_scenario *s)
 	(void)s;
 	memcg7_destroy(S.m);
 	S.m = NULL;
-	yield_mutex = NULL;
+	model_mutex(0, NULL, NULL);
 }
 
 static void publish_run(const struct explore_scenario *s, unsigned int t)
@@ -621,10 +685,10 @@ static const bool no = false, yes = true;
 			"against an owner that " what,                       \
 		.nr_threads = 2,                                             \
 		.init = m7_init,                                             \
-		.setup = m7_setup,                                           \
+		.setup = destroy_setup,                                      \
 		.run = destroy_run,                                          \
 		.check_end = destroy_check_end,                              \
-		.teardown = m7_teardown,                                     \
+		.teardown = destroy_teardown,                                \
 		.arg = (exit_only),                                          \
 	}
 
