@@ -456,6 +456,21 @@ static const struct stock_params retry = {
 };
 
 /*
+ * An exact stock that goes exact and back: parent max 20, batch 4 on two
+ * CPUs, so the slots hide up to 8 pages: the stock goes exact once a
+ * margin falls below 8 (usage above 12) and leaves at an exact charge
+ * once the margins are twice that (usage 4 or less).  Threads 0 and 1
+ * charge past the bound and give everything back, then charge again:
+ * switches both ways race each other, thread 2's charges and its drains.
+ */
+static const struct stock_params toggle = {
+	.parent_max = 20, .cpu = { 0, 1, 0 },
+	.ops = { { C(5), C(5), U(10), C(1), U(1), C(1) },
+		 { C(3), C(2), U(5), C(1), C(2), U(3) },
+		 { D(1), C(1), U(1), D(0), C(1), D(1) } },
+};
+
+/*
  * Every scenario here runs once per registered design whose stock is the
  * per-counter one (the kind its properties name), "stock-charge-default"
  * and so on; stock-cap only for a kind that does not cap its slots (the
@@ -508,6 +523,9 @@ STOCK_SCENARIO(disable, "stock-disable",
 STOCK_SCENARIO(retry, "stock-retry",
 	       "a charge racing a switch to exact needs the stocked pages",
 	       NULL, exact);
+STOCK_SCENARIO(toggle, "stock-switch",
+	       "an exact stock goes exact and back while charges race",
+	       NULL, exact);
 
 const struct explore_scenario *const explore_stock_scenarios[] = {
 	&charge_scenario,
@@ -517,5 +535,6 @@ const struct explore_scenario *const explore_stock_scenarios[] = {
 	&limit_scenario,
 	&disable_scenario,
 	&retry_scenario,
+	&toggle_scenario,
 	NULL,
 };
