@@ -408,15 +408,23 @@ void pcstock_counter_reset_watermark(struct pcstock_counter *c)
 unsigned long pcstock_counter_xchg_max(struct pcstock_counter *c,
 				       unsigned long nr_pages)
 {
+	unsigned long old;
+
 	/*
 	 * Fully ordered, as the kernel's xchg on the field: pairs with
 	 * try_charge()'s add to usage followed by its read of max (the
 	 * store-buffering handshake of pcstock_counter_set_max()), so a
 	 * caller that reads usage after this sees every charge that missed
-	 * the new limit.
+	 * the new limit.  A seq_cst exchange alone is not a fence: a
+	 * relaxed read of usage after it (pcstock_counter_read(),
+	 * memory.max's reclaim loop) may still miss such a charge; the
+	 * fence after it, as the kernel's smp_mb() after its xchg, may not
+	 * (explorer: counter-xchg).
 	 */
-	return pcs_xchg(&c->max, nr_pages,
-			PCS_ORDER(COUNTER_XCHG_MAX, PCS_SEQ_CST));
+	old = pcs_xchg(&c->max, nr_pages,
+		       PCS_ORDER(COUNTER_XCHG_MAX, PCS_SEQ_CST));
+	pcs_fence(PCS_ORDER(COUNTER_XCHG_FENCE, PCS_SEQ_CST));
+	return old;
 }
 
 void pcstock_counter_reset_local_watermark(struct pcstock_counter *c)

@@ -75,14 +75,14 @@ pcstock_add_mutant_explorers(plain_refill read_zero_drain no_disable_mark
 		m7_flush_unlocked relaxed_cpu_own relaxed_name_publish
 		relaxed_offline relaxed_online_load relaxed_flush
 		relaxed_remark relaxed_usage_add relaxed_max_xchg
-		relaxed_unlink exact_no_make_room)
+		relaxed_unlink exact_no_make_room no_xchg_fence)
 
 include(${EXPLORE_DIR}/budget.cmake)
 
 # Clean scenarios of their own, sequentially consistent and in weak
 # memory (--weak).
 foreach(strategy random pct)
-	foreach(scenario counter-tree counter-tight)
+	foreach(scenario counter-tree counter-tight counter-xchg)
 		explore_budget(args ${scenario} ${strategy})
 		pcstock_add_explore_test(explore_${scenario}_${strategy}
 			ARGS ${args})
@@ -198,6 +198,10 @@ pcstock_add_weak_detection_test(relaxed_usage_recheck counter-tight)
 # the model, so the other side's seq_cst load may miss a relaxed one).
 pcstock_add_weak_detection_test(relaxed_usage_add counter-tight)
 pcstock_add_weak_detection_test(relaxed_max_xchg counter-tight)
+# pcstock_counter_xchg_max()'s promise: a charge that read the old limit
+# is seen by a usage read after the exchange; without the fence after
+# it, a relaxed read may miss the charge (counter-xchg).
+pcstock_add_weak_detection_test(no_xchg_fence counter-xchg)
 pcstock_add_weak_detection_test(relaxed_publish group-publish-default)
 # The name index's publication weakened: a lookup finds a group whose
 # memory.high it does not yet see (group-publish's seen()).

@@ -231,13 +231,65 @@ static const struct counter_params tight_params = {
 	.leaf0_min = 1,
 };
 
-#define COUNTER_SCENARIO(id, nm, hlp, params)                               \
+#define COUNTER_SCENARIO_RUN(id, nm, hlp, params, run_fn, end_fn)          \
 	static const struct explore_scenario id = {                         \
 		.name = nm, .help = hlp, .nr_threads = 3,                   \
-		.setup = counter_setup, .run = counter_run,                 \
+		.setup = counter_setup, .run = run_fn,                      \
 		.check_step = counter_check_step,                           \
-		.check_end = counter_check_end, .arg = &params,             \
+		.check_end = end_fn, .arg = &params,                        \
 	}
+#define COUNTER_SCENARIO(id, nm, hlp, params)                               \
+	COUNTER_SCENARIO_RUN(id, nm, hlp, params, counter_run,               \
+			     counter_check_end)
+
+/*
+ * counter-xchg: pcstock_counter_xchg_max() against try_charge().  Each
+ * leaf thread charges XCHG_PAGES once under mid's limit of twice that;
+ * thread 2 exchanges mid's limit to 1, which no such charge fits, then
+ * reads mid's usage (pcstock_counter_read()).  A charge that succeeded
+ * read the old limit, so it did not see the new one: the exchange's
+ * promise (counter.h) is that the read sees it.  At rest the read must
+ * therefore count every successful charge.
+ */
+#define XCHG_PAGES 2
+
+static const struct counter_params xchg_params = {
+	.root_max = 4 * XCHG_PAGES,
+	.mid_max = 2 * XCHG_PAGES,
+	.charge = { { XCHG_PAGES }, { XCHG_PAGES } },
+};
+
+static unsigned long xchg_read;
+
+static void xchg_run(const struct explore_scenario *s, unsigned int t)
+{
+	const struct counter_params *p = s->arg;
+
+	if (t < 2) {
+		leaf_thread(p, (int)t);
+		return;
+	}
+	S.inflight_leaf[t] = MID;
+	pcstock_counter_xchg_max(&S.c[MID], 1);
+	S.promise = (unsigned long)-1;	/* the checks' bound: none */
+	xchg_read = pcstock_counter_read(&S.c[MID]);
+}
+
+static const char *xchg_check_end(const struct explore_scenario *s)
+{
+	const char *msg = counter_check_end(s);
+
+	if (msg)
+		return msg;
+	if (xchg_read < (unsigned long)committed_at(MID)) {
+		snprintf(S.msg, sizeof(S.msg),
+			 "mid: the read after xchg_max saw usage %lu, but "
+			 "charges of %ld pages that read the old limit "
+			 "succeeded", xchg_read, committed_at(MID));
+		return S.msg;
+	}
+	return NULL;
+}
 
 COUNTER_SCENARIO(counter_tree, "counter-tree",
 		 "try_charge/uncharge on two leaves, set_max/set_min on mid",
@@ -246,8 +298,14 @@ COUNTER_SCENARIO(counter_tight, "counter-tight",
 		 "charges against a nearly full limit that set_max moves",
 		 tight_params);
 
+COUNTER_SCENARIO_RUN(counter_xchg, "counter-xchg",
+		     "xchg_max against charges: a charge that missed the new "
+		     "limit is seen by the usage read after it",
+		     xchg_params, xchg_run, xchg_check_end);
+
 const struct explore_scenario *const explore_counter_scenarios[] = {
 	&counter_tree,
 	&counter_tight,
+	&counter_xchg,
 	NULL,
 };
