@@ -49,7 +49,8 @@
  * Nothing is destroyed, so every group a walker or a lookup reaches must
  * be seen fully initialised: online and memory.high at "max"
  * (group_init() stores them before link_child() and name_index_add()
- * publish the group).  In weak mode (--weak) a walker or a lookup reading
+ * publish the group), and every walk must reach a, a1 and b, which exist
+ * throughout it.  In weak mode (--weak) a walker or a lookup reading
  * a stale value would see them unset unless the publication's release
  * pairs with the walk's and the lookup's acquires.
  *
@@ -57,11 +58,11 @@
  * (children n, x, a1: the list takes new children at its head) and
  * destroys n, whose unlink stores a's children link to x, while threads 1
  * and 2 walk the tree.  Every group a walker reaches but n must be seen
- * initialised, as in group-publish.  A walker that reads the unlink's
- * store has not necessarily seen n, so it synchronises with x's creation
- * only through that store's release (a later plain store by the same
- * thread is not part of a release sequence in the model, as in RC11 and
- * C++20).
+ * initialised, and a, a1 and b reached, as in group-publish.  A walker
+ * that reads the unlink's store has not necessarily seen n, so it
+ * synchronises with x's creation only through that store's release (a
+ * later plain store by the same thread is not part of a release sequence
+ * in the model, as in RC11 and C++20).
  *
  * group-offline-*: the same tree; threads 0 and 1 (CPU 0) charge b, hits
  * once its stock is filled, while thread 2 destroys it.  A charge made
@@ -544,22 +545,39 @@ static void seen(const struct pcstock_group *g, bool lookup)
 				      "initialised (memory.high)";
 }
 
+/* A walk's visitor notes the groups of the setup it reaches in *@arg. */
+static void visited(const struct pcstock_group *g, void *arg)
+{
+	unsigned int *mask = arg;
+	int i;
+
+	for (i = 0; i < NR_GROUPS; i++)
+		if (g == S.g[i])
+			*mask |= 1u << i;
+}
+
 /*
  * Walk number @i of this thread: thread 1 starts in pre-order, thread 2
  * in post-order, and each takes the other order next, so both orders'
- * loads meet the publication.
+ * loads meet the publication.  a, a1 and b exist throughout: a walk may
+ * miss a group created or destroyed during it, not these
+ * (pcstock_group_walk()).
  */
 static void walk_either(struct pcstock_group *root, int i, pcstock_walk_fn fn)
 {
+	unsigned int mask = 0;
+
 	if ((explore_self() + (unsigned int)i) % 2)
-		pcstock_group_walk(root, fn, NULL);
+		pcstock_group_walk(root, fn, &mask);
 	else
-		pcstock_group_walk_post(root, fn, NULL);
+		pcstock_group_walk_post(root, fn, &mask);
+	if (mask != (1u << NR_GROUPS) - 1 && !S.observed)
+		S.observed = "a walk missed a group that existed throughout it";
 }
 
 static int walk_visit(struct pcstock_group *g, void *arg)
 {
-	(void)arg;
+	visited(g, arg);
 	seen(g, false);
 	return 0;
 }
@@ -589,7 +607,7 @@ static void publish_run(const struct explore_scenario *s, unsigned int t)
 /* n, destroyed while walkers run, may be seen offline. */
 static int unlink_visit(struct pcstock_group *g, void *arg)
 {
-	(void)arg;
+	visited(g, arg);
 	if (g != S.doomed)
 		seen(g, false);
 	return 0;
