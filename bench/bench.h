@@ -55,7 +55,7 @@ struct tree_spec {
  * struct strategy - one way of charging a tree
  *
  * Every hook gets the instance made by create().  uncharge() gives back
- * kmem/socket pages (through the stock), uncharge_batch() folio pages.  @thread is the worker's
+ * kmem/socket pages (through the stock), uncharge_direct() folio pages.  @thread is the worker's
  * index (0..BENCH_MAX_THREADS-1; the main thread uses 0 outside runs).
  * check() verifies conservation at a quiescent point: @held[l] is what the
  * workers hold through leaf l; it returns 0 or -1 with a reason in @why.
@@ -81,8 +81,8 @@ struct strategy {
 		       unsigned long nr);
 	void (*uncharge)(void *inst, unsigned int thread, unsigned int leaf,
 			 unsigned long nr);
-	/* folio pages (uncharge_batch()); NULL: as uncharge */
-	void (*uncharge_batch)(void *inst, unsigned int thread,
+	/* folio pages (uncharge_direct()); NULL: as uncharge */
+	void (*uncharge_direct)(void *inst, unsigned int thread,
 			       unsigned int leaf, unsigned long nr);
 	/* the calling CPU schedules: run its queued work; NULL: none */
 	void (*idle)(void *inst);

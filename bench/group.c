@@ -182,12 +182,12 @@ static void grp_uncharge(void *inst, unsigned int thread, unsigned int leaf,
 	pcstock_group_uncharge(t->node[t->shape.nr_anc + leaf], nr);
 }
 
-static void grp_uncharge_batch(void *inst, unsigned int thread,
+static void grp_uncharge_direct(void *inst, unsigned int thread,
 			       unsigned int leaf, unsigned long nr)
 {
 	struct grp_tree *t = inst;
 
-	pcstock_group_uncharge_batch(t->node[t->shape.nr_anc + leaf], nr);
+	pcstock_group_uncharge_direct(t->node[t->shape.nr_anc + leaf], nr);
 }
 
 static void grp_idle(void *inst)
@@ -373,7 +373,7 @@ unsigned int grp_strategies(const struct strategy **out, unsigned int room)
 			.create = grp_creators[i], .destroy = grp_destroy,
 			.enter = domain_enter, .exit = domain_exit,
 			.charge = grp_charge, .uncharge = grp_uncharge,
-			.uncharge_batch = grp_uncharge_batch,
+			.uncharge_direct = grp_uncharge_direct,
 			.idle = grp_idle, .drain_all = grp_drain_all,
 			.stock_pages = grp_stock_pages,
 			.stock_bound = grp_stock_bound, .check = grp_check,

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * stock_steps.h - the per-counter stock's steps, for a design that
+ * stock_steps.h - the per-counter stock's steps, for a policy that
  * overrides some of them (private).
  *
- * A stock design that is a kind of the per-counter stock (policy.h's
+ * A stock policy that is a kind of the per-counter stock (policy.h's
  * PCS_COUNTER_POLICY()) may replace any of the steps below in its table
  * (struct pcs_policy_ops' @steps) and stays per-counter: its counters
  * then carry the table's steps (pcs_counter_alloc_stock_steps()), and a
@@ -69,7 +69,7 @@ bool pcs_stock_steps_any(const struct pcs_stock_steps *s);
 
 /*
  * pcstock_counter_alloc_stock() with @steps (NULL, or none set: the kind
- * alone).  @steps must outlive the stock (a design's constant table).
+ * alone).  @steps must outlive the stock (a policy's constant table).
  */
 int pcs_counter_alloc_stock_steps(struct pcstock_counter *c,
 				  struct pcstock_domain *d, unsigned int batch,

@@ -82,8 +82,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	pcstock_group_uncharge_batch(F.g, HELD_G);
-	pcstock_group_uncharge_batch(F.dead, HELD_DEAD);
+	pcstock_group_uncharge_direct(F.g, HELD_G);
+	pcstock_group_uncharge_direct(F.dead, HELD_DEAD);
 	pcstock_group_destroy(F.child);
 	pcstock_group_destroy(F.parent);
 	pcstock_group_destroy(F.g);
@@ -259,8 +259,8 @@ static void test_bad_charges(void **state)
 		expect(what, pcstock_group_charge(F.g, huge[i], 0), -EINVAL);
 		snprintf(what, sizeof(what), "uncharge(%lu)", huge[i]);
 		expect(what, pcstock_group_uncharge(F.g, huge[i]), -EINVAL);
-		snprintf(what, sizeof(what), "uncharge_batch(%lu)", huge[i]);
-		expect(what, pcstock_group_uncharge_batch(F.g, huge[i]),
+		snprintf(what, sizeof(what), "uncharge_direct(%lu)", huge[i]);
+		expect(what, pcstock_group_uncharge_direct(F.g, huge[i]),
 		       -EINVAL);
 		snprintf(what, sizeof(what), "uncharge(dead, %lu)", huge[i]);
 		expect(what, pcstock_group_uncharge(F.dead, huge[i]),
@@ -272,7 +272,7 @@ static void test_bad_charges(void **state)
 	       pcstock_group_charge(F.dead, 1, PCSTOCK_CHARGE_NOFAIL),
 	       -ENOENT);
 	expect("uncharge(NULL)", pcstock_group_uncharge(NULL, 1), -EINVAL);
-	expect("uncharge_batch(NULL)", pcstock_group_uncharge_batch(NULL, 1),
+	expect("uncharge_direct(NULL)", pcstock_group_uncharge_direct(NULL, 1),
 	       -EINVAL);
 	/* Zero pages: a no-op for every group, the root included. */
 	for (size_t i = 1; i < sizeof(gs) / sizeof(gs[0]); i++) {
@@ -280,8 +280,8 @@ static void test_bad_charges(void **state)
 			expect("charge(0)", pcstock_group_charge(gs[i], 0, 0),
 			       0);
 		expect("uncharge(0)", pcstock_group_uncharge(gs[i], 0), 0);
-		expect("uncharge_batch(0)",
-		       pcstock_group_uncharge_batch(gs[i], 0), 0);
+		expect("uncharge_direct(0)",
+		       pcstock_group_uncharge_direct(gs[i], 0), 0);
 	}
 	/* Harmless: NULL is left alone. */
 	pcstock_group_drain_all(NULL);

@@ -33,7 +33,7 @@
 struct config {
 	enum pcstock_tree_policy policy;
 	bool memsw;
-	bool batch_uncharge;	/* the callbacks free with _uncharge_batch() */
+	bool batch_uncharge;	/* the callbacks free with _uncharge_direct() */
 	bool rseq;		/* the default domain (RSEQ), not SIM */
 };
 
@@ -63,7 +63,7 @@ static void free_pages(struct fixture *f, unsigned long n)
 	if (!n)
 		return;
 	if (f->cfg->batch_uncharge)
-		pcstock_group_uncharge_batch(f->g, n);
+		pcstock_group_uncharge_direct(f->g, n);
 	else
 		pcstock_group_uncharge(f->g, n);
 	f->held -= n;
@@ -114,7 +114,7 @@ static int setup(void **state)
 		      pcstock_tree_policy_name(cfg->policy),
 		      cfg->memsw ? " with memsw" : "",
 		      cfg->rseq ? " on the default domain" : "",
-		      cfg->batch_uncharge ? "pcstock_group_uncharge_batch()" :
+		      cfg->batch_uncharge ? "pcstock_group_uncharge_direct()" :
 					    "pcstock_group_uncharge()");
 	memset(&fx, 0, sizeof(fx));
 	fx.cfg = cfg;
@@ -132,7 +132,7 @@ static int teardown(void **state)
 {
 	int err;
 
-	pcstock_group_uncharge_batch(fx.g, fx.held);
+	pcstock_group_uncharge_direct(fx.g, fx.held);
 	pcstock_group_destroy(fx.g);
 	pcstock_group_put(fx.g);
 	err = pcstock_tree_destroy(fx.t);
@@ -292,7 +292,7 @@ static void test_stock_path_outside_callbacks(void **state)
 	assert_int_equal(pcstock_group_set_max(fx.g, 100), 0);
 	assert_int_equal(pcstock_group_set_max(fx.g, PCSTOCK_COUNTER_MAX), 0);
 	if (fx.cfg->batch_uncharge)
-		pcstock_group_uncharge_batch(fx.g, 10);
+		pcstock_group_uncharge_direct(fx.g, 10);
 	else
 		pcstock_group_uncharge(fx.g, 10);
 	fx.held -= 10;
@@ -303,7 +303,7 @@ static void test_stock_path_outside_callbacks(void **state)
 /*
  * The configurations, from the registry: every design plain and with
  * memsw; every design with a stock also with callbacks that free through
- * pcstock_group_uncharge_batch(), alone and with memsw; every design
+ * pcstock_group_uncharge_direct(), alone and with memsw; every design
  * whose stock is the per-counter one also on the default (RSEQ) domain,
  * whose hits go through their own cache entry (domain.h).
  */

@@ -132,7 +132,7 @@ struct series {
 	const char *workload;		/* its name for --workload */
 	const struct workload *wl;	/* the timed twin, NULL: none */
 	bool sock;
-	bool folio;			/* uncharge_batch() the burst */
+	bool folio;			/* uncharge_direct() the burst */
 	unsigned int leaves;		/* 0: one per CPU (sock: per pair) */
 	unsigned int depth;
 	unsigned int arg[3];
