@@ -490,9 +490,11 @@ static void test_reclaim_of_all_pages_asked_not_clamped(void **state)
  * drain_all is serialised the kernel's way: a caller that finds another
  * drain running skips instead of waiting.  Force the overlap
  * deterministically: the explore hook fires inside the first drain (at its
- * first exchange, which every policy does under the drain lock, or EXACT's
- * compare-and-swap that keeps a slot's marks) and starts a second drain
- * from there.
+ * first exchange or compare-and-swap, the removal from a slot that every
+ * policy's drain makes under the drain lock: an exchange, or a CAS that
+ * keeps a slot's marks, as EXACT's or a policy's own drain step may) and
+ * starts a second drain from there.  No policy is named: which removal a
+ * drain uses is its own business.
  */
 static struct pcstock_group *nested_group;
 static struct pcstock_tree_stats nested_stats;
@@ -501,9 +503,7 @@ static bool nested_armed;
 static void nested_drain_hook(enum pcs_atomic_op op, const void *obj)
 {
 	(void)obj;
-	if (!nested_armed || (op != PCS_OP_XCHG &&
-			      (op != PCS_OP_CAS ||
-			       fx.info.counter_stock != PCSTOCK_STOCK_EXACT)))
+	if (!nested_armed || (op != PCS_OP_XCHG && op != PCS_OP_CAS))
 		return;
 	nested_armed = false;
 	pcstock_group_drain_all(nested_group);
