@@ -229,6 +229,22 @@ static unsigned long slot_drain(struct pcstock_counter *c, unsigned int cpu,
 	return drained(c, cpu, nr);
 }
 
+atomic_int *pcs_step_slot_of(struct pcstock_counter *c, unsigned int cpu)
+{
+	return slot_of(c, cpu);
+}
+
+unsigned long pcs_step_pages(const struct pcstock_counter *c, int v)
+{
+	return pages_of(c, v);
+}
+
+unsigned long pcs_step_drained(struct pcstock_counter *c, unsigned int cpu,
+			       unsigned long nr)
+{
+	return drained(c, cpu, nr);
+}
+
 unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 					  unsigned int cpu)
 {

@@ -23,6 +23,7 @@
 
 #include "atomic.h"
 #include "domain.h"
+#include "stock_steps.h"	/* pcs_stock_trim_steps() */
 
 /* The stock's types; its inline code follows, with our access hooks. */
 #define PCSTOCK_INLINE_TYPES_ONLY_
@@ -57,9 +58,6 @@ enum stock_state {
  */
 void pcs_stock_step_trim(struct pcstock_counter *c,
 			 struct stock_cpu_stats *st, unsigned long nr);
-/* A stock with a policy's steps: its trim step, or the kind's (stock.c). */
-void pcs_stock_trim_steps(struct pcstock_counter *c,
-			  struct stock_cpu_stats *st, unsigned long nr);
 
 /* @c's slot and statistics in the region of one CPU. */
 static inline atomic_int *pcs_slot_at(const struct pcstock_counter *c,
