@@ -55,7 +55,7 @@ static struct pcstock_group *find_child(struct pcstock_group *parent,
 					const char *name, size_t len)
 {
 	struct name_key *k = name_index_find(&parent->tree->names, parent,
-					     name, len);
+					     parent->serial, name, len);
 
 	return k ? (void *)((char *)k - offsetof(struct pcstock_group, key)) :
 		   NULL;
@@ -108,7 +108,9 @@ int pcstock_group_create_data(struct pcstock_group *parent, const char *name,
 		return -ENOMEM;
 	pcs_group_init(g, t, parent);
 	g->data = data;
-	g->key = (struct name_key){ .parent = parent, .name = g->name };
+	g->serial = pcs_fetch_add(&t->next_serial, 1, PCS_RELAXED) + 1;
+	g->key = (struct name_key){ .parent = parent, .name = g->name,
+				    .seed = parent->serial };
 	if (t->ops->group_init)
 		t->ops->group_init(g);
 

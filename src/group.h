@@ -60,6 +60,11 @@ struct pcstock_group {
 	 * is a cache miss (the name follows in the same allocation).
 	 */
 	_Alignas(PCSTOCK_CACHELINE) struct name_key key; /* name index */
+	/*
+	 * The group's number in its tree, 0 for the root: its children's
+	 * name-index seed, so that the index never depends on an address.
+	 */
+	uint64_t serial;
 	atomic_long refs;
 	atomic_bool online;
 	char name[];
@@ -86,6 +91,7 @@ struct pcstock_tree {
 	pthread_mutex_t oom_lock;	/* the kernel's oom_lock, per tree */
 	struct name_index names;	/* children by name, under lock */
 	atomic_long nr_groups;
+	atomic_ulong next_serial;	/* the last serial a group was given */
 	/* While the tree is destroyed: groups freed by the destroyer. */
 	atomic_bool dying;
 	_Atomic(struct pcstock_group *) reaped;
