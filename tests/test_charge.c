@@ -45,7 +45,7 @@ static void test_charge_bad_input(void **state)
 
 /* ---- charge flow --------------------------------------------------------- */
 
-/* Stage 1, the hit, and S4 for every stocked design: one batch, then hits. */
+/* Stage 1, the hit, and S4 for every stocked policy: one batch, then hits. */
 static void test_stock_hit_returns_at_once(void **state)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a");
