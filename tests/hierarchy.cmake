@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Hierarchy layer tests (issue 5): groups and the try_charge_memcg flow on
-# every policy, the legacy 7-slot cache (spec §7 S1-S5), and a lifecycle
-# stress run (64 SIM CPUs, every policy).
+# every policy, the legacy 7-slot cache (S1-S5, docs/conformance.md), and
+# a lifecycle stress run (64 SIM CPUs, every policy).
 
 # Groups and the try_charge_memcg flow on every design, sequentially, a
 # file for each room of src/ they test (tree and groups, the charge flow,

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_charge.c - the charge flow (spec §3.6.2), sequentially, on a 4-CPU
- * SIM domain (hierarchy_fixture.h): bad input, each step of
- * try_charge_memcg() with the reclaim and OOM callbacks it calls, the
- * uncharge kinds, the memsw charge and its rollback, and drain_all.
+ * test_charge.c - the charge flow, sequentially, on a 4-CPU SIM domain
+ * (hierarchy_fixture.h): bad input, each stage of pcstock_group_charge()
+ * (numbered 1 to 5 in its comment, include/pcstock/hierarchy.h: the
+ * kernel's try_charge_memcg() in mm/memcontrol.c) with the reclaim and
+ * OOM callbacks it calls, the uncharge kinds, the memsw charge and its
+ * rollback, and drain_all.  S4 is the case of docs/conformance.md.
  *
  * A case whose comment names a mutant ("Mutant Q13: ...") came from the
  * mutation study (docs/mutation.md, by that id) and fails on it.
@@ -43,7 +45,7 @@ static void test_charge_bad_input(void **state)
 
 /* ---- charge flow --------------------------------------------------------- */
 
-/* Step 1 and S4 for every stocked policy: one batch, then hits. */
+/* Stage 1, the hit, and S4 for every stocked policy: one batch, then hits. */
 static void test_stock_hit_returns_at_once(void **state)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a");
@@ -338,7 +340,11 @@ static void test_nowait_never_calls_callbacks(void **state)
 	rmgroup(a);
 }
 
-/* Steps 6-12 and 16: 1 + 1 (after the drain) + 16 reclaim rounds. */
+/*
+ * Stage 4 to its end, then NOFAIL's forced charge: a max event and a
+ * reclaim call on the first attempt, on the retry after drain_all and on
+ * each of the 16 retries; no OOM call for 20 pages (stage 5: at most 8).
+ */
 static void test_nofail_charges_over_limit(void **state)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a");
@@ -357,7 +363,7 @@ static void test_nofail_charges_over_limit(void **state)
 	rmgroup(a);
 }
 
-/* Steps 7-8: reclaim frees enough, the margin check retries at once. */
+/* Stage 4: reclaim frees enough, the margin check retries before drain_all. */
 static void test_reclaim_then_margin_retry(void **state)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a");
@@ -385,7 +391,11 @@ static void test_reclaim_then_margin_retry(void **state)
 	rmgroup(a);
 }
 
-/* Steps 10-14: NORETRY, the small-charge rule, OOM and its reset. */
+/*
+ * Stages 4 and 5 after drain_all: NORETRY's exit, the retries while
+ * reclaim claims progress (small charges only), the OOM callback, and the
+ * 16 retries its progress restarts.
+ */
 static void test_retry_rules_and_oom(void **state)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a");
@@ -428,8 +438,8 @@ static void test_retry_rules_and_oom(void **state)
 
 /*
  * The small-charge threshold exactly at its limit: 8 pages (order 3,
- * PAGE_ALLOC_COSTLY_ORDER) still retry on claimed progress (step 11) and
- * call the OOM callback (step 14); test_retry_rules_and_oom has 9 pages do
+ * PAGE_ALLOC_COSTLY_ORDER) still retry on claimed progress (stage 4) and
+ * call the OOM callback (stage 5); test_retry_rules_and_oom has 9 pages do
  * neither.  Moving either threshold by a page fails one of the two.
  */
 static void test_costly_threshold_exact(void **state)

@@ -220,9 +220,10 @@ static void test_v1_memsw_limit_write_exact(void **state)
 }
 
 /*
- * The charge path's own reclaim (step 7): at the limit, a charge of 8
- * pages asks for 8, the callback frees 8, and the margin check (step 8)
- * retries at once: no drain_all (step 9), one reclaim call.
+ * The charge path's own reclaim (stage 4 of pcstock_group_charge(),
+ * include/pcstock/hierarchy.h): at the limit, a charge of 8 pages asks for
+ * 8, the callback frees 8, and the margin check retries at once: no
+ * drain_all (it comes after a failed margin check), one reclaim call.
  */
 static void test_charge_reclaim_sees_progress(void **state)
 {

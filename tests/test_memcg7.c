@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_memcg7.c - the pre-series 7-slot memcg stock (spec §3.4, §7 S1-S5).
+ * test_memcg7.c - the pre-series 7-slot memcg stock: the kernel's
+ * multi-memcg per-CPU charge cache of v6.16 (mm/memcontrol.c), and cases
+ * S1 to S5 of docs/conformance.md.
  *
  * S1-S3 run on the cache alone with fake keys whose uncharges and
  * references are recorded; S1 again, S4, S5 and the drain_all behaviour
