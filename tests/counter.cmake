@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Counter layer tests (issue 2): the conformance catalogue and the
+# Counter layer tests: the conformance catalogue and the
 # memparse table (docs/conformance.md), a concurrency stress test and
 # libFuzzer differential fuzzers (src/counter.c and src/counter_parse.c
 # against tests/fuzz/counter_model.c and a grammar model of memparse).

@@ -121,7 +121,7 @@ static void test_uncharge_kinds(void **state)
 }
 
 /*
- * Acceptance 1: max = batch + 1, a small charge on CPU 0 parks batch - 1
+ * Exact at the limit: max = batch + 1, a small charge on CPU 0 parks batch - 1
  * pages there; a batch-sized charge on CPU 1 only fits after the drain.
  * EXACT parks nothing so close to max, and the charge fits at once: no
  * reclaim call, no max event, no drain_all.
@@ -161,7 +161,7 @@ static void test_tight_limit_spread_stock(void **state)
 }
 
 /*
- * Issue 21's fifth design: a charge refused at a parent only because a
+ * What exact_at_limit promises: a charge refused at a parent only because a
  * sibling's stock holds pages.  Far from max, b parks BATCH - 1 pages on
  * CPU 0; a's large charge on CPU 1 then fits the pages in use but not the
  * parked ones.  EXACT drains the parent's subtree before anything else
@@ -223,7 +223,7 @@ static void assert_conserved(struct pcstock_group *g, unsigned long held)
 }
 
 /*
- * Acceptance 1: memory fails after memsw was served (a) from its stock,
+ * The memsw rollback: memory fails after memsw was served (a) from its stock,
  * (b) from the hierarchy; memsw gives back exactly what it handed out.
  */
 static void test_memsw_rollback(void **state)

@@ -760,9 +760,10 @@ pcstock_group_memsw(const struct pcstock_group *g);
  *     counters' slots on this CPU; else the policy's per-group cache);
  *  2. memsw then memory are charged, memsw rolled back if memory fails:
  *     with group_batch max(batch, @nr_pages), the surplus kept in the
- *     policy's stock; else @nr_pages, through each counter's own stock
- *     when per_counter (which may charge up a batch and keep the
- *     surplus);
+ *     policy's stock, and a batch that fails is tried again for
+ *     @nr_pages alone before the steps below (never reclaim for the
+ *     surplus); else @nr_pages, through each counter's own stock when
+ *     per_counter (which may charge up a batch and keep the surplus);
  *  3. at the first failure, a policy with exact_at_limit returns to the
  *     counters every page the over-limit group's subtree holds in stock
  *     and, if that returned any, retries once, before the steps below
