@@ -25,7 +25,7 @@
 #define BENCH_LINE 256
 #define BENCH_MAX_THREADS 512
 #define BENCH_MAX_CONFIGS 256
-/* Room to select every strategy at once: 6 fixed ones and the designs. */
+/* Room to select every strategy at once: 6 fixed ones and the policies. */
 #define BENCH_MAX_STRATEGIES (6 + PCSTOCK_TREE_NR_POLICIES)
 #define BENCH_MAX_REPS 1000
 
@@ -49,7 +49,7 @@ struct tree_spec {
 #define STRAT_DOMAIN	0x4	/* threads must be CPUs of its domain */
 #define STRAT_BOUNDED	0x8	/* stock never exceeds stock_bound() */
 #define STRAT_PRESSURE	0x10	/* counts reclaim calls and max events */
-#define STRAT_DESIGN	0x20	/* a registered design: @policy is valid */
+#define STRAT_DESIGN	0x20	/* a registered policy: @policy is valid */
 
 /**
  * struct strategy - one way of charging a tree
@@ -63,8 +63,8 @@ struct tree_spec {
  * reclaim callback calls (the callback reclaims nothing) and max events.
  * counters(), optional, calls @fn on every counter of the tree with a
  * label ("level 0", "leaf 3"), so that the line model can name lines.
- * With STRAT_DESIGN, @policy is the registered design the strategy runs
- * through the group API (group.c makes one such strategy per design);
+ * With STRAT_DESIGN, @policy is the registered policy the strategy runs
+ * through the group API (group.c makes one such strategy per policy);
  * the bench asks its properties, pcstock_tree_policy_info(), not its
  * value.
  */
@@ -172,7 +172,7 @@ struct opts {
 	int *os_cpus;
 };
 
-/* strategy.c: the table, built at first use (designs from the registry) */
+/* strategy.c: the table, built at first use (policies from the registry) */
 const struct strategy *bench_strategy_nth(unsigned int i);
 const char *bench_default_strategies(void);
 const char *bench_design_strategies(void);

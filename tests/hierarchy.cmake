@@ -4,15 +4,15 @@
 # every policy, the legacy 7-slot cache (S1-S5, docs/conformance.md), and
 # a lifecycle stress run (64 SIM CPUs, every policy).
 
-# Groups and the try_charge_memcg flow on every design, sequentially, a
+# Groups and the try_charge_memcg flow on every policy, sequentially, a
 # file for each room of src/ they test (tree and groups, the charge flow,
 # memory.high, the limit writers, protection) around one fixture
-# (hierarchy_fixture.c; cases "case/design").
+# (hierarchy_fixture.c; cases "case/policy").
 foreach(room tree charge high limits protection)
 	pcstock_add_test(test_${room} SOURCES test_${room}.c
 		hierarchy_fixture.c LABELS unit conformance TIMEOUT 60)
 endforeach()
-# The registry of designs: every table's invariants, one replaced step.
+# The registry of policies: every table's invariants, one replaced step.
 pcstock_add_test(test_policy SOURCES test_policy.c
 	LABELS unit TIMEOUT 60)
 pcstock_add_test(test_groups SOURCES test_groups.c

@@ -450,7 +450,7 @@ static void test_bad_trees(void **state)
 	attr.batch = 128;
 	expect("tree_create(memcg7 batch 128)",
 	       pcstock_tree_create(F.dom, &attr, &t), -EINVAL);
-	/* Every registered design refuses a batch above its max_batch. */
+	/* Every registered policy refuses a batch above its max_batch. */
 	for (int i = 0; i < PCSTOCK_TREE_NR_POLICIES; i++) {
 		struct pcstock_policy_info info;
 
@@ -458,7 +458,7 @@ static void test_bad_trees(void **state)
 		expect("policy_info(registered)",
 		       pcstock_tree_policy_info(attr.policy, &info), 0);
 		attr.batch = info.max_batch + 1;
-		expect("tree_create(batch above the design's max_batch)",
+		expect("tree_create(batch above the policy's max_batch)",
 		       pcstock_tree_create(F.dom, &attr, &t), -EINVAL);
 	}
 	expect("tree_destroy(NULL)", pcstock_tree_destroy(NULL), 0);

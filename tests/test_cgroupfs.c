@@ -289,7 +289,7 @@ static void test_v2_events_hierarchical_and_local(void **state)
 	assert_int_equal(pcstock_group_charge(c, 3, 0), -ENOMEM);
 	/*
 	 * max on g (the over-limit group), once per attempt: the first, the
-	 * retry after the drain and 16 retries (docs/daemon.md, design.md); then oom
+	 * retry after the drain and 16 retries (docs/daemon.md, policy.md); then oom
 	 */
 	max = pcstock_group_events(g, PCSTOCK_EVENT_MAX);
 	assert_int_equal(max, 2 + PCSTOCK_MAX_RECLAIM_RETRIES);

@@ -67,7 +67,7 @@ static void test_stock_hit_returns_at_once(void **state)
 /*
  * The two uncharge kinds (mainline): a folio batch goes straight to the
  * counters under every policy, memory and memsw, leaving the stock alone;
- * a kmem/socket uncharge refills the stock of a design whose uncharges
+ * a kmem/socket uncharge refills the stock of a policy whose uncharges
  * refill (memcg7's refill_stock(), DEFAULT, EXACT), and uncharges the
  * counters under the others (V4 as posted, none).
  */

@@ -278,7 +278,7 @@ static void test_refused_charge_max_events(void **state)
 
 /*
  * Outside callbacks nothing changed: a small pcstock_group_uncharge()
- * still goes into the stock of a design whose uncharges refill (DEFAULT,
+ * still goes into the stock of a policy whose uncharges refill (DEFAULT,
  * memcg7, EXACT), also right after a reclaim ran on this thread.
  */
 static void test_stock_path_outside_callbacks(void **state)
@@ -302,9 +302,9 @@ static void test_stock_path_outside_callbacks(void **state)
 }
 
 /*
- * The configurations, from the registry: every design plain and with
- * memsw; every design with a stock also with callbacks that free through
- * pcstock_group_uncharge_direct(), alone and with memsw; every design
+ * The configurations, from the registry: every policy plain and with
+ * memsw; every policy with a stock also with callbacks that free through
+ * pcstock_group_uncharge_direct(), alone and with memsw; every policy
  * whose stock is the per-counter one also on the default (RSEQ) domain,
  * whose hits go through their own cache entry (domain.h).
  */

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_policy.c - the registry of stock designs (src/policy.c): every
+ * test_policy.c - the registry of stock policies (src/policy.c): every
  * registered table passes pcs_policy_check() and reports what it declares;
  * tables that break an invariant are refused; a table that leaves out
- * max_batch accepts every batch; and a per-counter design that replaces one
+ * max_batch accepts every batch; and a per-counter policy that replaces one
  * step of the stock (src/stock_steps.h) stays per-counter and has that
  * step run by the stock's own calls.
  */
@@ -122,7 +122,7 @@ static void test_max_batch_left_out_accepts_every_batch(void **state)
 	assert_int_equal(pcs_policy_max_batch(&ops), PCSTOCK_STOCK_MAX_BATCH);
 }
 
-/* A design's step, counted: the largest refill it allows is 2 pages. */
+/* A policy's step, counted: the largest refill it allows is 2 pages. */
 static unsigned int steps_called;
 
 static unsigned long small_refill(struct pcstock_counter *c,
@@ -244,7 +244,7 @@ static void test_step_helpers_drain_and_keep_marks(void **state)
 }
 
 /*
- * Every design's per-group state: as many bytes as its table declares,
+ * Every policy's per-group state: as many bytes as its table declares,
  * zeroed, aligned for any type, past the group's name, for the root and
  * every other group; none (NULL) when it declares none.
  */

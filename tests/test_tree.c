@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test_tree.c - trees and groups, sequentially, on a 4-CPU SIM domain
- * (hierarchy_fixture.h): bad input, the designs' properties, names,
+ * (hierarchy_fixture.h): bad input, the policies' properties, names,
  * lookups and walks, destroy with pages charged or stocked, an offline
  * group or CPU, the readers (stock bound, statistics) and allocation
  * failures.
@@ -51,7 +51,7 @@ static void test_tree_bad_input(void **state)
 	assert_int_equal(pcstock_tree_destroy(NULL), 0);
 }
 
-/* Every registered design answers for its properties; nothing else does. */
+/* Every registered policy answers for its properties; nothing else does. */
 static void test_policy_info(void **state)
 {
 	struct pcstock_policy_info info = { .name = "untouched" };
@@ -72,7 +72,7 @@ static void test_policy_info(void **state)
 		assert_int_equal(pcstock_tree_policy_parse(info.name, &back), 0);
 		assert_int_equal(back, p);
 		assert_true(info.max_batch >= 1);
-		/* A design without stock neither batches nor refills. */
+		/* A policy without stock neither batches nor refills. */
 		if (!info.stocks)
 			assert_false(info.per_counter || info.group_batch ||
 				     info.uncharges_refill ||
@@ -80,7 +80,7 @@ static void test_policy_info(void **state)
 		/* Batching at group level and at the counter exclude. */
 		assert_false(info.per_counter && info.group_batch);
 	}
-	/* The designs the kernel has, as the kernel has them. */
+	/* The policies the kernel has, as the kernel has them. */
 	assert_int_equal(pcstock_tree_policy_info(PCSTOCK_TREE_MEMCG7, &info),
 			 0);
 	assert_true(info.stocks && info.group_batch && info.uncharges_refill &&
@@ -267,7 +267,7 @@ static void test_cpu_offline_drains(void **state)
 
 /*
  * pcstock_group_stock_bound() caps what pcstock_group_stock_pages() reads,
- * and is what the design's properties say: per-counter stock a batch per
+ * and is what the policy's properties say: per-counter stock a batch per
  * CPU per memory counter, none while an exact-at-limit counter is exact.
  */
 static void assert_bounded(struct pcstock_group *g)
