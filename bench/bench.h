@@ -25,7 +25,7 @@
 #define BENCH_LINE 256
 #define BENCH_MAX_THREADS 512
 #define BENCH_MAX_CONFIGS 256
-/* Room to select every strategy at once: 6 fixed ones and the designs. */
+/* Room to select every strategy at once: 6 fixed ones and the policies. */
 #define BENCH_MAX_STRATEGIES (6 + PCSTOCK_TREE_NR_POLICIES)
 #define BENCH_MAX_REPS 1000
 
@@ -49,13 +49,13 @@ struct tree_spec {
 #define STRAT_DOMAIN	0x4	/* threads must be CPUs of its domain */
 #define STRAT_BOUNDED	0x8	/* stock never exceeds stock_bound() */
 #define STRAT_PRESSURE	0x10	/* counts reclaim calls and max events */
-#define STRAT_DESIGN	0x20	/* a registered design: @policy is valid */
+#define STRAT_DESIGN	0x20	/* a registered policy: @policy is valid */
 
 /**
  * struct strategy - one way of charging a tree
  *
  * Every hook gets the instance made by create().  uncharge() gives back
- * kmem/socket pages (through the stock), uncharge_batch() folio pages.  @thread is the worker's
+ * kmem/socket pages (through the stock), uncharge_direct() folio pages.  @thread is the worker's
  * index (0..BENCH_MAX_THREADS-1; the main thread uses 0 outside runs).
  * check() verifies conservation at a quiescent point: @held[l] is what the
  * workers hold through leaf l; it returns 0 or -1 with a reason in @why.
@@ -63,8 +63,8 @@ struct tree_spec {
  * reclaim callback calls (the callback reclaims nothing) and max events.
  * counters(), optional, calls @fn on every counter of the tree with a
  * label ("level 0", "leaf 3"), so that the line model can name lines.
- * With STRAT_DESIGN, @policy is the registered design the strategy runs
- * through the group API (group.c makes one such strategy per design);
+ * With STRAT_DESIGN, @policy is the registered policy the strategy runs
+ * through the group API (group.c makes one such strategy per policy);
  * the bench asks its properties, pcstock_tree_policy_info(), not its
  * value.
  */
@@ -81,8 +81,8 @@ struct strategy {
 		       unsigned long nr);
 	void (*uncharge)(void *inst, unsigned int thread, unsigned int leaf,
 			 unsigned long nr);
-	/* folio pages (uncharge_batch()); NULL: as uncharge */
-	void (*uncharge_batch)(void *inst, unsigned int thread,
+	/* folio pages (uncharge_direct()); NULL: as uncharge */
+	void (*uncharge_direct)(void *inst, unsigned int thread,
 			       unsigned int leaf, unsigned long nr);
 	/* the calling CPU schedules: run its queued work; NULL: none */
 	void (*idle)(void *inst);
@@ -172,7 +172,7 @@ struct opts {
 	int *os_cpus;
 };
 
-/* strategy.c: the table, built at first use (designs from the registry) */
+/* strategy.c: the table, built at first use (policies from the registry) */
 const struct strategy *bench_strategy_nth(unsigned int i);
 const char *bench_default_strategies(void);
 const char *bench_design_strategies(void);

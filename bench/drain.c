@@ -10,7 +10,7 @@
  *           not timed.
  *  strand   the "litter" pattern: threads visit every CPU and charge then
  *           uncharge one page in each of M groups.  Reports the pages left
- *           stranded in stock against the bound the design reports
+ *           stranded in stock against the bound the policy reports
  *           (pcstock_group_stock_bound() for the groups), and what is
  *           left after one drain_all (must be 0).  "near max" gives every
  *           group a max of half what its stock can hide (nr_cpus × batch

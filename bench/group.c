@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * group.c - the stock designs through the group API (hierarchy.h), the
- * code path an accounting daemon uses: one strategy per registered design
+ * group.c - the stock policies through the group API (hierarchy.h), the
+ * code path an accounting daemon uses: one strategy per registered policy
  * (pcstock_tree_policy_info()), made at startup by grp_strategies(), named
- * as the design, so a newly registered design is in the matrix with no
+ * as the policy, so a newly registered policy is in the matrix with no
  * edit here.
  *
  * Shape mapping.  The root group's counter is charged by every descendant
@@ -182,12 +182,12 @@ static void grp_uncharge(void *inst, unsigned int thread, unsigned int leaf,
 	pcstock_group_uncharge(t->node[t->shape.nr_anc + leaf], nr);
 }
 
-static void grp_uncharge_batch(void *inst, unsigned int thread,
+static void grp_uncharge_direct(void *inst, unsigned int thread,
 			       unsigned int leaf, unsigned long nr)
 {
 	struct grp_tree *t = inst;
 
-	pcstock_group_uncharge_batch(t->node[t->shape.nr_anc + leaf], nr);
+	pcstock_group_uncharge_direct(t->node[t->shape.nr_anc + leaf], nr);
 }
 
 static void grp_idle(void *inst)
@@ -211,7 +211,7 @@ static unsigned long grp_stock_pages(void *inst)
 	return pcstock_group_stock_pages(pcstock_tree_root(t->t));
 }
 
-/* The design answers for itself: memcg7's slots, exact's exact state. */
+/* The policy answers for itself: memcg7's slots, exact's exact state. */
 static unsigned long grp_stock_bound(void *inst)
 {
 	struct grp_tree *t = inst;
@@ -282,8 +282,8 @@ static void grp_counters(void *inst,
 }
 
 /*
- * The create hook takes no argument saying which design (main.c and
- * bench/lines/ call it as every strategy's), so each design gets a
+ * The create hook takes no argument saying which policy (main.c and
+ * bench/lines/ call it as every strategy's), so each policy gets a
  * trampoline of its own, indexed by its enum value.
  */
 #define GRP_CREATE(i)                                                        \
@@ -305,11 +305,11 @@ static int (*const grp_creators[])(const struct tree_spec *, void **) = {
 
 _Static_assert(PCSTOCK_TREE_NR_POLICIES <=
 		       sizeof(grp_creators) / sizeof(grp_creators[0]),
-	       "more designs than GRP_CREATE trampolines: add some");
+	       "more policies than GRP_CREATE trampolines: add some");
 
 /*
- * Whether a design's stock stays within the bound stock_bound() reports:
- * a design that caps its slots (not the series' V4 kind, which
+ * Whether a policy's stock stays within the bound stock_bound() reports:
+ * a policy that caps its slots (not the series' V4 kind, which
  * <pcstock/stock.h> documents to exceed it).
  */
 static bool design_bounded(const struct pcstock_policy_info *in)
@@ -317,7 +317,7 @@ static bool design_bounded(const struct pcstock_policy_info *in)
 	return in->stocks && in->caps_slots;
 }
 
-/* What --list says of a design, from its properties. */
+/* What --list says of a policy, from its properties. */
 static void design_what(const struct pcstock_policy_info *in, char *buf,
 			size_t len)
 {
@@ -339,11 +339,11 @@ static struct strategy grp_strats[PCSTOCK_TREE_NR_POLICIES];
 static char grp_what[PCSTOCK_TREE_NR_POLICIES][128];
 
 /**
- * grp_strategies() - one strategy per registered design
+ * grp_strategies() - one strategy per registered policy
  * @out: receives pointers to them, in the registry's order
  * @room: entries @out has
  *
- * Each strategy is named as its design and has the flags its properties
+ * Each strategy is named as its policy and has the flags its properties
  * give.  Not thread-safe: strategy.c calls it once, at startup.
  *
  * Return: the number written.
@@ -357,7 +357,7 @@ unsigned int grp_strategies(const struct strategy **out, unsigned int room)
 	for (i = 0; i < PCSTOCK_TREE_NR_POLICIES && n < room; i++) {
 		if (pcstock_tree_policy_info((enum pcstock_tree_policy)i,
 					     &in)) {
-			fprintf(stderr, "pcstock-bench: design %u has no "
+			fprintf(stderr, "pcstock-bench: policy %u has no "
 				"properties: left out\n", i);
 			continue;
 		}
@@ -373,7 +373,7 @@ unsigned int grp_strategies(const struct strategy **out, unsigned int room)
 			.create = grp_creators[i], .destroy = grp_destroy,
 			.enter = domain_enter, .exit = domain_exit,
 			.charge = grp_charge, .uncharge = grp_uncharge,
-			.uncharge_batch = grp_uncharge_batch,
+			.uncharge_direct = grp_uncharge_direct,
 			.idle = grp_idle, .drain_all = grp_drain_all,
 			.stock_pages = grp_stock_pages,
 			.stock_bound = grp_stock_bound, .check = grp_check,

@@ -49,13 +49,13 @@ endif()
 
 set(args --lines --quick --reps 1 --cpus 2,16 --workload scale)
 
-# The designs the library registers: --lines models every one of them.
-execute_process(COMMAND "${BENCH}" --list-designs RESULT_VARIABLE rc
-	OUTPUT_VARIABLE designs OUTPUT_STRIP_TRAILING_WHITESPACE)
-string(REPLACE "\n" ";" designs "${designs}")
-list(LENGTH designs nr_designs)
+# The policies the library registers: --lines models every one of them.
+execute_process(COMMAND "${BENCH}" --list-policies RESULT_VARIABLE rc
+	OUTPUT_VARIABLE policies OUTPUT_STRIP_TRAILING_WHITESPACE)
+string(REPLACE "\n" ";" policies "${policies}")
+list(LENGTH policies nr_designs)
 if(NOT rc EQUAL 0 OR nr_designs LESS 4)
-	message(FATAL_ERROR "${BENCH} --list-designs: ${rc}, '${designs}'")
+	message(FATAL_ERROR "${BENCH} --list-policies: ${rc}, '${policies}'")
 endif()
 
 function(run_lines bin dir)
@@ -115,7 +115,7 @@ function(read_lines dir prefix)
 		set(${prefix}_${wl}_${st}_${cpus}_xfer ${xfer} PARENT_SCOPE)
 		set(${prefix}_${wl}_${st}_${cpus}_hot "${hot}" PARENT_SCOPE)
 	endforeach()
-	# 2 series x 2 CPU counts x every design
+	# 2 series x 2 CPU counts x every policy
 	math(EXPR want "4 * ${nr_designs}")
 	if(NOT n EQUAL want)
 		message(FATAL_ERROR "${dir}/lines.jsonl: ${n} lines records")
@@ -141,10 +141,10 @@ endfunction()
 set(file_calib FALSE)
 run_lines("${BENCH}" "${OUT}/clean")
 read_lines("${OUT}/clean" clean)
-foreach(d IN LISTS designs)
+foreach(d IN LISTS policies)
 	if(NOT DEFINED clean_scale-own_${d}_2_xfer OR
 	   NOT DEFINED clean_scale-shared_${d}_16_xfer)
-		message(FATAL_ERROR "design ${d} is registered but not modelled")
+		message(FATAL_ERROR "policy ${d} is registered but not modelled")
 	endif()
 endforeach()
 run_lines("${PLANTED}" "${OUT}/planted")

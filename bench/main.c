@@ -47,9 +47,10 @@ static const char usage_text[] =
 "  --json             JSON Lines on stdout instead of the table\n"
 "  --out DIR          results directory (default: results)\n"
 "  --list             list workloads and strategies\n"
-"  --list-strategies  the same for scripts: name, default|extra, design\n"
+"  --list-strategies  the same for scripts: name, default|extra, policy\n"
 "                     properties, workloads, tab-separated\n"
-"  --list-designs     the library's registered designs, one a line\n"
+"  --list-policies    the library's registered policies, one a line\n"
+"  --list-designs     the same (the name before 0.6)\n"
 "  --profile WHAT     callgrind mode: run N operations of one kind in a\n"
 "                     marked function (see scripts/callgrind-fastpath)\n"
 "  --ops N            operations for --profile (default 100000)\n"
@@ -84,7 +85,7 @@ enum {
 	OPT_FULL, OPT_QUICK, OPT_JSON, OPT_OUT, OPT_LIST, OPT_PROFILE, OPT_OPS,
 	OPT_HELP, OPT_LINES, OPT_CPUS, OPT_TOPOLOGY, OPT_REMOTE,
 	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB, OPT_LIST_STRATEGIES,
-	OPT_LIST_DESIGNS,
+	OPT_LIST_POLICIES,
 };
 
 static const struct option long_opts[] = {
@@ -104,7 +105,8 @@ static const struct option long_opts[] = {
 	{ "out", required_argument, NULL, OPT_OUT },
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "list-strategies", no_argument, NULL, OPT_LIST_STRATEGIES },
-	{ "list-designs", no_argument, NULL, OPT_LIST_DESIGNS },
+	{ "list-policies", no_argument, NULL, OPT_LIST_POLICIES },
+	{ "list-designs", no_argument, NULL, OPT_LIST_POLICIES },
 	{ "profile", required_argument, NULL, OPT_PROFILE },
 	{ "ops", required_argument, NULL, OPT_OPS },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -183,8 +185,8 @@ static void list_all(void)
 /*
  * --list-strategies, for scripts (bench/smoke.cmake): one line per
  * strategy, tab-separated: its name; "default" or "extra" (in the default
- * set or on request); its design's properties (a comma list of those that
- * hold, "design" first) or "-"; the workloads it takes part in, or "-".
+ * set or on request); its policy's properties (a comma list of those that
+ * hold, "policy" first) or "-"; the workloads it takes part in, or "-".
  */
 static void list_strategies(void)
 {
@@ -197,7 +199,7 @@ static void list_strategies(void)
 		       bench_strategy_is_default(s) ? "default" : "extra");
 		if ((s->flags & STRAT_DESIGN) &&
 		    !pcstock_tree_policy_info(s->policy, &in))
-			printf("design%s%s%s%s%s", in.stocks ? ",stocks" : "",
+			printf("policy%s%s%s%s%s", in.stocks ? ",stocks" : "",
 			       in.per_counter ? ",per_counter" : "",
 			       in.group_batch ? ",group_batch" : "",
 			       in.uncharges_refill ? ",uncharges_refill" : "",
@@ -215,7 +217,7 @@ static void list_strategies(void)
 }
 
 /*
- * --list-designs: the library's registry, one name a line, asked of it
+ * --list-policies: the library's registry, one name a line, asked of it
  * directly (not of the strategy table), so that a test can check the
  * table against it.
  */
@@ -519,7 +521,7 @@ int main(int argc, char **argv)
 		case OPT_LIST_STRATEGIES:
 			list_strategies();
 			return 0;
-		case OPT_LIST_DESIGNS:
+		case OPT_LIST_POLICIES:
 			list_designs();
 			return 0;
 		case OPT_PROFILE:

@@ -30,8 +30,8 @@
  *               CPUs, every slot empty (divide by 1056 for a slot)
  * The g- kinds run on a group tree (root, middle, leaf: the root's counter
  * is charged too, so 3 counters again).  Prefix NAME- for any registered
- * design (pcstock_tree_policy_name(): v4-, memcg7-, none-, exact-, ...;
- * none: the default design): the g- kinds for every design, the others
+ * policy (pcstock_tree_policy_name(): v4-, memcg7-, none-, exact-, ...;
+ * none: the default policy): the g- kinds for every policy, the others
  * for a per-counter one (its stock kind on the leaf counter); memcg7x-
  * runs memcg7 on a COOP domain (its owner-exclusive variant, the kernel's
  * lock-free hit) where memcg7- runs on SIM CPUs (the locked variant).
@@ -168,7 +168,7 @@ static int prof_setup(struct prof *p, enum pcstock_tree_policy policy,
 	pcstock_counter_init(&p->c[0], NULL, false);
 	pcstock_counter_init(&p->c[1], &p->c[0], false);
 	pcstock_counter_init(&p->c[2], &p->c[1], false);
-	/* A per-counter design's stock kind, for the counter kinds. */
+	/* A per-counter policy's stock kind, for the counter kinds. */
 	if (in.per_counter)
 		ret = pcstock_counter_alloc_stock(&p->c[2], p->d, PROF_BATCH,
 						  in.counter_stock);
@@ -362,7 +362,7 @@ static int run(struct prof *p, const char *what, unsigned long n)
 
 /*
  * The policy prefix of @what: the special rows first, then "NAME-" for
- * every registered tree policy, so that a new design needs no edit here.
+ * every registered tree policy, so that a new policy needs no edit here.
  * Returns the kind after the prefix (all of @what without one).
  */
 static const char *parse_prefix(const char *what,
@@ -371,7 +371,7 @@ static const char *parse_prefix(const char *what,
 {
 	/*
 	 * Named rows of scripts/callgrind-fastpath: memcg7 as the kernel
-	 * runs it (the comparison's "before"), the library's default design
+	 * runs it (the comparison's "before"), the library's default policy
 	 * on the CPU numbering an application gets.
 	 */
 	static const struct {

@@ -10,12 +10,12 @@
  * speedup: above 1 means the first strategy did better, whatever the
  * direction of the metric.
  *
- * Every strategy, so every registered design, gets its columns, records
- * and plot lines from the strategy table.  The designs this file names
+ * Every strategy, so every registered policy, gets its columns, records
+ * and plot lines from the strategy table.  The policies this file names
  * are the subject of the comparisons it reproduces, the seed's paper and
  * the kernel series' headline: default (the series with its review
  * fixes) against memcg7 (the stock it replaces, the cover letter's
- * "before") and against v4 (the series as posted).  A new design is
+ * "before") and against v4 (the series as posted).  A new policy is
  * compared with default in every table row and pair record like the
  * others; it is not part of those named comparisons.
  */
@@ -407,7 +407,7 @@ static void fault_vs_seed(const struct ctx *x, const struct workload *wl)
 
 /* ---- key figures (the acceptance comparisons) --------------------------- */
 
-/* The goals of the series' comparisons, so by design name (file head). */
+/* The goals of the series' comparisons, so by policy name (file head). */
 
 struct key {
 	const char *workload;
@@ -638,7 +638,7 @@ static void emit_summary(const struct ctx *x, FILE *j, unsigned int c,
 	fprintf(x->csv, ",,,,,,,,\n");
 }
 
-/* "default" against every other strategy, new designs included. */
+/* "default" against every other strategy, new policies included. */
 static void emit_pairs(const struct ctx *x, FILE *j, unsigned int c)
 {
 	int ref = strat_index(x, "default");

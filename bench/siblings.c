@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * siblings.c - pcstock-siblings: what a group costs to create, look up and
- * destroy when its parent has N children (issue 12: a daemon with one
- * group per tenant).
+ * destroy when its parent has N children (a daemon with one group per
+ * tenant).
  *
  * For each N on the command line (default 100 10000 100000): a fresh tree
  * (DEFAULT policy, one simulated CPU), N siblings created under one parent,

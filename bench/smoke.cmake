@@ -6,13 +6,13 @@
 # Runs pcstock-bench --quick and checks what it wrote, not how fast it was:
 # exit status 0 (so conservation held in every run), every JSON Lines
 # record parses, every rep record says cons_ok, every workload has a
-# summary for every strategy that takes part in it, every design the
+# summary for every strategy that takes part in it, every policy the
 # library registers is in the default set and in the output (table and
 # records), the CSV has its columns, meta.json names the machine, and the
 # table, the gnuplot script and (when gnuplot exists) the plots are there.
-# Which strategies and designs there are, and which workloads each takes
-# part in, is asked of the binary (--list-strategies, --list-designs), so
-# that a newly registered design is checked with no edit here.
+# Which strategies and policies there are, and which workloads each takes
+# part in, is asked of the binary (--list-strategies, --list-policies), so
+# that a newly registered policy is checked with no edit here.
 
 cmake_minimum_required(VERSION 3.20)
 
@@ -27,7 +27,7 @@ set(wl_arg "${WORKLOADS}")
 string(REPLACE "," ";" WORKLOADS "${WORKLOADS}")
 separate_arguments(ARGS UNIX_COMMAND "${ARGS}")
 
-# The library's registry, and the bench's strategies: name, set, design
+# The library's registry, and the bench's strategies: name, set, policy
 # properties, workloads (tab-separated, see bench/main.c); one list item a
 # line.
 function(ask_bench option out)
@@ -40,10 +40,10 @@ function(ask_bench option out)
 	string(REPLACE "\n" ";" text "${text}")
 	set(${out} "${text}" PARENT_SCOPE)
 endfunction()
-ask_bench(--list-designs designs)
-list(LENGTH designs nr_designs)
+ask_bench(--list-policies policies)
+list(LENGTH policies nr_designs)
 if(nr_designs LESS 1)
-	message(FATAL_ERROR "pcstock-bench --list-designs listed none")
+	message(FATAL_ERROR "pcstock-bench --list-policies listed none")
 endif()
 ask_bench(--list-strategies listing)
 set(defaults "")
@@ -72,9 +72,9 @@ foreach(row IN LISTS listing)
 		list(APPEND exact_designs ${name})
 	endif()
 endforeach()
-foreach(d IN LISTS designs)
+foreach(d IN LISTS policies)
 	if(NOT d IN_LIST defaults)
-		message(FATAL_ERROR "design ${d} is registered but not in the "
+		message(FATAL_ERROR "policy ${d} is registered but not in the "
 			"bench's default set (--list-strategies)")
 	endif()
 endforeach()
@@ -112,7 +112,7 @@ foreach(line IN LISTS lines)
 		if(NOT ok)
 			message(FATAL_ERROR "bench.jsonl:${n}: cons_ok false")
 		endif()
-		# A design exact at the limit drains before it reclaims:
+		# A policy exact at the limit drains before it reclaims:
 		# near max, with the pages in use below it, no reclaim call
 		# and no failure (its property, whatever its name).
 		string(JSON w GET "${line}" workload)
@@ -138,14 +138,14 @@ foreach(w IN LISTS WORKLOADS)
 		endif()
 	endforeach()
 endforeach()
-# Every registered design ran and has a column in the table.
-foreach(d IN LISTS designs)
+# Every registered policy ran and has a column in the table.
+foreach(d IN LISTS policies)
 	if(NOT seen MATCHES "(^|;)[^;/]+/${d}(;|$)")
-		message(FATAL_ERROR "design ${d} has no record in the default "
+		message(FATAL_ERROR "policy ${d} has no record in the default "
 			"run (bench.jsonl)")
 	endif()
 	if(NOT table MATCHES "\\| ${d} \\|")
-		message(FATAL_ERROR "design ${d} has no column in the table")
+		message(FATAL_ERROR "policy ${d} has no column in the table")
 	endif()
 endforeach()
 

@@ -17,8 +17,8 @@
  *           and the uncharge into the stock inline in the caller.
  *
  * group.c makes the rest of the default set: one strategy per registered
- * stock design (none, memcg7, v4, default, exact, ...), each through the
- * group API, named as its design.
+ * stock policy (none, memcg7, v4, default, exact, ...), each through the
+ * group API, named as its policy.
  * Every strategy builds the same shape (bench.h, struct tree_spec): node 0
  * is the top, ancestors 0..nr_anc-1 form a chain, leaves follow; and every
  * strategy checks its own conservation invariant.
@@ -517,11 +517,11 @@ const struct strategy strat_ctr_inline = CTR_STRATEGY_OPS("ctr-inline",
 
 /*
  * Every strategy pcstock-bench knows: floor and mutex, then one per
- * registered design (group.c, in the registry's order), then the ctr-*
+ * registered policy (group.c, in the registry's order), then the ctr-*
  * ones.  All but ctr-* run unless --strategy says otherwise.  Built once,
- * at first use, from the registry: a new design needs no edit here.
+ * at first use, from the registry: a new policy needs no edit here.
  */
-#define NR_FIXED 2	/* floor, mutex: ahead of the designs */
+#define NR_FIXED 2	/* floor, mutex: ahead of the policies */
 
 static const struct strategy *const extra_strategies[] = {
 	&strat_ctr_none, &strat_ctr_v4, &strat_ctr_default, &strat_ctr_inline,
@@ -585,14 +585,14 @@ const struct strategy *bench_strategy_nth(unsigned int i)
 	       NULL;
 }
 
-/* The default set: floor, mutex and every registered design. */
+/* The default set: floor, mutex and every registered policy. */
 const char *bench_default_strategies(void)
 {
 	pthread_once(&table_once, table_build);
 	return table.default_list;
 }
 
-/* The registered designs' strategies, a comma list in registry order. */
+/* The registered policies' strategies, a comma list in registry order. */
 const char *bench_design_strategies(void)
 {
 	pthread_once(&table_once, table_build);

@@ -58,7 +58,7 @@ void ctr_destroy(void *inst);
 extern const struct strategy strat_floor, strat_mutex;
 extern const struct strategy strat_ctr_none, strat_ctr_v4, strat_ctr_default;
 extern const struct strategy strat_ctr_inline;
-/* group.c: one strategy per registered design */
+/* group.c: one strategy per registered policy */
 unsigned int grp_strategies(const struct strategy **out, unsigned int room);
 
 #endif /* BENCH_STRATEGY_H */

@@ -293,7 +293,7 @@ static void fault_release(struct worker *w, const struct fault_state *fs,
 
 	madvise(t->map, (size_t)FAULT_PAGES * fs->page, MADV_DONTNEED);
 	if (t->charged)
-		(r->s->uncharge_batch ? r->s->uncharge_batch :
+		(r->s->uncharge_direct ? r->s->uncharge_direct :
 					r->s->uncharge)(r->inst, w->id,
 							t->leaf, t->charged);
 	t->charged = 0;

@@ -31,7 +31,7 @@ static struct pcstock_group *memsw_owner(struct pcstock_counter *c)
 	return (void *)((char *)c - offsetof(struct pcstock_group, memsw));
 }
 
-/* A design's counter_try when it has none: the plain counter. */
+/* A policy's counter_try when it has none: the plain counter. */
 static bool counter_try_plain(struct pcstock_counter *c,
 			      unsigned long nr_pages,
 			      struct pcstock_counter **fail,
@@ -209,7 +209,7 @@ static int check_pages(const struct pcstock_group *g, unsigned long nr_pages)
 #define CHARGE_FLAGS (PCSTOCK_CHARGE_NOWAIT | PCSTOCK_CHARGE_NOFAIL | \
 		      PCSTOCK_CHARGE_NORETRY)
 
-/* Everything but a hit (charge.c's inline one, or the design's consume). */
+/* Everything but a hit (charge.c's inline one, or the policy's consume). */
 static __attribute__((noinline)) int
 group_charge_slow(struct pcstock_group *g, unsigned long nr_pages,
 		  unsigned int flags)
@@ -287,7 +287,7 @@ group_uncharge_slow(struct pcstock_group *g, unsigned long nr_pages)
 		return 0;
 	/*
 	 * Inside a callback the pages go straight up (callback_enter()): each
-	 * design's uncharge sees to it (policy.h).
+	 * policy's uncharge sees to it (policy.h).
 	 */
 	g->tree->uncharge(g, nr_pages);
 	return 0;
@@ -307,8 +307,8 @@ int pcstock_group_uncharge(struct pcstock_group *g, unsigned long nr_pages)
 	return group_uncharge_slow(g, nr_pages);
 }
 
-int pcstock_group_uncharge_batch(struct pcstock_group *g,
-				 unsigned long nr_pages)
+int pcstock_group_uncharge_direct(struct pcstock_group *g,
+				  unsigned long nr_pages)
 {
 	if (check_pages(g, nr_pages))
 		return -EINVAL;
@@ -317,9 +317,16 @@ int pcstock_group_uncharge_batch(struct pcstock_group *g,
 	return 0;
 }
 
-/* ---- the design's copies --------------------------------------------- */
+/* The old name (pcstock/hierarchy.h): one more call, for soname 1 only. */
+int pcstock_group_uncharge_batch(struct pcstock_group *g,
+				 unsigned long nr_pages)
+{
+	return pcstock_group_uncharge_direct(g, nr_pages);
+}
 
-void pcs_tree_set_design(struct pcstock_tree *t,
+/* ---- the policy's copies --------------------------------------------- */
+
+void pcs_tree_set_policy(struct pcstock_tree *t,
 			 const struct pcs_policy_ops *ops)
 {
 	t->ops = ops;

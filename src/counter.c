@@ -2,17 +2,17 @@
 /*
  * counter.c - the kernel's page_counter, semantics of mainline v6.15+.
  *
- * Memory ordering (docs/design.md, "Memory ordering").  The kernel's value-returning atomics are
- * fully ordered.  The one place that relies on it is the try_charge() /
- * set_max() handshake, a store-buffering pattern: the charger does
- * RMW(usage) then load(max), the setter xchg(max) then load(usage), and at
- * least one of them must see the other.  We make all four accesses seq_cst:
- * seq_cst operations form one total order consistent with program order, so
- * either the charger's RMW precedes the setter's xchg (and the setter's
- * later seq_cst load of usage sees it) or the other way round (and the
- * charger's seq_cst load of max sees the new limit).  On x86 that costs
- * nothing beyond the locked RMW itself; a trailing seq_cst fence would add
- * an mfence per level.  Every other access is relaxed, as READ_ONCE /
+ * Memory ordering (docs/design.md, "Memory ordering").  The kernel's
+ * value-returning atomics are fully ordered.  The one place that relies on it
+ * is the try_charge() / set_max() handshake, a store-buffering pattern: the
+ * charger does RMW(usage) then load(max), the setter xchg(max) then
+ * load(usage), and at least one of them must see the other.  We make all four
+ * accesses seq_cst: seq_cst operations form one total order consistent with
+ * program order, so either the charger's RMW precedes the setter's xchg (and
+ * the setter's later seq_cst load of usage sees it) or the other way round
+ * (and the charger's seq_cst load of max sees the new limit).  On x86 that
+ * costs nothing beyond the locked RMW itself; a trailing seq_cst fence would
+ * add an mfence per level.  Every other access is relaxed, as READ_ONCE /
  * WRITE_ONCE / void atomics are in the kernel, except the RMWs the kernel
  * makes fully ordered, which stay seq_cst.
  */

@@ -26,7 +26,7 @@ _Thread_local struct pcs_cpu_tls pcs_tls_thread[PCS_THREAD_CACHE] PCS_TLS;
 _Thread_local unsigned int pcs_tls_uncached PCS_TLS;
 PCSTOCK_API _Thread_local struct pcstock_cpu_cache_
 	pcstock_cpu_cache_ PCS_TLS = {
-	.key = PCS_NO_KEY, .region = NULL, .rseq_tag = PCS_RSEQ_NO_TAG,
+	.hit_key = PCS_NO_HIT_KEY, .region = NULL, .rseq_tag = PCS_RSEQ_NO_TAG,
 	.rseq_area = &pcs_rseq_none
 };
 const pcs_rseq_word pcs_rseq_none;
@@ -37,7 +37,7 @@ const pcs_rseq_word pcs_rseq_none;
  */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pcstock_domain *live_domains;
-static uint64_t last_id;
+static uint64_t last_hit_key;
 
 /*
  * PINNED: the binding a thread had before entering, restored on exit.  A
@@ -92,15 +92,15 @@ int pcs_getcpu(void)
  */
 int pcs_thread_cpu_assign(struct pcstock_domain *d)
 {
-	struct pcs_cpu_tls *t = &pcs_tls_thread[d->id % PCS_THREAD_CACHE];
+	struct pcs_cpu_tls *t = &pcs_tls_thread[d->hit_key % PCS_THREAD_CACHE];
 	/* Relaxed: only the RMW's atomicity matters (distinct CPUs). */
 	unsigned int n = pcs_fetch_add(&d->next_thread, 1, PCS_RELAXED);
 
-	if (pcstock_cpu_cache_.key == t->id ||
-	    pcstock_cpu_cache_.key == d->id)
+	if (pcstock_cpu_cache_.hit_key == t->hit_key ||
+	    pcstock_cpu_cache_.hit_key == d->hit_key)
 		pcs_fast_drop();
 	t->cpu = (int)(n % d->nr_cpus);
-	t->id = d->id;
+	t->hit_key = d->hit_key;
 	return t->cpu;
 }
 
@@ -308,8 +308,8 @@ static int live_add(struct pcstock_domain *d)
 	int err = 0;
 
 	pthread_mutex_lock(&live_lock);
-	if (last_id < PCS_MAX_DOMAIN_ID) {
-		d->id = ++last_id;
+	if (last_hit_key < PCS_MAX_HIT_KEY) {
+		d->hit_key = ++last_hit_key;
 		d->live_next = live_domains;
 		live_domains = d;
 	} else {
@@ -340,7 +340,7 @@ static bool live_find(uint64_t id)
 
 	pthread_mutex_lock(&live_lock);
 	for (d = live_domains; d && !found; d = d->live_next)
-		found = d->id == id;
+		found = d->hit_key == id;
 	pthread_mutex_unlock(&live_lock);
 	return found;
 }
@@ -455,11 +455,11 @@ enum pcstock_cpu_mode pcstock_domain_mode(const struct pcstock_domain *d)
  */
 static bool entered_elsewhere(void)
 {
-	if (!pcs_tls_entered.id)
+	if (!pcs_tls_entered.hit_key)
 		return false;
-	if (live_find(pcs_tls_entered.id))
+	if (live_find(pcs_tls_entered.hit_key))
 		return true;
-	pcs_tls_entered.id = 0;
+	pcs_tls_entered.hit_key = 0;
 	hwloc_bitmap_free(saved_take());
 	return false;
 }
@@ -529,7 +529,7 @@ int pcstock_cpu_enter(struct pcstock_domain *d, unsigned int cpu)
 		}
 	}
 	pcs_tls_entered.cpu = (int)cpu;
-	pcs_tls_entered.id = d->id;
+	pcs_tls_entered.hit_key = d->hit_key;
 	pcs_fast_set(d, cpu);
 	return 0;
 }
@@ -538,7 +538,7 @@ int pcstock_cpu_exit(struct pcstock_domain *d)
 {
 	hwloc_bitmap_t saved;
 
-	if (!d || pcs_tls_entered.id != d->id)
+	if (!d || pcs_tls_entered.hit_key != d->hit_key)
 		return -EINVAL;
 	if (pcs_cpu_exclusive(d))
 		pcs_cpu_disown(d, (unsigned int)pcs_tls_entered.cpu);
@@ -554,7 +554,7 @@ int pcstock_cpu_exit(struct pcstock_domain *d)
 					  HWLOC_CPUBIND_THREAD);
 		hwloc_bitmap_free(saved);
 	}
-	pcs_tls_entered.id = 0;
+	pcs_tls_entered.hit_key = 0;
 	pcs_tls_entered.cpu = -1;
 	/* The cached region may be another domain's: dropping it is cheap. */
 	pcs_fast_drop();

@@ -111,7 +111,7 @@ static void run_work_hooks(struct pcstock_domain *d, unsigned int cpu,
 
 int pcstock_cpu_idle(struct pcstock_domain *d)
 {
-	if (!d || pcs_tls_entered.id != d->id)
+	if (!d || pcs_tls_entered.hit_key != d->hit_key)
 		return -EINVAL;
 	if (pcs_cpu_exclusive(d))
 		run_work_hooks(d, (unsigned int)pcs_tls_entered.cpu, false);

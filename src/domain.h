@@ -11,7 +11,9 @@
  * one copy of each operation.
  *
  * Which thread is which CPU lives in thread-locals tagged with the domain's
- * id, a process-wide serial number never reused: a record left behind by a
+ * hit key, a process-wide serial number never reused (the one value every
+ * hit compares: the thread's CPU cache, each stocked counter and each
+ * group that can hit carry it too): a record left behind by a
  * destroyed domain can never match a new domain, even one allocated at the
  * same address.  The thread-locals use the initial-exec TLS model so that
  * reading them is one %fs-relative load, also from the shared library.
@@ -35,9 +37,9 @@
 #include "atomic.h"
 #include "percpu_arena.h"
 
-/* Which CPU of which domain a thread is: id 0 matches no domain. */
+/* Which CPU of which domain a thread is: hit key 0 matches no domain. */
 struct pcs_cpu_tls {
-	uint64_t id;
+	uint64_t hit_key;
 	int cpu;
 };
 
@@ -47,13 +49,13 @@ struct pcs_cpu_tls {
 extern _Thread_local struct pcs_cpu_tls pcs_tls_entered PCS_TLS;
 
 /*
- * THREAD mode: the CPUs a thread was given, cached direct-mapped by domain
- * id, so a thread using up to PCS_THREAD_CACHE domains with consecutive ids
- * keeps its CPU in each.  A thread alternating between two THREAD domains
- * whose ids collide is given a new CPU at each switch (still correct: the
- * CPU is only a locality hint).  The hit cache below never outlives the
- * entry it was taken from: pcs_thread_cpu_assign() drops it when it
- * replaces that entry.
+ * THREAD mode: the CPUs a thread was given, cached direct-mapped by the
+ * domain's hit key, so a thread using up to PCS_THREAD_CACHE domains with
+ * consecutive keys keeps its CPU in each.  A thread alternating between two
+ * THREAD domains whose keys collide is given a new CPU at each switch
+ * (still correct: the CPU is only a locality hint).  The hit cache below
+ * never outlives the entry it was taken from: pcs_thread_cpu_assign()
+ * drops it when it replaces that entry.
  */
 #define PCS_THREAD_CACHE 4
 extern _Thread_local struct pcs_cpu_tls
@@ -62,7 +64,8 @@ extern _Thread_local struct pcs_cpu_tls
 /*
  * The hit paths' per-thread cache, pcstock_cpu_cache_ (pcstock/cpu_cache.h),
  * the counterpart of the kernel's per-CPU offset: the region of the arena
- * that belongs to the CPU the thread is of the domain whose id is @key, so
+ * that belongs to the CPU the thread is of the domain whose hit key is
+ * @hit_key, so
  * a slot's address is one add (region + handle).  One entry per thread,
  * for the domain whose CPU it looked up last.
  *
@@ -71,15 +74,15 @@ extern _Thread_local struct pcs_cpu_tls
  * a THREAD cache collision gives it another, which drops this cache too);
  * never for RSEQ, whose CPU changes under the thread: RSEQ has its own
  * entry, keyed by the OS CPU too (pcs_rseq_cpu_cache()).  Reset by
- * pcstock_cpu_exit().  A destroyed domain's id is
- * never reused, so a stale entry matches no live counter: the stock layer
- * keys each counter with its domain's id while its stock exists.  Every
+ * pcstock_cpu_exit().  A destroyed domain's hit key is never reused, so a
+ * stale entry matches no live counter: the stock layer gives each counter
+ * its domain's hit key while its stock exists.  Every
  * slot operation is an atomic RMW, so a region that is no longer the
  * thread's CPU costs locality, never pages.
  */
 
 /* Matches no domain and no counter (counters without a stock have key 0). */
-#define PCS_NO_KEY UINT64_MAX
+#define PCS_NO_HIT_KEY UINT64_MAX
 
 /* Who may touch an exclusive CPU's data (PINNED, COOP): domain.owner[]. */
 enum pcs_cpu_owner {
@@ -99,7 +102,7 @@ struct pcstock_domain {
 	/* Read-mostly, used on every hot-path call. */
 	enum pcstock_cpu_mode mode;
 	unsigned int nr_cpus;
-	uint64_t id;
+	uint64_t hit_key;
 	const int32_t *os_map;	/* RSEQ: OS CPU number -> CPU, or -1 */
 	unsigned int os_map_len;
 	bool use_rseq;		/* RSEQ: read the rseq area (tests clear it) */
@@ -185,10 +188,10 @@ static inline unsigned int pcs_nr_cpus(const struct pcstock_domain *d)
 
 /*
  * Non-zero while the thread runs a group's reclaim or OOM callback
- * (hierarchy.c): both entries of the hit cache then stay empty, so every
+ * (reclaim.c): both entries of the hit cache then stay empty, so every
  * stock operation of the thread takes a slow path, and the uncharges send
  * their pages straight to the counters (stock.c's uncharge_uncached(),
- * hierarchy.c for memcg7).  The hit and uncharge fast paths, inline ones
+ * policy_memcg7.c for memcg7).  The hit and uncharge fast paths, inline ones
  * included, thus need no test of their own: their key comparison fails.
  */
 extern _Thread_local unsigned int pcs_tls_uncached PCS_TLS;
@@ -198,17 +201,17 @@ extern _Thread_local unsigned int pcs_tls_uncached PCS_TLS;
  * cpu_id_start and cpu_id, at the OS CPU the thread runs on (rewriting
  * them whenever it migrates), so one 8-byte load tells whether the thread
  * still runs where it did.  The cache's RSEQ entry holds the region of
- * domain id's CPU for the OS CPU whose word is w, tagged id ^ w, so a hit
- * is that load, an XOR with the group's or counter's key and one compare.
- * Keys are 0 or ids, below 2^32 (PCS_MAX_DOMAIN_ID), so the high half of
- * key ^ w is cpu_id: equal tags have equal cpu_id, hence equal words and
- * equal keys.  The empty tag has 0x80000000 there, which no cpu_id is (a
- * CPU, -1 before glibc registers the area, -2 if it could not); a thread
- * that never cached an RSEQ region reads the word 0 (pcs_rseq_none), and
- * no key is the empty tag.
+ * the CPU of the domain with hit key k for the OS CPU whose word is w,
+ * tagged k ^ w, so a hit is that load, an XOR with the group's or
+ * counter's hit key and one compare.  Hit keys are 0 or a domain's, below
+ * 2^32 (PCS_MAX_HIT_KEY), so the high half of k ^ w is cpu_id: equal tags
+ * have equal cpu_id, hence equal words and equal keys.  The empty tag has
+ * 0x80000000 there, which no cpu_id is (a CPU, -1 before glibc registers
+ * the area, -2 if it could not); a thread that never cached an RSEQ region
+ * reads the word 0 (pcs_rseq_none), and no hit key is the empty tag.
  */
 #define PCS_RSEQ_NO_TAG (1ULL << 63)
-#define PCS_MAX_DOMAIN_ID 0xffffffffULL
+#define PCS_MAX_HIT_KEY 0xffffffffULL
 
 typedef uint64_t __attribute__((may_alias)) pcs_rseq_word;
 
@@ -268,7 +271,7 @@ static inline void pcs_rseq_fast_set(const struct pcstock_domain *d,
 		return;
 	pcstock_cpu_cache_.rseq_region = pcs_arena_ptr(&d->arena, 0, cpu);
 	pcstock_cpu_cache_.rseq_area = area;
-	pcstock_cpu_cache_.rseq_tag = d->id ^ w;
+	pcstock_cpu_cache_.rseq_tag = d->hit_key ^ w;
 }
 
 /*
@@ -310,13 +313,13 @@ static inline int pcs_this_cpu(struct pcstock_domain *d)
 	case PCSTOCK_CPU_RSEQ:
 		return pcs_rseq_cpu(d);
 	case PCSTOCK_CPU_THREAD:
-		t = &pcs_tls_thread[d->id % PCS_THREAD_CACHE];
-		if (t->id == d->id)
+		t = &pcs_tls_thread[d->hit_key % PCS_THREAD_CACHE];
+		if (t->hit_key == d->hit_key)
 			return t->cpu;
 		return pcs_thread_cpu_assign(d);
 	default:
 		t = &pcs_tls_entered;
-		return t->id == d->id ? t->cpu : -1;
+		return t->hit_key == d->hit_key ? t->cpu : -1;
 	}
 }
 
@@ -334,13 +337,13 @@ static inline void pcs_fast_set(const struct pcstock_domain *d,
 	if (pcs_tls_uncached)
 		return;
 	pcstock_cpu_cache_.region = pcs_arena_ptr(&d->arena, 0, cpu);
-	pcstock_cpu_cache_.key = d->id;
+	pcstock_cpu_cache_.hit_key = d->hit_key;
 }
 
 /* Forget the thread's cached region: its next stock call looks it up. */
 static inline void pcs_fast_drop(void)
 {
-	pcstock_cpu_cache_.key = PCS_NO_KEY;
+	pcstock_cpu_cache_.hit_key = PCS_NO_HIT_KEY;
 	pcstock_cpu_cache_.region = NULL;
 }
 
@@ -351,7 +354,7 @@ static inline void pcs_fast_drop(void)
 static inline void pcs_fast_suspend(void)
 {
 	pcs_tls_uncached++;
-	pcstock_cpu_cache_.key = PCS_NO_KEY;
+	pcstock_cpu_cache_.hit_key = PCS_NO_HIT_KEY;
 	/* The RSEQ entry too: no key matches the empty tag. */
 	pcstock_cpu_cache_.rseq_area = &pcs_rseq_none;
 	pcstock_cpu_cache_.rseq_tag = PCS_RSEQ_NO_TAG;

@@ -4,7 +4,7 @@
  * the small helpers its files share, and what it shares with the cgroup
  * file interface (cgroupfs.c).
  *
- * The layer's rooms: hierarchy.c (groups: create, destroy, lookup, walks,
+ * The layer's rooms: group.c (groups: create, destroy, lookup, walks,
  * path), tree.c (trees, references, RCU frees), charge.c (the
  * try_charge_memcg() flow and uncharges), reclaim.c (events, callbacks,
  * reclaim calls, drain_all, OOM), high.c (over-high records, memory.high),
@@ -35,9 +35,9 @@ struct pcstock_group {
 	struct pcstock_tree *tree;
 	struct pcstock_group *parent;
 	/*
-	 * memory's stock key while a hit on it is the whole charge (a design
+	 * memory's stock key while a hit on it is the whole charge (a policy
 	 * that stocks at the counter, no memsw, online), else 0: the group
-	 * hit paths' one check.  Published by the design (policy.h).
+	 * hit paths' one check.  Published by the policy (policy.h).
 	 */
 	_Atomic unsigned long long hit_key;
 	_Atomic(struct pcstock_group *) children;
@@ -47,11 +47,11 @@ struct pcstock_group {
 	atomic_ulong events[PCSTOCK_NR_EVENTS];
 	atomic_ulong events_local[PCSTOCK_NR_EVENTS];
 	/*
-	 * The design's per-group state, @group_state_size bytes of this
-	 * group's allocation (NULL when the design declares none); the core
+	 * The policy's per-group state, @group_state_size bytes of this
+	 * group's allocation (NULL when the policy declares none); the core
 	 * never looks inside (policy.h's pcs_group_state()).
 	 */
-	void *design;
+	void *policy_state;
 	atomic_ulong refused;		/* charges that returned -ENOMEM */
 	struct rcu_head rcu;
 	struct pcstock_group *reap_next;	/* see pcstock_tree_destroy() */
@@ -60,6 +60,11 @@ struct pcstock_group {
 	 * is a cache miss (the name follows in the same allocation).
 	 */
 	_Alignas(PCSTOCK_CACHELINE) struct name_key key; /* name index */
+	/*
+	 * The group's number in its tree, 0 for the root: its children's
+	 * name-index seed, so that the index never depends on an address.
+	 */
+	uint64_t serial;
 	atomic_long refs;
 	atomic_bool online;
 	char name[];
@@ -69,7 +74,7 @@ struct pcstock_tree {
 	struct pcstock_domain *domain;
 	struct pcstock_tree_attr attr;
 	struct pcstock_group *root;
-	const struct pcs_policy_ops *ops;	/* the design (policy.h) */
+	const struct pcs_policy_ops *ops;	/* the policy (policy.h) */
 	/* The flows' copies of ops' hot members, resolved (policy.h). */
 	int (*miss)(struct pcstock_group *g, unsigned long nr_pages,
 			   unsigned int flags, struct pcstock_tree *t);
@@ -79,13 +84,14 @@ struct pcstock_tree {
 			    struct pcstock_counter **fail,
 			    unsigned long *charged);
 	void (*uncharge)(struct pcstock_group *g, unsigned long nr_pages);
-	void *design;		/* the design's per-tree state (@tree_init's) */
+	void *policy_state;	/* the policy's per-tree state (@tree_init's) */
 	pthread_mutex_t lock;		/* topology writers */
 	pthread_mutex_t limit_lock;	/* the kernel's memcg_max_mutex */
-	pthread_mutex_t drain_lock;	/* a design's drain_all serialisation */
+	pthread_mutex_t drain_lock;	/* a policy's drain_all serialisation */
 	pthread_mutex_t oom_lock;	/* the kernel's oom_lock, per tree */
 	struct name_index names;	/* children by name, under lock */
 	atomic_long nr_groups;
+	atomic_ulong next_serial;	/* the last serial a group was given */
 	/* While the tree is destroyed: groups freed by the destroyer. */
 	atomic_bool dying;
 	_Atomic(struct pcstock_group *) reaped;
@@ -171,7 +177,7 @@ static inline unsigned int pages_order(unsigned long nr_pages)
 void pcs_group_init(struct pcstock_group *g, struct pcstock_tree *t,
 		    struct pcstock_group *parent);
 /*
- * A zeroed group named @name for @t, with the per-group state @t's design
+ * A zeroed group named @name for @t, with the per-group state @t's policy
  * declares (policy.h) in the same allocation; NULL if out of memory.
  */
 struct pcstock_group *pcs_group_alloc(const struct pcstock_tree *t,
@@ -182,8 +188,8 @@ void pcs_group_free(struct pcstock_group *g);
 /* memcg_uncharge(): memory and (v1) memsw, straight to the counters. */
 void pcs_group_uncharge_counters(struct pcstock_group *g,
 				 unsigned long nr_pages);
-/* Give @t the design @ops, and the flows their copies of it. */
-void pcs_tree_set_design(struct pcstock_tree *t,
+/* Give @t the policy @ops, and the flows their copies of it. */
+void pcs_tree_set_policy(struct pcstock_tree *t,
 			 const struct pcs_policy_ops *ops);
 
 /* reclaim.c */

@@ -111,7 +111,7 @@ this_pcp_owned(struct memcg7 *m, int *cpu)
 {
 	struct memcg7_pcp *p;
 
-	*cpu = pcs_tls_entered.id == m->d->id ? pcs_tls_entered.cpu : -1;
+	*cpu = pcs_tls_entered.hit_key == m->d->hit_key ? pcs_tls_entered.cpu : -1;
 	if (*cpu < 0)
 		return NULL;
 	p = pcp_of(m, (unsigned int)*cpu);
@@ -346,11 +346,6 @@ void memcg7_stats(const struct memcg7 *m, struct pcstock_memcg7_stats *st)
 		.isolated_skips = v[ST_ISOLATED_SKIPS],
 		.flushing_skips = v[ST_FLUSHING_SKIPS],
 	};
-}
-
-bool memcg7_owned(const struct memcg7 *m)
-{
-	return m->owned;
 }
 
 bool memcg7_slot(struct memcg7 *m, unsigned int cpu, unsigned int idx,

@@ -2,12 +2,12 @@
 /*
  * memcg7.h - the pre-series memcg charge cache (private).
  *
- * Kernel v6.16+ "multi-memcg percpu charge cache" (mm/memcontrol.c) with the 2026
- * round-robin victim: every CPU of a domain has 7 slots, each caching pages
- * already charged to one key (a group).  The cache knows nothing of groups:
- * its owner passes the operations it needs.  Locked variant (SIM domains):
- * keys in slots are referenced (ops->get on install, ops->put on drain).
- * Owner-exclusive variant (PINNED and COOP domains): slots hold no
+ * Kernel v6.16+ "multi-memcg percpu charge cache" (mm/memcontrol.c) with the
+ * 2026 round-robin victim: every CPU of a domain has 7 slots, each caching
+ * pages already charged to one key (a group).  The cache knows nothing of
+ * groups: its owner passes the operations it needs.  Locked variant (SIM
+ * domains): keys in slots are referenced (ops->get on install, ops->put on
+ * drain). Owner-exclusive variant (PINNED and COOP domains): slots hold no
  * reference; memcg7_drain_key() takes one for the cache and drops it once
  * every CPU has drained.
  */
@@ -78,6 +78,7 @@ bool memcg7_consume_locked(struct memcg7 *m, void *key,
 			   unsigned long nr_pages);
 bool memcg7_consume_owned(struct memcg7 *m, void *key,
 			  unsigned long nr_pages);
+/* Whether the cache is the owner-exclusive variant. */
 bool memcg7_is_owned(const struct memcg7 *m);
 /* refill_stock(): put @nr_pages of @key in this CPU's cache. */
 void memcg7_refill(struct memcg7 *m, void *key, unsigned long nr_pages);
@@ -103,7 +104,5 @@ bool memcg7_slot(struct memcg7 *m, unsigned int cpu, unsigned int idx,
 		 void **key, unsigned int *nr_pages);
 /* Whether @cpu's flushing flag is set. */
 bool memcg7_flushing(struct memcg7 *m, unsigned int cpu);
-/* Whether the cache is the owner-exclusive variant. */
-bool memcg7_owned(const struct memcg7 *m);
 
 #endif /* PCSTOCK_MEMCG7_H */

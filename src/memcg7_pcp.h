@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * memcg7_pcp.h - the layout of the memcg7 cache (memcg7.c, memcg7_drain.c)
+ * memcg7_pcp.h - the layout of the memcg7 cache (memcg7.c, memcg7_ctl.c)
  * and the helpers both files inline.
  */
 #ifndef PCSTOCK_MEMCG7_PCP_H
@@ -110,7 +110,7 @@ static inline void pcp_unlock(struct memcg7_pcp *p)
 void pcs_m7_drain_slot(const struct memcg7 *m, struct memcg7_pcp *p,
 		       unsigned int i);
 void pcs_m7_drain_pcp(const struct memcg7 *m, struct memcg7_pcp *p);
-/* Owner variant: run @p's queued drain, if any (memcg7_drain.c). */
+/* Owner variant: run @p's queued drain, if any (memcg7_ctl.c). */
 void pcs_m7_run_work(struct memcg7 *m, struct memcg7_pcp *p);
 
 /* The owner's check at each operation: a relaxed load of the hot line. */

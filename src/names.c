@@ -32,18 +32,6 @@ struct name_slots {
 	_Atomic(struct name_key *) slot[];
 };
 
-/* FNV-1a over the name, seeded with the parent's address. */
-static size_t key_hash(const void *parent, const char *name, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)(uintptr_t)parent;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)name[i];
-		h *= 0x100000001b3ULL;
-	}
-	return (size_t)(h ^ (h >> 32));
-}
-
 static bool key_is(const struct name_key *k, const void *parent,
 		   const char *name, size_t len)
 {
@@ -77,12 +65,12 @@ void name_index_fini(struct name_index *ix)
 }
 
 struct name_key *name_index_find(struct name_index *ix, const void *parent,
-				 const char *name, size_t len)
+				 uint64_t seed, const char *name, size_t len)
 {
 	/* Pairs with the release store in rebuild(). */
 	struct name_slots *s =
 		pcs_load(&ix->slots, PCS_ORDER(NAMES_FIND_TABLE, PCS_ACQUIRE));
-	size_t i = key_hash(parent, name, len) & s->mask;
+	size_t i = name_hash(seed, name, len) & s->mask;
 	struct name_key *k;
 
 	/* Acquire pairs with the release store in name_index_add(). */
@@ -97,7 +85,7 @@ struct name_key *name_index_find(struct name_index *ix, const void *parent,
 /* The slot @k goes to in @s: the first empty or deleted one of its probe. */
 static size_t free_slot(struct name_slots *s, const struct name_key *k)
 {
-	size_t i = key_hash(k->parent, k->name, strlen(k->name)) & s->mask;
+	size_t i = name_hash(k->seed, k->name, strlen(k->name)) & s->mask;
 	struct name_key *cur;
 
 	while ((cur = pcs_load(&s->slot[i], PCS_RELAXED)) && cur != TOMBSTONE)
@@ -164,7 +152,7 @@ int name_index_add(struct name_index *ix, struct name_key *k)
 void name_index_del(struct name_index *ix, struct name_key *k)
 {
 	struct name_slots *s = pcs_load(&ix->slots, PCS_RELAXED);
-	size_t i = key_hash(k->parent, k->name, strlen(k->name)) & s->mask;
+	size_t i = name_hash(k->seed, k->name, strlen(k->name)) & s->mask;
 
 	while (pcs_load(&s->slot[i], PCS_RELAXED) != k)
 		i = (i + 1) & s->mask;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * policy.c - the registry of stock designs: each line of the list,
- * <pcstock/policies.h>, gives a design's table (policy.h) its enum
+ * policy.c - the registry of stock policies: each line of the list,
+ * <pcstock/policies.h>, gives a policy's table (policy.h) its enum
  * pcstock_tree_policy value; names are parsed and printed from the tables.
  * "none", no stock at all, is the empty table: every member NULL, so every
  * flow takes its plain path.  A table is registered only if
- * pcs_policy_check() accepts it: one that breaks an invariant is no design
+ * pcs_policy_check() accepts it: one that breaks an invariant is no policy
  * (parse, info and pcstock_tree_create() refuse it with -EINVAL), and the
  * registry's unit test (tests/test_policy.c) fails on it.
  */
@@ -32,12 +32,12 @@ static const struct pcs_policy_ops *const registry[] = {
 
 _Static_assert(sizeof(registry) / sizeof(registry[0]) ==
 		       PCSTOCK_TREE_NR_POLICIES,
-	       "every enum pcstock_tree_policy value has a design");
-/* The ABI: the values of released designs never change. */
+	       "every enum pcstock_tree_policy value has a policy");
+/* The ABI: the values of released policies never change. */
 _Static_assert(PCSTOCK_TREE_DEFAULT == 0 && PCSTOCK_TREE_V4 == 1 &&
 		       PCSTOCK_TREE_MEMCG7 == 2 && PCSTOCK_TREE_NONE == 3 &&
 		       PCSTOCK_TREE_EXACT == 4,
-	       "a design is added at the end of <pcstock/policies.h>");
+	       "a policy is added at the end of <pcstock/policies.h>");
 
 /*
  * Each property the tables declare, checked against the members it needs,
@@ -60,7 +60,7 @@ const char *pcs_policy_check(const struct pcs_policy_ops *ops)
 	if (!ops->stocks && (ops->uncharges_refill || ops->group_batch))
 		return "a property of a stock without stocks";
 	if (!ops->per_counter && pcs_stock_steps_any(&ops->steps))
-		return "stock steps on a design that is not per_counter";
+		return "stock steps on a policy that is not per_counter";
 	if (ops->per_counter &&
 	    (!ops->stocks || !ops->group_init || !ops->group_free ||
 	     ops->group_batch ||

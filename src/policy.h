@@ -1,22 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * policy.h - a stock design as one table (private).
+ * policy.h - a stock policy as one table (private).
  *
- * The group layer's flows (charge.c, reclaim.c, hierarchy.c, tree.c,
- * stats.c) ask a tree's design for everything that differs between
- * designs through its struct pcs_policy_ops, and test no design by name.
- * A design is one file, src/policy_<name>.c, that defines its table
- * pcs_policy_<name>, and one line in the list of designs,
+ * The group layer's flows (charge.c, reclaim.c, group.c, tree.c,
+ * stats.c) ask a tree's policy for everything that differs between
+ * policies through its struct pcs_policy_ops, and test no policy by name.
+ * A policy is one file, src/policy_<name>.c, that defines its table
+ * pcs_policy_<name>, and one line in the list of policies,
  * <pcstock/policies.h>, that gives it its enum pcstock_tree_policy value
- * and its place in the registry (policy.c).  A design's state is its
+ * and its place in the registry (policy.c).  A policy's state is its
  * own: per tree, whatever @tree_init allocates (pcs_tree_state()); per
  * group, @group_state_size bytes the core allocates with each group and
  * never looks into (pcs_group_state()).
  *
  * The hit is not in the table: the group hit paths (charge.c) run the
- * per-counter stock's inline hit on the key a design publishes in
- * struct pcstock_group's hit_key, and a design that publishes none pays a
- * failed key compare before its miss.  A design that wants its own hit on
+ * per-counter stock's inline hit on the key a policy publishes in
+ * struct pcstock_group's hit_key, and a policy that publishes none pays a
+ * failed key compare before its miss.  A policy that wants its own hit on
  * the fast path adds it to charge.c as reviewed hot-path code, or is a
  * kind of the per-counter stock (policy_counter.c).
  */
@@ -35,11 +35,11 @@
 struct pcstock_counter;
 
 /**
- * struct pcs_policy_ops - what the group flows need of a stock design
+ * struct pcs_policy_ops - what the group flows need of a stock policy
  * @name: the policy's name (pcstock_tree_policy_parse(), _name())
- * @max_batch: the largest batch a tree of this design accepts; 0:
+ * @max_batch: the largest batch a tree of this policy accepts; 0:
  *	PCSTOCK_STOCK_MAX_BATCH
- * @stocks: the design keeps pages in per-CPU stock at all (struct
+ * @stocks: the policy keeps pages in per-CPU stock at all (struct
  *	pcstock_policy_info's @stocks); needs @drain_all
  * @per_counter: its stock is the per-counter stock of kind
  *	@counter_stock, run by @steps (PCS_COUNTER_POLICY() sets it): the
@@ -50,29 +50,29 @@ struct pcstock_counter;
  *	hands the surplus to @refill (memcg7's try_charge_memcg() with
  *	MEMCG_CHARGE_BATCH); needs @refill.  False: the counters are charged
  *	the pages asked for (through @counter_try, which may batch itself).
- * @uncharges_refill: an uncharge of up to a batch stays in the design's
+ * @uncharges_refill: an uncharge of up to a batch stays in the policy's
  *	stock (a property the tests and the bench ask for; the flows do not)
- * @counter_stock: the per-counter stock's kind, for the designs of
+ * @counter_stock: the per-counter stock's kind, for the policies of
  *	policy_counter.c; unused by the others
- * @steps: the per-counter stock's steps the design replaces
+ * @steps: the per-counter stock's steps the policy replaces
  *	(stock_steps.h), each NULL for its kind's own; only with
- *	@per_counter.  A design with any step gets no inline hit: its
+ *	@per_counter.  A policy with any step gets no inline hit: its
  *	counters' every charge goes through @steps.take, one call away.
- * @group_state_size: the bytes of state the design keeps per group,
+ * @group_state_size: the bytes of state the policy keeps per group,
  *	allocated zeroed with every group of its trees (the root too),
  *	aligned for any type, freed with the group: pcs_group_state().  At
  *	most PCS_GROUP_STATE_MAX.  0: none (pcs_group_state() is NULL).
- * @tree_init: set up the design's per-tree state and hand it to the tree
+ * @tree_init: set up the policy's per-tree state and hand it to the tree
  *	with pcs_tree_set_state(), after the tree's attributes and root are
  *	set.  Return: 0 or a negative errno, which fails
  *	pcstock_tree_create().  NULL: none.
  * @tree_release: the tree is being destroyed, every group unlinked: drop
- *	the references the design holds on groups, before the RCU waits.
+ *	the references the policy holds on groups, before the RCU waits.
  *	NULL: it holds none.
  * @tree_fini: free the per-tree state; every group but the root is
  *	freed.  NULL: none.
  * @group_init: give a new non-root group its stock, before it is linked.
- *	Failure must leave a group that works without stock.  A design whose
+ *	Failure must leave a group that works without stock.  A policy whose
  *	hit is the per-counter stock's publishes the group's key here.  NULL:
  *	no per-group stock.
  * @group_offline: pcstock_group_destroy(), after the group went offline
@@ -82,7 +82,7 @@ struct pcstock_counter;
  *	which @group_init never saw).  NULL: nothing.
  * @consume: stage 1 of the charge flow (pcstock_group_charge()), a
  *	charge the inline hit did not serve: take @nr_pages of @g, a
- *	group of @t, from the design's per-group cache (memcg7's
+ *	group of @t, from the policy's per-group cache (memcg7's
  *	consume_stock()).  True if it did.
  *	Called for any group, online or not, root or not, with any
  *	@nr_pages (the cache holds only non-root groups' pages, at most a
@@ -96,7 +96,7 @@ struct pcstock_counter;
  *	receives the pages the counters took from the hierarchy (0 for a hit
  *	of a per-counter stock, which skips the memory.high check).  NULL:
  *	pcstock_counter_try_charge(), *@charged = @nr_pages.
- * @refill: done_restock() for @group_batch designs: keep the
+ * @refill: done_restock() for @group_batch policies: keep the
  *	@nr_pages the flow charged above the request.
  * @uncharge: @nr_pages (1..PCSTOCK_COUNTER_MAX) of a non-root group that
  *	the inline uncharge did not take.  Inside a reclaim or OOM callback
@@ -118,11 +118,11 @@ struct pcstock_counter;
  *	hide in its present state (pcstock_group_stock_bound()): at least
  *	what @stock_pages could read while that state lasts.  NULL: 0 (no
  *	stock).
- * @tree_stats: the design's part of pcstock_tree_stats().  NULL: none.
+ * @tree_stats: the policy's part of pcstock_tree_stats().  NULL: none.
  *
  * Only @name is required: every other member has a default, and
  * pcs_policy_check() refuses a table whose members contradict each other
- * (a design failing it cannot make a tree: -EINVAL).  The flows copy
+ * (a policy failing it cannot make a tree: -EINVAL).  The flows copy
  * @consume, @counter_try and @uncharge, resolved, into the tree, so a miss
  * pays one load for them.
  */
@@ -162,34 +162,34 @@ struct pcs_policy_ops {
 			   struct pcstock_tree_stats *st);
 };
 
-/* The most per-group state a design may declare (pcs_policy_check()). */
+/* The most per-group state a policy may declare (pcs_policy_check()). */
 #define PCS_GROUP_STATE_MAX 4096U
 
-/* @g's per-group state: @group_state_size bytes of its design's, or NULL. */
+/* @g's per-group state: @group_state_size bytes of its policy's, or NULL. */
 static inline void *pcs_group_state(const struct pcstock_group *g)
 {
-	return g->design;
+	return g->policy_state;
 }
 
-/* The per-tree state @t's design gave it in @tree_init, or NULL. */
+/* The per-tree state @t's policy gave it in @tree_init, or NULL. */
 static inline void *pcs_tree_state(const struct pcstock_tree *t)
 {
-	return t->design;
+	return t->policy_state;
 }
 
 static inline void pcs_tree_set_state(struct pcstock_tree *t, void *state)
 {
-	t->design = state;
+	t->policy_state = state;
 }
 
-/* The designs' tables (policy_*.c; "none" is policy.c's). */
+/* The policies' tables (policy_*.c; "none" is policy.c's). */
 #define PCSTOCK_POLICY(id, name)                                             \
 	extern const struct pcs_policy_ops pcs_policy_##name;
 #include <pcstock/policies.h>
 #undef PCSTOCK_POLICY
 
 /*
- * The per-counter stock's members (policy_counter.c), for the designs that
+ * The per-counter stock's members (policy_counter.c), for the policies that
  * are a kind of it: PCS_COUNTER_POLICY(name, kind, refills) fills a
  * table's members but @make_room and @tree_stats, which a kind may add.
  */
@@ -214,7 +214,7 @@ unsigned long pcs_counter_stock_bound(struct pcstock_group *g);
 	.stock_pages = pcs_counter_stock_pages,                              \
 	.stock_bound = pcs_counter_stock_bound
 
-/* The registry (policy.c): @p's table, NULL if @p names no design. */
+/* The registry (policy.c): @p's table, NULL if @p names no policy. */
 const struct pcs_policy_ops *pcs_policy_ops(enum pcstock_tree_policy p);
 
 /*
@@ -231,8 +231,8 @@ static inline unsigned int pcs_policy_max_batch(const struct pcs_policy_ops *ops
 
 /*
  * pcs_policy_alloc_counter_stock() - give @c the stock a counter of a tree
- * of design @p gets (its kind and its steps), as @p's groups do: for the
- * per-design tests of the stock alone.  -EINVAL if @p is not per-counter.
+ * of policy @p gets (its kind and its steps), as @p's groups do: for the
+ * per-policy tests of the stock alone.  -EINVAL if @p is not per-counter.
  */
 int pcs_policy_alloc_counter_stock(enum pcstock_tree_policy p,
 				   struct pcstock_counter *c,

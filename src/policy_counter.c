@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * policy_counter.c - the designs that stock at the counters: the 2026
+ * policy_counter.c - the policies that stock at the counters: the 2026
  * series' per-counter per-CPU stock (stock.c), one table per kind of it
  * (enum pcstock_stock_policy): "default" (with the review fixes) and "v4"
  * (as posted).
@@ -38,7 +38,7 @@ void pcs_counter_group_init(struct pcstock_group *g)
 		pcs_counter_alloc_stock_steps(&g->memsw, t->domain,
 					      t->attr.batch, p, steps);
 	else
-		pcs_store(&g->hit_key, g->memory.stock_key, PCS_RELAXED);
+		pcs_store(&g->hit_key, g->memory.hit_key, PCS_RELAXED);
 }
 
 static void drain_group_cpus(struct pcstock_group *g, unsigned int nr_cpus)

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * policy_exact.c - "exact": the per-counter stock that is exact at the
- * limit (PCSTOCK_STOCK_EXACT, stock.c), the fifth design and the example
+ * limit (PCSTOCK_STOCK_EXACT, stock.c), the fifth policy and the example
  * of writing one (docs/design.md).
  *
- * Every other stock design charges a batch ahead and strands up to
+ * Every other stock policy charges a batch ahead and strands up to
  * nr_cpus x batch pages per counter: near max a charge then reclaims, or
  * fails after a drain, while pages sit idle in other CPUs' slots (the
  * series' review: 75 MiB per leaf at 300 CPUs, memcontrol03's premature
  * OOM).  As Linux's percpu_counter_limited_add() does for one counter,
- * this design stocks freely while far from every limit and goes exact
+ * this policy stocks freely while far from every limit and goes exact
  * near one, over the whole hierarchy:
  *
  *  - a counter's own misses watch the margin of every level above it: a
@@ -26,7 +26,7 @@
  *
  * The hit is the per-counter stock's inline hit, unchanged: a switched-off
  * stock's slots carry a mark that fails it, and the check sits on the miss
- * path.  So this file is the whole design: its table and make_room.
+ * path.  So this file is the whole policy: its table and make_room.
  */
 #include <pcstock/hierarchy.h>
 #include <pcstock/stock.h>

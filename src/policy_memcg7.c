@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * policy_memcg7.c - the "memcg7" design: the pre-series memcg stock, an
+ * policy_memcg7.c - the "memcg7" policy: the pre-series memcg stock, an
  * adapter over the unchanged engine in memcg7.c.
  *
  * The engine caches pages per CPU keyed by group; the flow charges
@@ -57,7 +57,7 @@ static const struct memcg7_ops m7_ops = {
 	.in_subtree = m7_in_subtree,
 };
 
-/* ---- the design ----------------------------------------------------------- */
+/* ---- the policy ----------------------------------------------------------- */
 
 static struct memcg7 *tree_m7(const struct pcstock_tree *t)
 {
@@ -73,7 +73,7 @@ static struct memcg7 *tree_m7(const struct pcstock_tree *t)
  * otherwise be served from a slot not yet drained, where
  * pcstock_group_charge() promises -ENOENT (the explorer's
  * group-offline-memcg7).  The kernel's consume_stock() serves a dying
- * memcg; our groups refuse charges once offline, for every design.
+ * memcg; our groups refuse charges once offline, for every policy.
  * Acquire pairs with the release in pcstock_group_destroy().  The tree
  * takes the variant's own function at its creation (m7_tree_init()), so
  * that a hit tests the group's online flag instead of the variant.

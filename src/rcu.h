@@ -16,14 +16,12 @@
 #define PCSTOCK_RCU_H
 
 /*
- * The read-side sections inline (liburcu's _LGPL_SOURCE: its read lock and
- * unlock are then static inline functions over the thread's registration,
- * which liburcu-bp exports), instead of two calls through the PLT per
- * section.  Our code is LGPL too, so the inlining is allowed.
+ * Not liburcu's _LGPL_SOURCE, which would inline the read-side sections
+ * (saving a PLT call each): liburcu 0.13 places its bp reader records at
+ * addresses that do not have the 128-byte alignment their type declares,
+ * which is harmless on x86 inside the library but undefined behaviour
+ * that UBSan reports as soon as the access is inlined into our code.
  */
-#ifndef _LGPL_SOURCE
-#define _LGPL_SOURCE
-#endif
 #include <urcu-bp.h>
 
 #include "atomic.h"	/* PCS_TSAN */

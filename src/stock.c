@@ -124,7 +124,7 @@ __attribute__((noinline)) void pcs_stock_step_trim(struct pcstock_counter *c,
 	pcs_stat_add(&st->trims, nr);
 }
 
-/* A design's step (stock_steps.h), or its kind's own. */
+/* A policy's step (stock_steps.h), or its kind's own. */
 #define STEP(c, name)                                                        \
 	(steps_of(c)->name ? steps_of(c)->name : pcs_stock_step_##name)
 
@@ -229,6 +229,22 @@ static unsigned long slot_drain(struct pcstock_counter *c, unsigned int cpu,
 	return drained(c, cpu, nr);
 }
 
+atomic_int *pcs_step_slot_of(struct pcstock_counter *c, unsigned int cpu)
+{
+	return slot_of(c, cpu);
+}
+
+unsigned long pcs_step_pages(const struct pcstock_counter *c, int v)
+{
+	return pages_of(c, v);
+}
+
+unsigned long pcs_step_drained(struct pcstock_counter *c, unsigned int cpu,
+			       unsigned long nr)
+{
+	return drained(c, cpu, nr);
+}
+
 unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 					  unsigned int cpu)
 {
@@ -251,7 +267,7 @@ unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 		if (!seen || !pages_of(c, seen))
 			return 0;
 		/*
-		 * EXACT keeps the slot's marks (slot_take_all()); a design's
+		 * EXACT keeps the slot's marks (slot_take_all()); a policy's
 		 * own steps drain their way (a stock with steps always reads
 		 * first: one test here for both).
 		 */
@@ -401,8 +417,8 @@ slot_miss(struct pcstock_counter *c, char *region, unsigned long nr_pages,
 }
 
 /*
- * charge_on() for a stock with a design's steps (stock_steps.h): slot_miss()
- * with each step asked of the design, and the take serving the hits too.
+ * charge_on() for a stock with a policy's steps (stock_steps.h): slot_miss()
+ * with each step asked of the policy, and the take serving the hits too.
  */
 static __attribute__((noinline)) bool
 charge_steps(struct pcstock_counter *c, char *region, unsigned long nr_pages,
@@ -424,10 +440,10 @@ charge_steps(struct pcstock_counter *c, char *region, unsigned long nr_pages,
 		/*
 		 * The step's contract (stock_steps.h): the request, plus a
 		 * surplus of at most a batch, which @refill can hold.  A
-		 * design that breaks it is a bug to report, not to absorb.
+		 * policy that breaks it is a bug to report, not to absorb.
 		 */
 		if (size < nr_pages || size - nr_pages > batch)
-			pcs_die("stock design's refill_size(batch %u, nr %lu)"
+			pcs_die("stock policy's refill_size(batch %u, nr %lu)"
 				" returned %lu, outside [nr, nr + batch]",
 				batch, nr_pages, size);
 	}
@@ -508,7 +524,7 @@ bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
 {
 	const struct pcstock_cpu_cache_ *f = &pcstock_cpu_cache_;
 
-	if (f->key != c->stock_key)
+	if (f->hit_key != c->hit_key)
 		return charge_uncached(c, nr_pages, fail, nr_charged);
 	/* take_()'s own range test, first: then the slot is one add. */
 	if (nr_pages > PCSTOCK_STOCK_MAX_BATCH ||
@@ -549,7 +565,7 @@ uncharge_slow(struct pcstock_counter *c, unsigned int batch,
 {
 	const struct pcstock_cpu_cache_ *f = &pcstock_cpu_cache_;
 
-	if (f->key != c->stock_key)
+	if (f->hit_key != c->hit_key)
 		uncharge_uncached(c, batch, nr_pages);
 	else
 		pcs_refill_capped(c, f->region, (int)batch, (int)nr_pages);
@@ -566,6 +582,6 @@ void pcstock_counter_uncharge_stock(struct pcstock_counter *c,
 
 	if (!pcstock_stock_refills_(batch, nr_pages))
 		pcstock_counter_uncharge(c, nr_pages);
-	else if (!pcs_stock_give(c, c->stock_key, batch, nr_pages))
+	else if (!pcs_stock_give(c, c->hit_key, batch, nr_pages))
 		uncharge_slow(c, batch, nr_pages);
 }

@@ -2,7 +2,7 @@
 /*
  * stock_ctl.c - the per-counter stock's control: allocation, disable and
  * free, EXACT's switch between stocking and exact, and the readers.
- * The design and its memory ordering are in stock.c's top comment.
+ * The policy and its memory ordering are in stock.c's top comment.
  */
 #include <errno.h>
 #include <stdalign.h>
@@ -43,7 +43,7 @@ static void stock_release(struct pcstock_counter *c)
 
 	pcs_store(&c->stock_state, STOCK_NONE, PCS_RELAXED);
 	pcs_store(&c->stock_refill_batch, 0, PCS_RELAXED);
-	c->stock_key = 0;
+	c->hit_key = 0;
 	pcstock_percpu_free(d, c->stock_slots);
 	c->stock_domain = NULL;
 	c->stock_slots = 0;
@@ -77,14 +77,14 @@ int pcstock_counter_alloc_stock(struct pcstock_counter *c,
 }
 
 /*
- * A stock with steps of its own (stock_steps.h) gets a key that no CPU
+ * A stock with steps of its own (stock_steps.h) gets a hit key that no CPU
  * cache holds, so every call of it takes the uncached paths, where the
- * steps run: its domain's id with bit 62 set.  Ids are below 2^32
+ * steps run: its domain's hit key with bit 62 set.  Those are below 2^32
  * (domain.h), and the RSEQ entry's test cannot match either: the high half
  * of key ^ w would be cpu_id ^ 2^30, which is neither a CPU nor the empty
  * tag's 2^31.
  */
-#define STEPS_KEY_BIT (1ULL << 62)
+#define STEPS_HIT_KEY_BIT (1ULL << 62)
 
 int pcs_counter_alloc_stock_steps(struct pcstock_counter *c,
 				  struct pcstock_domain *d, unsigned int batch,
@@ -132,7 +132,7 @@ int pcs_counter_alloc_stock_steps(struct pcstock_counter *c,
 	pcs_store(&c->stock_state, STOCK_ENABLED, PCS_RELAXED);
 	pcs_store(&c->stock_refill_batch,
 		  has_flag(c, STOCK_UNCHARGE_REFILL) ? batch : 0, PCS_RELAXED);
-	c->stock_key = link ? d->id | STEPS_KEY_BIT : d->id;
+	c->hit_key = link ? d->hit_key | STEPS_HIT_KEY_BIT : d->hit_key;
 	ret = pcstock_cpu_hook_add(d, stock_cpu_offline, c, &hook);
 	if (ret) {
 		stock_release(c);
@@ -231,18 +231,18 @@ void pcstock_counter_free_stock(struct pcstock_counter *c)
  *    pages, tries once more: no charge fails for pages in this counter's
  *    own stock.
  *
- * Only the winner of a state CAS switches, so switches never overlap, and
- * each is acq_rel so that a switch's marks (or lifts) happen before the
- * next switch's lifts (or marks) in every slot's modification order.  A
- * disable may land in the middle of a switch (it CASes any live state to
- * DISABLED) and adds its own mark: a slot then carries both marks
- * (exact_slot_pages() reads each combination) until a LEAVING switch
- * lifts its own.  As a switch adds or lifts the exact mark once per slot,
- * and the disable's mark is never lifted, a slot the disable has marked
- * stays negative for good: the disable's guarantee holds.  The switch's last CAS fails on DISABLED and leaves the marks.
- * Drains of an EXACT stock keep a slot's marks as they are
- * (slot_take_all()): an exchange that writes one mark back could undo a
- * lift or a second mark.
+ * Only the winner of a state CAS switches, so switches never overlap, and each
+ * is acq_rel so that a switch's marks (or lifts) happen before the next
+ * switch's lifts (or marks) in every slot's modification order.  A disable may
+ * land in the middle of a switch (it CASes any live state to DISABLED) and
+ * adds its own mark: a slot then carries both marks (exact_slot_pages() reads
+ * each combination) until a LEAVING switch lifts its own.  As a switch adds or
+ * lifts the exact mark once per slot, and the disable's mark is never lifted,
+ * a slot the disable has marked stays negative for good: the disable's
+ * guarantee holds.  The switch's last CAS fails on DISABLED and leaves the
+ * marks. Drains of an EXACT stock keep a slot's marks as they are
+ * (slot_take_all()): an exchange that writes one mark back could undo a lift
+ * or a second mark.
  */
 
 /* What the counter's slots can hide: nr_cpus × batch. */

@@ -6,7 +6,7 @@
  * compiled here with the library's access wrappers.
  *
  * A hit is the thread's cached region (pcstock_cpu_cache_, domain.h)
- * compared by key with the counter's (for an RSEQ domain, also the rseq
+ * compared by hit key with the counter's (for an RSEQ domain, also the rseq
  * area's OS CPU with the one the region was cached for), one add for the
  * slot's address, and the slot's CAS; its statistic sits right after the
  * slot.  Anything else (no cached region, another domain or OS CPU, a
@@ -23,6 +23,7 @@
 
 #include "atomic.h"
 #include "domain.h"
+#include "stock_steps.h"	/* pcs_stock_trim_steps() */
 
 /* The stock's types; its inline code follows, with our access hooks. */
 #define PCSTOCK_INLINE_TYPES_ONLY_
@@ -57,9 +58,6 @@ enum stock_state {
  */
 void pcs_stock_step_trim(struct pcstock_counter *c,
 			 struct stock_cpu_stats *st, unsigned long nr);
-/* A stock with a design's steps: its trim step, or the kind's (stock.c). */
-void pcs_stock_trim_steps(struct pcstock_counter *c,
-			  struct stock_cpu_stats *st, unsigned long nr);
 
 /* @c's slot and statistics in the region of one CPU. */
 static inline atomic_int *pcs_slot_at(const struct pcstock_counter *c,
@@ -123,8 +121,8 @@ static inline bool pcstock_stock_refills_(unsigned int batch,
  * pays one hierarchical uncharge per batch instead of one per call, as it
  * would if the slot were kept full and only the excess sent up.  A marked
  * slot (a disabled stock) takes nothing: the pages go up alone.  With
- * @steps (a stock with a design's steps, stock_steps.h) the trim is the
- * design's; the kinds' callers pass false, which folds the test away.
+ * @steps (a stock with a policy's steps, stock_steps.h) the trim is the
+ * policy's; the kinds' callers pass false, which folds the test away.
  */
 static inline void pcs_refill_capped_as(struct pcstock_counter *c,
 					char *region, int batch, int nr,
@@ -173,49 +171,49 @@ static inline char *pcs_in_reg(char *region)
 }
 
 /*
- * Whether the thread's RSEQ entry serves @key's domain on the OS CPU the
- * thread runs on now.  The thread may migrate right after: the slot is
+ * Whether the thread's RSEQ entry serves @hit_key's domain on the OS CPU
+ * the thread runs on now.  The thread may migrate right after: the slot is
  * then another CPU's, which costs locality, never pages (every slot
  * operation is an atomic RMW that any CPU may make).
  */
 static inline bool pcs_rseq_cached(const struct pcstock_cpu_cache_ *f,
-				   unsigned long long key)
+				   unsigned long long hit_key)
 {
-	return pcs_rseq_xor(key, f->rseq_area) == f->rseq_tag;
+	return pcs_rseq_xor(hit_key, f->rseq_area) == f->rseq_tag;
 }
 
 /*
- * The charge hit: @key is the counter's (or, for a group, its own, which
- * is the memory counter's while the group may take hits).  True if @nr
+ * The charge hit: @hit_key is the counter's (or, for a group, its own,
+ * which is the memory counter's while the group may take hits).  True if @nr
  * pages were taken from the slot of the thread's cached CPU.  The RSEQ
  * entry is only looked at when the other misses: its test costs the other
  * modes' hits nothing.
  */
 static inline bool pcs_stock_take(struct pcstock_counter *c,
-				  unsigned long long key, unsigned long nr)
+				  unsigned long long hit_key, unsigned long nr)
 {
 	const struct pcstock_cpu_cache_ *f = &pcstock_cpu_cache_;
 
 	/* take_()'s own range test, first: then the slot is one add. */
 	if (nr > PCSTOCK_STOCK_MAX_BATCH)
 		return false;
-	if (f->key == key)
+	if (f->hit_key == hit_key)
 		return pcstock_stock_take_(c, pcs_in_reg(f->region), nr);
-	return pcs_rseq_cached(f, key) &&
+	return pcs_rseq_cached(f, hit_key) &&
 	       pcstock_stock_take_(c, pcs_in_reg(f->rseq_region), nr);
 }
 
 /* The uncharge's refill of the cached CPU's slot, as pcs_stock_take(). */
 static inline bool pcs_stock_give(struct pcstock_counter *c,
-				  unsigned long long key, unsigned int batch,
+				  unsigned long long hit_key, unsigned int batch,
 				  unsigned long nr)
 {
 	const struct pcstock_cpu_cache_ *f = &pcstock_cpu_cache_;
 
-	if (f->key == key)
+	if (f->hit_key == hit_key)
 		return pcstock_stock_give_at_(c, pcs_in_reg(f->region), batch,
 					      nr);
-	return pcs_rseq_cached(f, key) &&
+	return pcs_rseq_cached(f, hit_key) &&
 	       pcstock_stock_give_at_(c, pcs_in_reg(f->rseq_region), batch,
 				      nr);
 }

@@ -4,7 +4,7 @@
  * the kinds' flags, the per-CPU accessors and the slot readings.
  * stock.c has the charge and uncharge paths and the drains; stock_ctl.c
  * the lifecycle, EXACT's switch and the readers.  See stock.c's top
- * comment for the design and its memory ordering.
+ * comment for the policy and its memory ordering.
  */
 #ifndef PCSTOCK_STOCK_IMPL_H
 #define PCSTOCK_STOCK_IMPL_H
@@ -34,7 +34,7 @@ enum stock_flags {
 	/* Stops stocking near max (EXACT: see "exact at the limit"). */
 	STOCK_AT_LIMIT = 1U << 3,
 	/*
-	 * A design's own steps (stock_steps.h), found through stock_link;
+	 * A policy's own steps (stock_steps.h), found through stock_link;
 	 * always with STOCK_READ_DRAIN, so a drain dispatches after its read.
 	 */
 	STOCK_STEPS = 1U << 4,

@@ -2,7 +2,7 @@
 /*
  * tree.c - trees and group references: create and destroy a tree, the
  * references that keep a group, and its free a grace period after the
- * last put (see hierarchy.c for the tree's links and their RCU rules).
+ * last put (see group.c for the tree's links and their RCU rules).
  *
  * TSan and RCU: see rcu.h.
  */
@@ -142,7 +142,7 @@ void pcs_group_init(struct pcstock_group *g, struct pcstock_tree *t,
 }
 
 /*
- * One allocation: the group, its name, then the design's state, aligned
+ * One allocation: the group, its name, then the policy's state, aligned
  * for any type (as css_alloc() hands a controller a struct of its own
  * size, but the core allocates it, so a group never exists without it).
  */
@@ -164,8 +164,8 @@ struct pcstock_group *pcs_group_alloc(const struct pcstock_tree *t,
 	memset(g, 0, sizeof(*g));
 	memcpy(g->name, name, len + 1);
 	if (state) {
-		g->design = (char *)g + at;
-		memset(g->design, 0, state);
+		g->policy_state = (char *)g + at;
+		memset(g->policy_state, 0, state);
 	}
 	return g;
 }
@@ -217,7 +217,7 @@ int pcstock_tree_create(struct pcstock_domain *d,
 	t->attr = *attr;
 	if (!t->attr.batch)
 		t->attr.batch = PCSTOCK_DEFAULT_BATCH;
-	pcs_tree_set_design(t, ops);
+	pcs_tree_set_policy(t, ops);
 	err = mutexes_init(t);
 	if (err)
 		goto free_tree;
@@ -306,7 +306,7 @@ int pcstock_tree_destroy(struct pcstock_tree *t)
 	 */
 	pcs_store(&t->dying, true, PCS_ORDER(TREE_DYING, PCS_RELEASE));
 	pcs_high_recs_drop(t);
-	/* The design's references on (offline) groups go. */
+	/* The policy's references on (offline) groups go. */
 	if (t->ops->tree_release)
 		t->ops->tree_release(t);
 	wait_rcu_frees(t);

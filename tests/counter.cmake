@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Counter layer tests (issue 2): the spec's conformance catalogue, the
-# memparse table, a concurrency stress test and libFuzzer differential
-# fuzzers (src/counter.c and src/counter_parse.c against
-# tests/fuzz/counter_model.c and a grammar model of memparse).
+# Counter layer tests: the conformance catalogue and the
+# memparse table (docs/conformance.md), a concurrency stress test and
+# libFuzzer differential fuzzers (src/counter.c and src/counter_parse.c
+# against tests/fuzz/counter_model.c and a grammar model of memparse).
 
-# One program of two files (the spec's catalogue, each operation's edges)
+# One program of two files (the catalogue, each operation's edges)
 # around one fixture; kernel/CMakeLists.txt builds it over a kernel tree.
 pcstock_add_test(test_counter SOURCES test_counter.c test_counter_ops.c
 	counter_fixture.c LABELS unit conformance TIMEOUT 60)

@@ -260,6 +260,17 @@ pcstock_add_weak_detection_test(relaxed_cpu_own memcg7-reenter)
 # usage's seq_cst RMWs cannot show.  The weakened refill is caught there
 # too.
 pcstock_add_weak_detection_test(relaxed_drain stock-protect-default)
+# stock-protect needs uncharges that refill; stock-drain-watermark, run on
+# every per-counter design, sees a weakened drain through the peak instead
+# (a design's own drain step, whatever its uncharges do).  Pinned on V4,
+# whose uncharges do not refill, with the same planted bug.
+foreach(strategy random pct)
+	explore_budget(args stock-drain-watermark-v4 ${strategy})
+	pcstock_add_explore_test(
+		explore_detect_relaxed_drain_watermark_weak_${strategy}
+		BINARY pcstock-explore-relaxed-drain
+		ARGS ${args} --weak --expect-violation)
+endforeach()
 
 # Two more removals that must acquire the refill, seen through the peak
 # the refiller stores between its charge and its slot addition: the flush

@@ -1,18 +1,18 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Hierarchy layer tests (issue 5): groups and the try_charge_memcg flow on
-# every policy, the legacy 7-slot cache (spec §7 S1-S5), and a lifecycle
-# stress run (64 SIM CPUs, every policy).
+# Hierarchy layer tests: groups and the try_charge_memcg flow on
+# every policy, the legacy 7-slot cache (S1-S5, docs/conformance.md), and
+# a lifecycle stress run (64 SIM CPUs, every policy).
 
-# Groups and the try_charge_memcg flow on every design, sequentially, a
+# Groups and the try_charge_memcg flow on every policy, sequentially, a
 # file for each room of src/ they test (tree and groups, the charge flow,
 # memory.high, the limit writers, protection) around one fixture
-# (hierarchy_fixture.c; cases "case/design").
+# (hierarchy_fixture.c; cases "case/policy").
 foreach(room tree charge high limits protection)
 	pcstock_add_test(test_${room} SOURCES test_${room}.c
 		hierarchy_fixture.c LABELS unit conformance TIMEOUT 60)
 endforeach()
-# The registry of designs: every table's invariants, one replaced step.
+# The registry of policies: every table's invariants, one replaced step.
 pcstock_add_test(test_policy SOURCES test_policy.c
 	LABELS unit TIMEOUT 60)
 pcstock_add_test(test_groups SOURCES test_groups.c
@@ -34,13 +34,12 @@ pcstock_add_test(test_hierarchy_callbacks SOURCES test_hierarchy_callbacks.c
 # readers, names, busy domain, leaked pages, pinned tree).
 pcstock_add_test(test_hierarchy_misuse SOURCES test_hierarchy_misuse.c
 	LABELS unit TIMEOUT 60)
-# A daemon author's bad inputs, as a table (issue 19: at least 190 cases,
+# A daemon author's bad inputs, as a table (at least 190 cases,
 # each with its errno and the books unchanged; ASan+UBSan in .ci/run).
 pcstock_add_test(test_bad_inputs SOURCES test_bad_inputs.c
 	LABELS unit TIMEOUT 60)
 pcstock_add_test(test_hierarchy_stress SOURCES test_hierarchy_stress.c
 	LABELS stress TIMEOUT 300)
-# Reclaim is exact whichever uncharge a callback frees with (issue 19
-# item 12): every policy, with and without memsw.
+# Reclaim is exact whichever uncharge a callback frees with: every policy, with and without memsw.
 pcstock_add_test(test_hierarchy_reclaim SOURCES test_hierarchy_reclaim.c
 	LABELS unit conformance TIMEOUT 60)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * hierarchy_fixture.c - the group tests' fixture (hierarchy_fixture.h):
- * the tree, its recording callbacks and the per-design case table.
+ * the tree, its recording callbacks and the per-policy case table.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -79,7 +79,7 @@ int tree_open(enum pcstock_tree_policy policy, bool memsw, bool recursive)
 	return 0;
 }
 
-/* @state: the design, or NULL for "none". */
+/* @state: the policy, or NULL for "none". */
 static int setup(void **state)
 {
 	enum pcstock_tree_policy policy = PCSTOCK_TREE_NONE;

@@ -4,10 +4,10 @@
  * test_charge.c, test_high.c, test_limits.c, test_protection.c): a tree on
  * a 4-CPU SIM domain whose reclaim and OOM callbacks do what the case set
  * and record their calls, and the table that runs each case once or once
- * per registered design (include after <cmocka.h>).
+ * per registered policy (include after <cmocka.h>).
  *
- * Cases that depend on the stock run once per design (the prestate is the
- * design); steps that do not run on the "none" design, where every charge
+ * Cases that depend on the stock run once per policy (the prestate is the
+ * policy); steps that do not run on the "none" policy, where every charge
  * walks the counters, so the callback counts are exact.
  */
 #ifndef PCSTOCK_TESTS_HIERARCHY_FIXTURE_H
@@ -26,7 +26,7 @@
 
 struct fixture {
 	enum pcstock_tree_policy policy;
-	struct pcstock_policy_info info;	/* the design's properties */
+	struct pcstock_policy_info info;	/* the policy's properties */
 	struct pcstock_domain *d;
 	struct pcstock_tree *t;
 	struct pcstock_group *root;
@@ -52,14 +52,14 @@ extern struct fixture fx;
 int tree_open(enum pcstock_tree_policy policy, bool memsw, bool recursive);
 /* on_cpu() - move the calling thread to @cpu of the fixture's domain */
 void on_cpu(unsigned int cpu);
-/* has_stock() - whether the case's design stocks at all */
+/* has_stock() - whether the case's policy stocks at all */
 bool has_stock(void);
 
 /*
  * The cases, each run once (ONCE, on "none") or on every registered
- * design with a property: PER_POLICY on all, STOCKED on those with stock,
+ * policy with a property: PER_POLICY on all, STOCKED on those with stock,
  * COUNTER_STOCK on the per-counter ones.  run_cases() builds the list from
- * the registry at run time, so a new design runs them without an edit.
+ * the registry at run time, so a new policy runs them without an edit.
  */
 enum runs { RUN_ONCE, RUN_ALL, RUN_STOCKED, RUN_PER_COUNTER };
 
@@ -76,8 +76,8 @@ struct case_def {
 
 /*
  * run_cases() - run @cases as the cmocka group @group: a case run once is
- * named after its function, one per design "case/design", so that a
- * design's cases can be counted.  Return: the number of cases failed.
+ * named after its function, one per policy "case/policy", so that a
+ * policy's cases can be counted.  Return: the number of cases failed.
  */
 int run_cases(const char *group, const struct case_def *cases, size_t nr);
 

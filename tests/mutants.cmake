@@ -47,7 +47,7 @@ endforeach()
 # docs/mutation.md O19): a last put by a thread that did not destroy the
 # group may still see it online and abort ("put more often than it was
 # got"), which the explorer reports as the violation.  group-last-put
-# (tests/explore/explore_group.c; its clean runs are per-design, from
+# (tests/explore/explore_group.c; its clean runs are per-policy, from
 # discover.cmake) finds it in weak memory only, within its clean runs'
 # budget (seed 1: random at schedule 13, PCT at 9, of 60); in SC it
 # passes.

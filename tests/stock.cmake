@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Stock layer tests (issue 4): sequential conformance of both policies on a
+# Stock layer tests: sequential conformance of both policies on a
 # SIM domain and a migrating/draining/offlining stress run.  The stock's
 # measurement program, micro_stock, is a benchmark: bench/micro_stock.c.
 

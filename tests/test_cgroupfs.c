@@ -2,10 +2,10 @@
 /*
  * test_cgroupfs.c - pcstock_group_read() and pcstock_group_write() against
  * the kernel's cgroupfs behaviour (Documentation/admin-guide/cgroup-v2.rst,
- * cgroup-v1/memory.rst; spec §2.6, §2.8, §3.6.4): every file on a v2 and a
- * v1 tree, values in bytes, "max" (v2) for no limit, an empty write,
- * -EBUSY from v1's limit_in_bytes, the memory.peak reset, hierarchical
- * and local events, and snprintf-like reads.
+ * cgroup-v1/memory.rst; pcstock's table of the files: docs/design.md §5):
+ * every file on a v2 and a v1 tree, values in bytes, "max" (v2) for no
+ * limit, an empty write, -EBUSY from v1's limit_in_bytes, the memory.peak
+ * reset, hierarchical and local events, and snprintf-like reads.
  *
  * The trees use the "none" policy, so every value is exact.  A case whose
  * comment names a mutant ("Mutant F11: ...") came from the mutation study
@@ -289,7 +289,7 @@ static void test_v2_events_hierarchical_and_local(void **state)
 	assert_int_equal(pcstock_group_charge(c, 3, 0), -ENOMEM);
 	/*
 	 * max on g (the over-limit group), once per attempt: the first, the
-	 * retry after the drain and 16 retries (docs/daemon.md, design.md); then oom
+	 * retry after the drain and 16 retries (docs/daemon.md, policy.md); then oom
 	 */
 	max = pcstock_group_events(g, PCSTOCK_EVENT_MAX);
 	assert_int_equal(max, 2 + PCSTOCK_MAX_RECLAIM_RETRIES);

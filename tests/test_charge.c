@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_charge.c - the charge flow (spec §3.6.2), sequentially, on a 4-CPU
- * SIM domain (hierarchy_fixture.h): bad input, each step of
- * try_charge_memcg() with the reclaim and OOM callbacks it calls, the
- * uncharge kinds, the memsw charge and its rollback, and drain_all.
+ * test_charge.c - the charge flow, sequentially, on a 4-CPU SIM domain
+ * (hierarchy_fixture.h): bad input, each stage of pcstock_group_charge()
+ * (numbered 1 to 5 in its comment, include/pcstock/hierarchy.h: the
+ * kernel's try_charge_memcg() in mm/memcontrol.c) with the reclaim and
+ * OOM callbacks it calls, the uncharge kinds, the memsw charge and its
+ * rollback, and drain_all.  S4 is the case of docs/conformance.md.
  *
  * A case whose comment names a mutant ("Mutant Q13: ...") came from the
  * mutation study (docs/mutation.md, by that id) and fails on it.
@@ -43,7 +45,7 @@ static void test_charge_bad_input(void **state)
 
 /* ---- charge flow --------------------------------------------------------- */
 
-/* Step 1 and S4 for every stocked policy: one batch, then hits. */
+/* Stage 1, the hit, and S4 for every stocked policy: one batch, then hits. */
 static void test_stock_hit_returns_at_once(void **state)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a");
@@ -65,7 +67,7 @@ static void test_stock_hit_returns_at_once(void **state)
 /*
  * The two uncharge kinds (mainline): a folio batch goes straight to the
  * counters under every policy, memory and memsw, leaving the stock alone;
- * a kmem/socket uncharge refills the stock of a design whose uncharges
+ * a kmem/socket uncharge refills the stock of a policy whose uncharges
  * refill (memcg7's refill_stock(), DEFAULT, EXACT), and uncharges the
  * counters under the others (V4 as posted, none).
  */
@@ -82,7 +84,7 @@ static void test_uncharge_kinds(void **state)
 	stock = pcstock_group_stock_pages(a);
 	assert_int_equal(usage, has_stock() ? BATCH : 4);
 
-	assert_int_equal(pcstock_group_uncharge_batch(a, 2), 0);
+	assert_int_equal(pcstock_group_uncharge_direct(a, 2), 0);
 	assert_int_equal(pcstock_group_usage(a), usage - 2);
 	assert_int_equal(pcstock_group_memsw_usage(a), usage - 2);
 	assert_int_equal(pcstock_group_stock_pages(a), stock);
@@ -95,12 +97,22 @@ static void test_uncharge_kinds(void **state)
 								stock);
 	assert_int_equal(pcstock_group_usage_exact(a), 1);
 
-	assert_int_equal(pcstock_group_uncharge_batch(NULL, 1), -EINVAL);
-	assert_int_equal(pcstock_group_uncharge_batch(a,
+	assert_int_equal(pcstock_group_uncharge_direct(NULL, 1), -EINVAL);
+	assert_int_equal(pcstock_group_uncharge_direct(a,
 				PCSTOCK_COUNTER_MAX + 1), -EINVAL);
-	assert_int_equal(pcstock_group_uncharge_batch(a, 0), 0);
-	assert_int_equal(pcstock_group_uncharge_batch(fx.root, 5), 0);
+	assert_int_equal(pcstock_group_uncharge_direct(a, 0), 0);
+	assert_int_equal(pcstock_group_uncharge_direct(fx.root, 5), 0);
+	/*
+	 * The deprecated old name, exported for soname 1, is the same call:
+	 * the last page through it, past the stock.
+	 */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	assert_int_equal(pcstock_group_uncharge_batch(NULL, 1), -EINVAL);
 	assert_int_equal(pcstock_group_uncharge_batch(a, 1), 0);
+#pragma GCC diagnostic pop
+	assert_int_equal(pcstock_group_stock_pages(a), refills ? stock + 1 :
+								stock);
 	pcstock_group_drain_all(a);
 	assert_int_equal(pcstock_group_usage(a), 0);
 	assert_int_equal(pcstock_group_memsw_usage(a), 0);
@@ -109,7 +121,7 @@ static void test_uncharge_kinds(void **state)
 }
 
 /*
- * Acceptance 1: max = batch + 1, a small charge on CPU 0 parks batch - 1
+ * Exact at the limit: max = batch + 1, a small charge on CPU 0 parks batch - 1
  * pages there; a batch-sized charge on CPU 1 only fits after the drain.
  * EXACT parks nothing so close to max, and the charge fits at once: no
  * reclaim call, no max event, no drain_all.
@@ -149,7 +161,7 @@ static void test_tight_limit_spread_stock(void **state)
 }
 
 /*
- * Issue 21's fifth design: a charge refused at a parent only because a
+ * What exact_at_limit promises: a charge refused at a parent only because a
  * sibling's stock holds pages.  Far from max, b parks BATCH - 1 pages on
  * CPU 0; a's large charge on CPU 1 then fits the pages in use but not the
  * parked ones.  EXACT drains the parent's subtree before anything else
@@ -176,9 +188,9 @@ static void test_sibling_stock_costs_no_reclaim(void **state)
 		assert_int_equal(fx.reclaim_calls, 1);
 		assert_int_equal(pcstock_group_events(p, PCSTOCK_EVENT_MAX), 1);
 	}
-	pcstock_group_uncharge_batch(a, big);
+	pcstock_group_uncharge_direct(a, big);
 	on_cpu(0);
-	pcstock_group_uncharge_batch(b, 1);
+	pcstock_group_uncharge_direct(b, 1);
 	pcstock_group_drain_all(p);
 	assert_int_equal(pcstock_group_usage(p), 0);
 	rmgroup(a);
@@ -211,7 +223,7 @@ static void assert_conserved(struct pcstock_group *g, unsigned long held)
 }
 
 /*
- * Acceptance 1: memory fails after memsw was served (a) from its stock,
+ * The memsw rollback: memory fails after memsw was served (a) from its stock,
  * (b) from the hierarchy; memsw gives back exactly what it handed out.
  */
 static void test_memsw_rollback(void **state)
@@ -328,7 +340,11 @@ static void test_nowait_never_calls_callbacks(void **state)
 	rmgroup(a);
 }
 
-/* Steps 6-12 and 16: 1 + 1 (after the drain) + 16 reclaim rounds. */
+/*
+ * Stage 4 to its end, then NOFAIL's forced charge: a max event and a
+ * reclaim call on the first attempt, on the retry after drain_all and on
+ * each of the 16 retries; no OOM call for 20 pages (stage 5: at most 8).
+ */
 static void test_nofail_charges_over_limit(void **state)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a");
@@ -347,7 +363,7 @@ static void test_nofail_charges_over_limit(void **state)
 	rmgroup(a);
 }
 
-/* Steps 7-8: reclaim frees enough, the margin check retries at once. */
+/* Stage 4: reclaim frees enough, the margin check retries before drain_all. */
 static void test_reclaim_then_margin_retry(void **state)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a");
@@ -375,7 +391,11 @@ static void test_reclaim_then_margin_retry(void **state)
 	rmgroup(a);
 }
 
-/* Steps 10-14: NORETRY, the small-charge rule, OOM and its reset. */
+/*
+ * Stages 4 and 5 after drain_all: NORETRY's exit, the retries while
+ * reclaim claims progress (small charges only), the OOM callback, and the
+ * 16 retries its progress restarts.
+ */
 static void test_retry_rules_and_oom(void **state)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a");
@@ -418,8 +438,8 @@ static void test_retry_rules_and_oom(void **state)
 
 /*
  * The small-charge threshold exactly at its limit: 8 pages (order 3,
- * PAGE_ALLOC_COSTLY_ORDER) still retry on claimed progress (step 11) and
- * call the OOM callback (step 14); test_retry_rules_and_oom has 9 pages do
+ * PAGE_ALLOC_COSTLY_ORDER) still retry on claimed progress (stage 4) and
+ * call the OOM callback (stage 5); test_retry_rules_and_oom has 9 pages do
  * neither.  Moving either threshold by a page fails one of the two.
  */
 static void test_costly_threshold_exact(void **state)
@@ -480,9 +500,11 @@ static void test_reclaim_of_all_pages_asked_not_clamped(void **state)
  * drain_all is serialised the kernel's way: a caller that finds another
  * drain running skips instead of waiting.  Force the overlap
  * deterministically: the explore hook fires inside the first drain (at its
- * first exchange, which every policy does under the drain lock, or EXACT's
- * compare-and-swap that keeps a slot's marks) and starts a second drain
- * from there.
+ * first exchange or compare-and-swap, the removal from a slot that every
+ * policy's drain makes under the drain lock: an exchange, or a CAS that
+ * keeps a slot's marks, as EXACT's or a policy's own drain step may) and
+ * starts a second drain from there.  No policy is named: which removal a
+ * drain uses is its own business.
  */
 static struct pcstock_group *nested_group;
 static struct pcstock_tree_stats nested_stats;
@@ -491,9 +513,7 @@ static bool nested_armed;
 static void nested_drain_hook(enum pcs_atomic_op op, const void *obj)
 {
 	(void)obj;
-	if (!nested_armed || (op != PCS_OP_XCHG &&
-			      (op != PCS_OP_CAS ||
-			       fx.info.counter_stock != PCSTOCK_STOCK_EXACT)))
+	if (!nested_armed || (op != PCS_OP_XCHG && op != PCS_OP_CAS))
 		return;
 	nested_armed = false;
 	pcstock_group_drain_all(nested_group);

@@ -1,27 +1,29 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_counter.c - the counter layer against the spec (kernel-page-counter.md
- * §1, §2, §5.3, §7), not against src/counter.c: every expected number here is
- * taken from the spec or derived from its formulas by hand.
- *
- * Some cases use the test library's schedule-explorer hook (every atomic of
- * the library calls it) to run code *inside* an operation, between two of
- * its atomic steps, which is how a sequential test reaches the set_max()
- * handshake paths.
+ * test_counter.c - the counter layer against the kernel's mm/page_counter.c,
+ * not against src/counter.c: every expected number here was worked out by
+ * hand from the kernel's rules, and the cases pass over the kernel's own
+ * code (below).  The case ids (T1, P1, E1, ...) are those of
+ * docs/conformance.md, which states each case and its numbers.
  *
  * The same program, built as kernel_conformance (kernel/CMakeLists.txt,
  * PCSTOCK_TEST_KERNEL), runs against a kernel tree's own mm/page_counter.c
  * through kernel/adapter.c: a test that fails there is a wrong test.  Two
- * things are pcstock's alone and are left out there: checks of which
- * atomic accesses pcstock makes to its own fields (OWN_ACCESSES; the
- * kernel's fields sit elsewhere and its plain accesses are not hooked),
- * and the deliberate differences its header lists.  A tree before v6.15
- * has no track_failcnt flag and counts every failure (FAILCNT_FLAG 0).
+ * things are pcstock's alone and are left out there (test_counter_ops.c
+ * has both): checks of which atomic accesses pcstock makes to its own
+ * fields (OWN_ACCESSES; the kernel's fields sit elsewhere and its plain
+ * accesses are not hooked), and the deliberate differences its header
+ * lists.  A case is skipped on a tree that lacks what it tests
+ * (counter_fixture.h's switches): a tree before v6.15 has no
+ * track_failcnt flag and counts every failure (FAILCNT_FLAG 0), one before
+ * 6.12.118 computes E5 to E7 the old way (PROTECTION_CAP 0).
  *
  * The cases are in two files of one program, around counter_fixture.c:
- * this one, the spec's §7 catalogue and its §5.3 numbers; and
- * test_counter_ops.c, each operation's own edges (init, warnings,
- * try_charge, set_max, the setters, misuse, the kernel's spellings).
+ * this one, docs/conformance.md's catalogue and the selftest tree's
+ * numbers; and test_counter_ops.c, each operation's own edges (init,
+ * warnings, try_charge, set_max, the setters, misuse, the kernel's
+ * spellings), some of them run inside an operation, between two of its
+ * atomic steps, through the test library's schedule-explorer hook.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,7 +37,7 @@
 
 #include "counter_fixture.h"
 
-/* ---- §7 T cases ---- */
+/* ---- T cases (docs/conformance.md) ---- */
 
 static void t1_run(struct chain *t, struct pcstock_counter **fail)
 {
@@ -175,7 +177,7 @@ static void test_T6_equality_succeeds(void **state)
 	assert_int_equal(pcstock_counter_read(&c), 10);
 }
 
-/* ---- §7 P cases ---- */
+/* ---- P cases ---- */
 
 static void test_P1_protection_bookkeeping(void **state)
 {
@@ -254,7 +256,7 @@ static void test_P3_no_protection_support_counter(void **state)
 	assert_int_equal(pcstock_counter_children_low_usage(&r), 20);
 }
 
-/* ---- §7 E cases ---- */
+/* ---- E cases ---- */
 
 static void test_E1_effective_protection_overcommit(void **state)
 {
@@ -434,7 +436,12 @@ static void test_E7_unprotected_usage_capped(void **state)
 	assert_int_equal(pcstock_counter_elow(&c), 268);
 }
 
-/* ---- §5.3 protection numbers ---- */
+/*
+ * ---- the selftest's protection tree (A to F) ----
+ * test_memcg_min() and test_memcg_low() of the kernel's
+ * tools/testing/selftests/cgroup/test_memcontrol.c; their first, exact
+ * step (docs/conformance.md, "The selftest's protection tree").
+ */
 
 /* 4 KiB pages: 1M = 256 pages. */
 #define MB(n) ((unsigned long)(n) * (1UL << 20) / PCSTOCK_PAGE_SIZE)
@@ -516,13 +523,13 @@ static void check_abcdef(bool recursive)
 	assert_eprot(&t.e, 0);
 }
 
-static void test_protection_5_3_numbers_non_recursive(void **state)
+static void test_selftest_tree_numbers_non_recursive(void **state)
 {
 	ONLY_IF(CALC_PROTECTION);
 	check_abcdef(false);
 }
 
-static void test_protection_5_3_numbers_recursive(void **state)
+static void test_selftest_tree_numbers_recursive(void **state)
 {
 	ONLY_IF(CALC_PROTECTION);
 	check_abcdef(true);
@@ -552,8 +559,8 @@ int main(void)
 #endif
 		T(test_E6_products_past_64_bits),
 		T(test_E7_unprotected_usage_capped),
-		T(test_protection_5_3_numbers_non_recursive),
-		T(test_protection_5_3_numbers_recursive),
+		T(test_selftest_tree_numbers_non_recursive),
+		T(test_selftest_tree_numbers_recursive),
 	};
 	int failed;
 

@@ -9,11 +9,13 @@
  * rounds of a fixed number of operations; between rounds every thread
  * stops at a barrier and the main thread checks, at that quiescent point:
  *
- *  - the set_max() handshake (spec §2.6): if the last successful set_max()
- *    set M's limit to v, M's committed usage is <= v, and max(M) == v;
+ *  - the set_max() handshake (docs/design.md §4, "Charge against a limit
+ *    write"): if the last successful set_max() set M's limit to v, M's
+ *    committed usage is <= v, and max(M) == v;
  *  - every level's usage equals the pages held through it;
  *  - children_{min,low}_usage equals the sum of the children's
- *    {min,low}_usage (spec §2.12 item 5, exact at quiescence);
+ *    {min,low}_usage (exact at quiescence: propagate_protected_usage()
+ *    adds what its exchange replaced, however publishers interleave);
  *  - no underflow was reported.
  *
  * Bounded by operation counts, never by time.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test_counter_ops.c - the counter's operations one by one, a part of
- * test_counter (test_counter.c runs these cases after the spec's
- * catalogue, on the same fixture, counter_fixture.c): init and the
+ * test_counter (test_counter.c runs these cases after the catalogue's,
+ * docs/conformance.md, on the same fixture, counter_fixture.c): init and the
  * constants, the warning handler, try_charge with failcnt and the
  * underflow clamp, set_max's handshake, the setters, watermarks and
  * getters, misuse, and the kernel's spellings.  Built as
@@ -239,9 +239,10 @@ static void test_protection_flag_leaf_for_charge_own_for_cancel(void **state)
 /* ---- set_max ---- */
 
 /*
- * A hook that charges @c by @nr right after set_max() exchanged the limit,
- * i.e. at the setter's re-read of usage (spec §2.6 step 4), once.  It also
- * counts the writes to max, to tell a retry from the raise shortcut.
+ * A hook that charges @c by @nr once, after set_max() exchanged the limit
+ * and just before it reads usage again (page_counter_set_max()'s check
+ * that no charge grew usage meanwhile).  It also counts the writes to
+ * max, to tell a retry from the raise shortcut.
  */
 static struct {
 	struct pcstock_counter *c;
@@ -503,7 +504,7 @@ static void test_xchg_max_unconditional(void **state)
 
 	assert_int_equal(pcstock_counter_max(&c), 5);
 	assert_int_equal(pcstock_counter_read(&c), 10);
-	/* Over the limit: even a zero-page try fails (§7 T2). */
+	/* Over the limit: even a zero-page try fails (T2). */
 	assert_false(pcstock_counter_try_charge(&c, 0, NULL));
 	pcstock_counter_uncharge(&c, 5);
 	assert_true(pcstock_counter_try_charge(&c, 0, NULL));

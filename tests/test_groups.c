@@ -416,7 +416,7 @@ static struct pcstock_domain *colliding_domain(struct pcstock_domain *d)
 
 	for (;;) {
 		e = thread_domain();
-		if (e->id % PCS_THREAD_CACHE == d->id % PCS_THREAD_CACHE)
+		if (e->hit_key % PCS_THREAD_CACHE == d->hit_key % PCS_THREAD_CACHE)
 			break;
 		assert_true(n < PCS_THREAD_CACHE);
 		fill[n++] = e;

@@ -33,7 +33,7 @@
 struct config {
 	enum pcstock_tree_policy policy;
 	bool memsw;
-	bool batch_uncharge;	/* the callbacks free with _uncharge_batch() */
+	bool batch_uncharge;	/* the callbacks free with _uncharge_direct() */
 	bool rseq;		/* the default domain (RSEQ), not SIM */
 };
 
@@ -63,7 +63,7 @@ static void free_pages(struct fixture *f, unsigned long n)
 	if (!n)
 		return;
 	if (f->cfg->batch_uncharge)
-		pcstock_group_uncharge_batch(f->g, n);
+		pcstock_group_uncharge_direct(f->g, n);
 	else
 		pcstock_group_uncharge(f->g, n);
 	f->held -= n;
@@ -114,7 +114,7 @@ static int setup(void **state)
 		      pcstock_tree_policy_name(cfg->policy),
 		      cfg->memsw ? " with memsw" : "",
 		      cfg->rseq ? " on the default domain" : "",
-		      cfg->batch_uncharge ? "pcstock_group_uncharge_batch()" :
+		      cfg->batch_uncharge ? "pcstock_group_uncharge_direct()" :
 					    "pcstock_group_uncharge()");
 	memset(&fx, 0, sizeof(fx));
 	fx.cfg = cfg;
@@ -132,7 +132,7 @@ static int teardown(void **state)
 {
 	int err;
 
-	pcstock_group_uncharge_batch(fx.g, fx.held);
+	pcstock_group_uncharge_direct(fx.g, fx.held);
 	pcstock_group_destroy(fx.g);
 	pcstock_group_put(fx.g);
 	err = pcstock_tree_destroy(fx.t);
@@ -220,9 +220,10 @@ static void test_v1_memsw_limit_write_exact(void **state)
 }
 
 /*
- * The charge path's own reclaim (step 7): at the limit, a charge of 8
- * pages asks for 8, the callback frees 8, and the margin check (step 8)
- * retries at once: no drain_all (step 9), one reclaim call.
+ * The charge path's own reclaim (stage 4 of pcstock_group_charge(),
+ * include/pcstock/hierarchy.h): at the limit, a charge of 8 pages asks for
+ * 8, the callback frees 8, and the margin check retries at once: no
+ * drain_all (it comes after a failed margin check), one reclaim call.
  */
 static void test_charge_reclaim_sees_progress(void **state)
 {
@@ -277,7 +278,7 @@ static void test_refused_charge_max_events(void **state)
 
 /*
  * Outside callbacks nothing changed: a small pcstock_group_uncharge()
- * still goes into the stock of a design whose uncharges refill (DEFAULT,
+ * still goes into the stock of a policy whose uncharges refill (DEFAULT,
  * memcg7, EXACT), also right after a reclaim ran on this thread.
  */
 static void test_stock_path_outside_callbacks(void **state)
@@ -292,7 +293,7 @@ static void test_stock_path_outside_callbacks(void **state)
 	assert_int_equal(pcstock_group_set_max(fx.g, 100), 0);
 	assert_int_equal(pcstock_group_set_max(fx.g, PCSTOCK_COUNTER_MAX), 0);
 	if (fx.cfg->batch_uncharge)
-		pcstock_group_uncharge_batch(fx.g, 10);
+		pcstock_group_uncharge_direct(fx.g, 10);
 	else
 		pcstock_group_uncharge(fx.g, 10);
 	fx.held -= 10;
@@ -301,9 +302,9 @@ static void test_stock_path_outside_callbacks(void **state)
 }
 
 /*
- * The configurations, from the registry: every design plain and with
- * memsw; every design with a stock also with callbacks that free through
- * pcstock_group_uncharge_batch(), alone and with memsw; every design
+ * The configurations, from the registry: every policy plain and with
+ * memsw; every policy with a stock also with callbacks that free through
+ * pcstock_group_uncharge_direct(), alone and with memsw; every policy
  * whose stock is the per-counter one also on the default (RSEQ) domain,
  * whose hits go through their own cache entry (domain.h).
  */

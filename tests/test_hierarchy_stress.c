@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test_hierarchy_stress.c - group lifecycle under load, every registered
- * design, on 64 SIM CPUs (more threads than cores: threads share and
+ * policy, on 64 SIM CPUs (more threads than cores: threads share and
  * change CPUs), and again on 64 COOP CPUs, where each CPU has one owner
  * (memcg7's owner-exclusive variant, drains queued to the owners).
  *
@@ -394,7 +394,7 @@ static void run_policy(enum pcstock_tree_policy policy, bool coop)
 		pcstock_cpu_set_online(st.d, cpu, true);
 }
 
-/* One registered design on one CPU mode: *state is its struct run. */
+/* One registered policy on one CPU mode: *state is its struct run. */
 struct run {
 	enum pcstock_tree_policy policy;
 	bool coop;
@@ -411,8 +411,8 @@ int main(int argc, char **argv)
 {
 	struct pcstock_domain_attr attr = { NR_CPUS, PCSTOCK_CPU_SIM, NULL };
 	/*
-	 * Every registered design, on SIM and on COOP CPUs, from the
-	 * registry: a new design is stressed with its conservation checked
+	 * Every registered policy, on SIM and on COOP CPUs, from the
+	 * registry: a new policy is stressed with its conservation checked
 	 * without an edit here.
 	 */
 	static struct run runs[2 * PCSTOCK_TREE_NR_POLICIES];

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_high.c - memory.high (spec §3.6.3), sequentially, on a 4-CPU SIM
- * domain (hierarchy_fixture.h): what a charge records over high, and what
+ * test_high.c - memory.high, sequentially, on a 4-CPU SIM domain
+ * (hierarchy_fixture.h): what a charge records over high, and what
  * pcstock_handle_over_high() then reclaims and how long it throttles, by
- * mem_cgroup_handle_over_high()'s figures.
+ * the kernel's mem_cgroup_handle_over_high()'s figures (mm/memcontrol.c).
  *
  * A case whose comment names a mutant ("Mutant Q13: ...") came from the
  * mutation study (docs/mutation.md, by that id) and fails on it.
@@ -102,9 +102,10 @@ static void test_rseq_hit_skips_high(void **state)
 }
 
 /*
- * A charge up to exactly high is not over it (usage > high, step 17); one
- * page more is.  Charges of at least a batch are exact under every policy,
- * so usage lands on high itself.
+ * A charge up to exactly high is not over it (usage > high, the test
+ * try_charge_memcg() makes after charging the counters); one page more
+ * is.  Charges of at least a batch are exact under every policy, so usage
+ * lands on high itself.
  */
 static void test_charge_up_to_exactly_high(void **state)
 {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_limits.c - the limit writers (spec §3.6.4), sequentially, on a
- * 4-CPU SIM domain (hierarchy_fixture.h): memory.max as cgroup v2 writes
- * it (reclaim, then OOM) and as v1 does (-EBUSY), memsw.max against
- * memory.max, and the limits written as strings.
+ * test_limits.c - the limit writers, sequentially, on a 4-CPU SIM domain
+ * (hierarchy_fixture.h): memory.max as cgroup v2 writes it (the kernel's
+ * memory_max_write(): reclaim, then OOM) and as v1 does
+ * (mem_cgroup_resize_max(): -EBUSY), memsw.max against memory.max, and
+ * the limits written as strings.
  */
 #include <stdarg.h>
 #include <stddef.h>

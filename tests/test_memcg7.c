@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_memcg7.c - the pre-series 7-slot memcg stock (spec §3.4, §7 S1-S5).
+ * test_memcg7.c - the pre-series 7-slot memcg stock: the kernel's
+ * multi-memcg per-CPU charge cache of v6.16 (mm/memcontrol.c), and cases
+ * S1 to S5 of docs/conformance.md.
  *
  * S1-S3 run on the cache alone with fake keys whose uncharges and
  * references are recorded; S1 again, S4, S5 and the drain_all behaviour
@@ -517,7 +519,7 @@ static struct memcg7 *coop_open(struct pcstock_domain **d)
 	pcstock_cpu_exit(dom);
 	assert_int_equal(pcstock_cpu_enter(*d, 0), 0);
 	m = fake_cache(*d, false);
-	assert_true(memcg7_owned(m));
+	assert_true(memcg7_is_owned(m));
 	peer.d = *d;
 	peer.m = m;
 	assert_int_equal(pthread_create(&peer.thread, NULL, peer_main, NULL),
@@ -711,7 +713,7 @@ static void test_work_queued_while_borrowed_is_run(void **state)
 	borrowed.f.on_uncharge = kill_g;
 	assert_int_equal(pcstock_domain_create(&attr, &borrowed.d), 0);
 	borrowed.m = fake_cache(borrowed.d, false);
-	assert_true(memcg7_owned(borrowed.m));
+	assert_true(memcg7_is_owned(borrowed.m));
 	assert_int_equal(pthread_create(&th, NULL, fill_cpu1, NULL), 0);
 	assert_int_equal(pthread_join(th, &ret), 0);
 	assert_null(ret);

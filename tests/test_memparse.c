@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_memparse.c - pcstock_counter_memparse() against the conformance table
- * of spec §2.9 (4 KiB pages, keyword "max"), one case per input.
+ * test_memparse.c - pcstock_counter_memparse() against the kernel's
+ * page_counter_memparse(): the table of docs/conformance.md, "memparse"
+ * (4 KiB pages, keyword "max"), one case per input.
  *
  * Each accepted input is stated twice: as the byte count the grammar gives
  * (so the case holds for any PCSTOCK_PAGE_SHIFT) and, for 4 KiB pages, as

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_policy.c - the registry of stock designs (src/policy.c): every
+ * test_policy.c - the registry of stock policies (src/policy.c): every
  * registered table passes pcs_policy_check() and reports what it declares;
  * tables that break an invariant are refused; a table that leaves out
- * max_batch accepts every batch; and a per-counter design that replaces one
+ * max_batch accepts every batch; and a per-counter policy that replaces one
  * step of the stock (src/stock_steps.h) stays per-counter and has that
  * step run by the stock's own calls.
  */
@@ -21,6 +21,7 @@
 #include <pcstock/hierarchy.h>
 #include <pcstock/stock.h>
 
+#include "atomic.h"
 #include "policy.h"
 
 static void test_registry_tables_pass_their_check(void **state)
@@ -121,7 +122,7 @@ static void test_max_batch_left_out_accepts_every_batch(void **state)
 	assert_int_equal(pcs_policy_max_batch(&ops), PCSTOCK_STOCK_MAX_BATCH);
 }
 
-/* A design's step, counted: the largest refill it allows is 2 pages. */
+/* A policy's step, counted: the largest refill it allows is 2 pages. */
 static unsigned int steps_called;
 
 static unsigned long small_refill(struct pcstock_counter *c,
@@ -175,7 +176,75 @@ static void test_one_step_replaced_runs_in_the_stock(void **state)
 }
 
 /*
- * Every design's per-group state: as many bytes as its table declares,
+ * A drain step written only with what stock_steps.h offers a step: the
+ * CPU's slot, the pages of a value and the drained count.  A CAS of value
+ * - pages keeps the marks, so after the stock's disable the slot stays
+ * marked and empty.
+ */
+static unsigned int own_drains;
+
+static unsigned long own_drain(struct pcstock_counter *c, unsigned int cpu,
+			       int seen)
+{
+	atomic_int *slot = pcs_step_slot_of(c, cpu);
+	int v = seen;
+
+	own_drains++;
+	while (pcs_step_pages(c, v)) {
+		unsigned long nr = pcs_step_pages(c, v);
+
+		if (pcs_cas(slot, &v, v - (int)nr, PCS_ACQUIRE, PCS_RELAXED))
+			return pcs_step_drained(c, cpu, nr);
+	}
+	return 0;
+}
+
+static const struct pcs_stock_steps drain_steps = { .drain = own_drain };
+
+static void test_step_helpers_drain_and_keep_marks(void **state)
+{
+	const struct pcstock_domain_attr attr = { .nr_cpus = 2,
+						  .mode = PCSTOCK_CPU_SIM };
+	struct pcstock_counter parent, c;
+	struct pcstock_stock_stats st;
+	struct pcstock_domain *d;
+
+	(void)state;
+	assert_int_equal(pcstock_domain_create(&attr, &d), 0);
+	assert_int_equal(pcstock_cpu_enter(d, 0), 0);
+	pcstock_counter_init(&parent, NULL, false);
+	pcstock_counter_init(&c, &parent, false);
+	assert_int_equal(pcs_counter_alloc_stock_steps(&c, d, 8,
+						       PCSTOCK_STOCK_DEFAULT,
+						       &drain_steps), 0);
+	/* A miss charges the batch and keeps 7 in CPU 0's slot. */
+	assert_true(pcstock_counter_try_charge_stock(&c, 1, NULL, NULL));
+	assert_int_equal(pcstock_counter_stock_pages(&c), 7);
+	assert_int_equal(pcstock_counter_drain_stock(&c, 0), 7);
+	assert_int_equal(own_drains, 1);
+	assert_int_equal(pcstock_counter_read(&parent), 1);
+	pcstock_counter_stock_stats(&c, &st);
+	assert_int_equal(st.drains, 1);
+	assert_int_equal(st.drained_pages, 7);
+	/*
+	 * Refill 1 through an uncharge, then disable (the slot marked, its
+	 * page kept) and drain it with the step: empty, still marked.
+	 */
+	pcstock_counter_uncharge_stock(&c, 1);
+	assert_int_equal(pcstock_counter_stock_pages(&c), 1);
+	pcstock_counter_disable_stock(&c);
+	assert_int_equal(pcstock_counter_drain_stock(&c, 0), 1);
+	assert_int_equal(own_drains, 2);
+	assert_int_equal(pcstock_counter_stock_pages(&c), 0);
+	assert_int_equal(pcstock_counter_read(&parent), 0);
+	assert_true(pcs_load(pcs_step_slot_of(&c, 0), PCS_RELAXED) < 0);
+	pcstock_counter_free_stock(&c);
+	pcstock_cpu_exit(d);
+	pcstock_domain_destroy(d);
+}
+
+/*
+ * Every policy's per-group state: as many bytes as its table declares,
  * zeroed, aligned for any type, past the group's name, for the root and
  * every other group; none (NULL) when it declares none.
  */
@@ -239,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_max_batch_left_out_accepts_every_batch),
 		cmocka_unit_test(test_one_step_replaced_runs_in_the_stock),
 		cmocka_unit_test(test_group_state_as_declared),
+		cmocka_unit_test(test_step_helpers_drain_and_keep_marks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test_protection.c - memory.min and memory.low, sequentially, on a 4-CPU
- * SIM domain (hierarchy_fixture.h): the effective protection of spec §5.3's
- * example, plain and recursive, and what a destroyed group still claims.
+ * SIM domain (hierarchy_fixture.h): the effective protection of the tree
+ * the kernel's cgroup selftest builds (docs/conformance.md, "The selftest's
+ * protection tree"), plain and recursive, and what a destroyed group still
+ * claims.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,7 +55,7 @@ static void protection_case(bool recursive, bool use_low)
 	rmgroup(A);
 }
 
-static void test_protection_5_3(void **state)
+static void test_protection_selftest_tree(void **state)
 {
 	protection_case(false, false);
 	protection_case(true, false);
@@ -114,7 +116,7 @@ static void test_offline_group_drops_protection(void **state)
 int main(void)
 {
 	static const struct case_def cases[] = {
-		PER_POLICY(test_protection_5_3),
+		PER_POLICY(test_protection_selftest_tree),
 		PER_POLICY(test_offline_group_drops_protection),
 	};
 

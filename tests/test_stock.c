@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test_stock.c - the stock layer, sequentially, on a SIM domain: the series'
- * v4 3/5 behaviour (spec §3.5, §3.7) where the policies agree, and the
- * stock's allocation failures; test_stock_policies.c has the cases where
- * they differ.  Both files are one program, around stock_fixture.c: a
+ * v4 3/5 behaviour (include/pcstock/stock.h: the series, its policies and
+ * the invariant at rest) where the policies agree, and the stock's
+ * allocation failures; test_stock_policies.c has the cases where they
+ * differ.  Both files are one program, around stock_fixture.c: a
  * 3-level tree root <- mid <- leaf with a stock of BATCH pages on the
  * leaf; the main thread is CPU 0 unless a case moves it.  Expected numbers
  * are derived by hand from the series' algorithm.
@@ -457,7 +458,8 @@ static void test_disable_stops_refills(void **state)
 /*
  * A disabled stock still serves what its slot holds, down to the last
  * page: a charge of exactly the pages left is a hit, and the mark stays.
- * Mutant C2: take_marked() asking for more than it takes ("> nr").
+ * Mutant C2: the take from a marked slot (take_pages(), src/stock.c)
+ * asking for more than it takes ("> nr").
  */
 static void test_disabled_slot_serves_its_last_pages(void **state)
 {

@@ -475,10 +475,10 @@ static unsigned long charge_round_robin_to(unsigned long max)
 }
 
 /*
- * The workload of issue 21: charges to within a batch of max from every
- * CPU.  EXACT fails none while held + request <= max, and holds nothing
- * in stock within HIDE of max; DEFAULT and V4 strand pages in the other
- * CPUs' slots and fail early.
+ * The nearmax workload (pcstock-bench): charges to within a batch of max from
+ * every CPU.  EXACT fails none while held + request <= max, and holds nothing
+ * in stock within HIDE of max; DEFAULT and V4 strand pages in the other CPUs'
+ * slots and fail early.
  */
 static void test_exact_no_failure_for_pages_in_stock(void **state)
 {

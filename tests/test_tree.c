@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test_tree.c - trees and groups, sequentially, on a 4-CPU SIM domain
- * (hierarchy_fixture.h): bad input, the designs' properties, names,
+ * (hierarchy_fixture.h): bad input, the policies' properties, names,
  * lookups and walks, destroy with pages charged or stocked, an offline
  * group or CPU, the readers (stock bound, statistics) and allocation
  * failures.
@@ -17,13 +17,16 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <pcstock/hierarchy.h>
 
 #include "hierarchy_fixture.h"
 #include "atomic.h"
+#include "group.h"
 #include "internal.h"
+#include "names.h"
 
 /* ---- tree and groups ----------------------------------------------------- */
 
@@ -48,7 +51,7 @@ static void test_tree_bad_input(void **state)
 	assert_int_equal(pcstock_tree_destroy(NULL), 0);
 }
 
-/* Every registered design answers for its properties; nothing else does. */
+/* Every registered policy answers for its properties; nothing else does. */
 static void test_policy_info(void **state)
 {
 	struct pcstock_policy_info info = { .name = "untouched" };
@@ -69,7 +72,7 @@ static void test_policy_info(void **state)
 		assert_int_equal(pcstock_tree_policy_parse(info.name, &back), 0);
 		assert_int_equal(back, p);
 		assert_true(info.max_batch >= 1);
-		/* A design without stock neither batches nor refills. */
+		/* A policy without stock neither batches nor refills. */
 		if (!info.stocks)
 			assert_false(info.per_counter || info.group_batch ||
 				     info.uncharges_refill ||
@@ -77,7 +80,7 @@ static void test_policy_info(void **state)
 		/* Batching at group level and at the counter exclude. */
 		assert_false(info.per_counter && info.group_batch);
 	}
-	/* The designs the kernel has, as the kernel has them. */
+	/* The policies the kernel has, as the kernel has them. */
 	assert_int_equal(pcstock_tree_policy_info(PCSTOCK_TREE_MEMCG7, &info),
 			 0);
 	assert_true(info.stocks && info.group_batch && info.uncharges_refill &&
@@ -193,13 +196,33 @@ static void test_lookup_and_walk(void **state)
 }
 
 /*
+ * A name X and X + "z" whose name-index hashes under @seed agree in their
+ * low 16 bits, so that in any table of up to 2^16 slots X's probe path
+ * meets X + "z" (the index is seeded by serial, never by an address, so
+ * the search gives the same names in every run).
+ */
+static void prefix_on_probe_path(uint64_t seed, char *x, char *xz, size_t n)
+{
+	for (unsigned int i = 0;; i++) {
+		snprintf(x, n, "p%u", i);
+		snprintf(xz, n, "p%uz", i);
+		if (!((name_hash(seed, x, strlen(x)) ^
+		       name_hash(seed, xz, strlen(xz))) & 0xffff))
+			return;
+	}
+}
+
+/*
  * A name is found whole, never by a prefix or as a prefix of another:
  * "ab" next to "abc" is its own group.  Mutant E7: the name index comparing
- * only the first len bytes (no test of the stored name's end).
+ * only the first len bytes (no test of the stored name's end), which only
+ * shows when the longer name lies on the shorter one's probe path: the
+ * second half of the case puts it there, every run.
  */
 static void test_name_is_not_a_prefix(void **state)
 {
 	struct pcstock_group *abc, *ab, *g = NULL;
+	char x[32], xz[32];
 
 	abc = mkgroup(fx.root, "abc");
 	assert_int_equal(pcstock_group_lookup(fx.root, "ab", &g), -ENOENT);
@@ -210,6 +233,15 @@ static void test_name_is_not_a_prefix(void **state)
 	rmgroup(abc);
 	assert_int_equal(pcstock_group_lookup(fx.root, "abc", &g), -ENOENT);
 	assert_found(fx.root, "ab", ab);
+	rmgroup(ab);
+
+	prefix_on_probe_path(fx.root->serial, x, xz, sizeof(x));
+	abc = mkgroup(fx.root, xz);
+	assert_int_equal(pcstock_group_lookup(fx.root, x, &g), -ENOENT);
+	ab = mkgroup(fx.root, x);
+	assert_found(fx.root, x, ab);
+	assert_found(fx.root, xz, abc);
+	rmgroup(abc);
 	rmgroup(ab);
 }
 
@@ -235,7 +267,7 @@ static void test_cpu_offline_drains(void **state)
 
 /*
  * pcstock_group_stock_bound() caps what pcstock_group_stock_pages() reads,
- * and is what the design's properties say: per-counter stock a batch per
+ * and is what the policy's properties say: per-counter stock a batch per
  * CPU per memory counter, none while an exact-at-limit counter is exact.
  */
 static void assert_bounded(struct pcstock_group *g)

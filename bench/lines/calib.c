@@ -303,7 +303,7 @@ static double local_time(const struct opts *o, const struct series *se,
 	unsigned long ops;
 	int ret = sim_init(&m, s, inst, c, o->seed);
 
-	m.folio = se->folio && s->uncharge_batch;
+	m.folio = se->folio && s->uncharge_direct;
 	if (ret || sim_rounds(&m, se->sock, 4, LM_LOCAL_Q, false)) {
 		sim_fini(&m);
 		return NAN;

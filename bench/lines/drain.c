@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * drain.c - what one drain_all costs in line transfers while a charger
- * runs (lines.h), each stock design on the shared leaf of scale.
+ * runs (lines.h), each stock policy on the shared leaf of scale.
  */
 #include <errno.h>
 #include <stdio.h>

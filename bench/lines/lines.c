@@ -68,7 +68,7 @@ static int model_run(const struct opts *o, const struct series *se,
 		s->counters(inst, owner_add, &ow);
 	rounds = rounds_for(o, &c, se);
 	ret = sim_init(&m, s, inst, &c, o->seed);
-	m.folio = se->folio && s->uncharge_batch;
+	m.folio = se->folio && s->uncharge_direct;
 	ow.ring = se->sock ? m.ring : NULL;
 	pcstock_trace_hook = trace_access;
 	if (!ret)

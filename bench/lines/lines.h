@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * lines.h - pcstock-bench --lines: how many contended cache lines one
- * operation of each stock design moves, and what that predicts for
+ * operation of each stock policy moves, and what that predicts for
  * machines we do not have (docs/lines-model.md states the model).
  * What the files of bench/lines/ share (private).
  *
@@ -52,7 +52,7 @@
 #define LM_LINE 64U
 #define LM_HOT 3		/* hottest lines reported per run */
 #define LM_MAX_N 16		/* CPU counts per run */
-/* The group strategies, one per registered design. */
+/* The group strategies, one per registered policy. */
 #define LM_STRATS PCSTOCK_TREE_NR_POLICIES
 #define LM_CALIB_CPUS 2U	/* where local costs and measurements are */
 
@@ -132,7 +132,7 @@ struct series {
 	const char *workload;		/* its name for --workload */
 	const struct workload *wl;	/* the timed twin, NULL: none */
 	bool sock;
-	bool folio;			/* uncharge_batch() the burst */
+	bool folio;			/* uncharge_direct() the burst */
 	unsigned int leaves;		/* 0: one per CPU (sock: per pair) */
 	unsigned int depth;
 	unsigned int arg[3];

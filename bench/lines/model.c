@@ -271,7 +271,7 @@ void line_name(const struct lm_owners *ow, const struct lm_line *l,
 				 part[l->tag - base]);
 			return;
 		}
-		/* A group's memory counter opens it (hierarchy.c). */
+		/* A group's memory counter opens it (group.c). */
 		if (l->tag >= base + 4 && l->tag < base + 12) {
 			snprintf(buf, len, "%s group +%#x", ow->v[i].label,
 				 (unsigned int)(l->tag - base) * LM_LINE);

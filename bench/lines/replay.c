@@ -48,7 +48,7 @@ static void pair_step(struct sim *m, unsigned int cpu)
 		m->ops++;
 	} else if (m->got[cpu] && m->folio) {
 		m->held[leaf] -= m->got[cpu];
-		m->s->uncharge_batch(m->inst, cpu, leaf, m->got[cpu]);
+		m->s->uncharge_direct(m->inst, cpu, leaf, m->got[cpu]);
 		m->got[cpu] = 0;
 	} else if (m->got[cpu]) {
 		m->s->uncharge(m->inst, cpu, leaf, 1);

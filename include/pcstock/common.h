@@ -47,7 +47,7 @@ PCSTOCK_EXTERN_C_BEGIN
 /**
  * pcstock_version() - the version of the library actually linked
  *
- * Return: a static string such as "0.5.0"; compare with
+ * Return: a static string such as "0.6.0"; compare with
  * PCSTOCK_VERSION_STRING to detect a header/library mismatch.
  */
 PCSTOCK_API const char *pcstock_version(void);

@@ -100,12 +100,12 @@ struct pcstock_counter {
 	unsigned char stock_policy;
 	void *stock_link;		/* stock layer's private bookkeeping */
 	/*
-	 * The hit paths' two loads: the domain's id while the stock exists
+	 * The hit paths' two loads: the domain's hit key while the stock exists
 	 * (0 while unstocked), and the most pages an uncharge may put in a
 	 * slot: batch while ENABLED with a kind that refills on uncharge
 	 * (DEFAULT, and EXACT outside its exact state), else 0.
 	 */
-	unsigned long long stock_key;
+	unsigned long long hit_key;
 	PCSTOCK_ATOMIC(unsigned int) stock_refill_batch;
 };
 

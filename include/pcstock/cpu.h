@@ -128,7 +128,7 @@ struct pcstock_domain_memory {
  * than PCSTOCK_MAX_TOPOLOGY_LEN bytes or of more than
  * PCSTOCK_MAX_SYNTHETIC_PUS processing units; -ENOMEM; -ENODEV when no
  * processing unit is usable; -EOVERFLOW once the process has created
- * 2^32 - 1 domains (a domain's id is never reused); the errno hwloc
+ * 2^32 - 1 domains (a domain's hit key is never reused); the errno hwloc
  * reports if it cannot load the real machine's topology.
  */
 PCSTOCK_API int pcstock_domain_create(const struct pcstock_domain_attr *attr,
@@ -181,13 +181,14 @@ PCSTOCK_API void pcstock_domain_memory(const struct pcstock_domain *d,
  * destroyed while the thread is entered releases it: the thread may then
  * enter another domain (a PINNED thread stays bound where it was).
  *
- * Return: 0; -EINVAL for a NULL domain; -EOPNOTSUPP in RSEQ and THREAD
- * modes; -ERANGE for @cpu out of range; -EBUSY if the thread is already a
- * CPU of a domain (exit first) or, PINNED and COOP, @cpu has an owner; -ENOMEM (PINNED: saving the binding); the
- * binding error (e.g. -EPERM, -EINVAL) if the OS refuses the binding.  On
- * any error the thread is no CPU and keeps its binding; a PINNED enter
- * that fails after owning @cpu (saving or setting the binding) gives it
- * up as pcstock_cpu_exit() does, running the work queued there meanwhile.
+ * Return: 0; -EINVAL for a NULL domain; -EOPNOTSUPP in RSEQ and THREAD modes;
+ * -ERANGE for @cpu out of range; -EBUSY if the thread is already a CPU of a
+ * domain (exit first) or, PINNED and COOP, @cpu has an owner; -ENOMEM (PINNED:
+ * saving the binding); the binding error (e.g. -EPERM, -EINVAL) if the OS
+ * refuses the binding.  On any error the thread is no CPU and keeps its
+ * binding; a PINNED enter that fails after owning @cpu (saving or setting the
+ * binding) gives it up as pcstock_cpu_exit() does, running the work queued
+ * there meanwhile.
  */
 PCSTOCK_API int pcstock_cpu_enter(struct pcstock_domain *d, unsigned int cpu);
 

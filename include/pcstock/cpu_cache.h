@@ -21,10 +21,10 @@
 #include <pcstock/common.h>
 
 /*
- * The calling thread's CPU cache: the region of the per-CPU arena of the
- * CPU the thread is, in the domain whose id is @key (the kernel's per-CPU
- * offset).  A slot's address is region + the counter's slot handle.  Set
- * and reset by the library only.
+ * The calling thread's CPU cache: the region of the per-CPU arena of the CPU
+ * the thread is, in the domain whose hit key is @hit_key (the kernel's per-CPU
+ * offset).  A slot's address is region + the counter's slot handle.  Set and
+ * reset by the library only.
  *
  * RSEQ domains, whose CPU is the OS CPU the thread runs on, have their own
  * entry, used by the library's hit paths only: @rseq_region is the region
@@ -33,7 +33,7 @@
  * cpu_id) equals @rseq_tag (see the library's domain.h).
  */
 struct pcstock_cpu_cache_ {
-	unsigned long long key;
+	unsigned long long hit_key;
 	char *region;
 	unsigned long long rseq_tag;
 	char *rseq_region;

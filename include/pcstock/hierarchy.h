@@ -74,7 +74,7 @@
  *    PCSTOCK_OOM_WAIT_MS polls of one millisecond.
  *  - pcstock_group_uncharge() called inside a reclaim or OOM callback (of
  *    any tree, the mark being per thread) skips the stock, as
- *    pcstock_group_uncharge_batch() does: the kernel's reclaim frees
+ *    pcstock_group_uncharge_direct() does: the kernel's reclaim frees
  *    folios through uncharge_batch(), and pages parked in a stock would
  *    not lower usage, so the limit writers would free more than the
  *    excess (or, v1, give up with -EBUSY).
@@ -132,11 +132,11 @@ struct pcstock_group;
  *	from every max, holds no stock near one, and a charge refused at a
  *	level first drains and switches off every stock under that level,
  *	before the max event, reclaim or failure
- * @PCSTOCK_TREE_NR_POLICIES: the number of designs; every value below it
+ * @PCSTOCK_TREE_NR_POLICIES: the number of policies; every value below it
  *	is one
  *
- * The values come from the list of designs, <pcstock/policies.h>, one
- * line each in the order above (DEFAULT is 0): a design registered later
+ * The values come from the list of policies, <pcstock/policies.h>, one
+ * line each in the order above (DEFAULT is 0): a policy registered later
  * gets the next value, and pcstock_tree_policy_info() tells its
  * properties.
  */
@@ -168,7 +168,7 @@ enum pcstock_tree_policy {
  *
  * Called from a charging (or limit-writing) thread, with a reference on @g
  * held for the call, outside every lock and RCU section of the library.
- * Free pages by uncharging them, with pcstock_group_uncharge_batch() (the
+ * Free pages by uncharging them, with pcstock_group_uncharge_direct() (the
  * kernel's reclaim frees folios so) or pcstock_group_uncharge(): during
  * the call both go straight to the counters, the per-CPU stock skipped,
  * so usage drops at once and the caller sees exactly the progress made (a
@@ -202,7 +202,7 @@ typedef long (*pcstock_reclaim_fn)(struct pcstock_group *g,
  *	uncharged later by another thread: an OOM_KILL event, then the caller
  *	waits (see below) and retries with a fresh reclaim budget.  That
  *	thread is outside the callback: it should give the pages back with
- *	pcstock_group_uncharge_batch(), as the kernel's exiting victim does,
+ *	pcstock_group_uncharge_direct(), as the kernel's exiting victim does,
  *	since pages it puts in its stock do not lower usage
  * @PCSTOCK_OOM_WAIT: no new victim, but an earlier one has not uncharged
  *	its pages yet (the kernel's "victim already exiting" case): the
@@ -473,7 +473,7 @@ PCSTOCK_API void pcstock_tree_stats(const struct pcstock_tree *t,
 
 /**
  * pcstock_tree_policy_parse() - policy from its name
- * @name: a registered design's name: "default", "v4", "memcg7", "none",
+ * @name: a registered policy's name: "default", "v4", "memcg7", "none",
  *	"exact"
  * @out: receives the policy
  *
@@ -490,17 +490,17 @@ PCSTOCK_API int pcstock_tree_policy_parse(const char *name,
 PCSTOCK_API const char *pcstock_tree_policy_name(enum pcstock_tree_policy p);
 
 /**
- * struct pcstock_policy_info - what a stock design promises, as properties
- * @name: the design's name, as pcstock_tree_policy_name() gives it
- * @max_batch: the largest batch a tree of the design accepts
- * @stocks: the design keeps pages in per-CPU stock at all (false: every
+ * struct pcstock_policy_info - what a stock policy promises, as properties
+ * @name: the policy's name, as pcstock_tree_policy_name() gives it
+ * @max_batch: the largest batch a tree of the policy accepts
+ * @stocks: the policy keeps pages in per-CPU stock at all (false: every
  *	charge and uncharge reaches the counters, as PCSTOCK_TREE_NONE)
  * @per_counter: its stock is the per-counter stock of <pcstock/stock.h>,
  *	of kind @counter_stock; a group's hit costs one slot atomic
  * @counter_stock: enum pcstock_stock_policy of that stock (valid only
  *	when @per_counter)
  * @group_batch: a charge that misses charges max(batch, nr_pages) at the
- *	counters and keeps the surplus in the design's stock (memcg7's
+ *	counters and keeps the surplus in the policy's stock (memcg7's
  *	MEMCG_CHARGE_BATCH); false: the counters are charged what is asked,
  *	or batch themselves per counter
  * @uncharges_refill: an uncharge of up to a batch stays in the stock
@@ -514,7 +514,7 @@ PCSTOCK_API const char *pcstock_tree_policy_name(enum pcstock_tree_policy p);
  *	for the series' V4 kind, whose racing refills grow a slot past it
  *
  * Tests, explorers and the bench ask these, not the enum value, so a new
- * design is exercised by them once it is registered.
+ * policy is exercised by them once it is registered.
  */
 struct pcstock_policy_info {
 	const char *name;
@@ -529,12 +529,12 @@ struct pcstock_policy_info {
 };
 
 /**
- * pcstock_tree_policy_info() - the properties of a registered design
- * @p: the design; every value below PCSTOCK_TREE_NR_POLICIES is one
+ * pcstock_tree_policy_info() - the properties of a registered policy
+ * @p: the policy; every value below PCSTOCK_TREE_NR_POLICIES is one
  * @out: receives its properties
  *
  * Context: any; reads constant tables only.
- * Return: 0; -EINVAL for a @p that names no design, or a NULL @out
+ * Return: 0; -EINVAL for a @p that names no policy, or a NULL @out
  * (which is then left untouched).
  */
 PCSTOCK_API int pcstock_tree_policy_info(enum pcstock_tree_policy p,
@@ -753,17 +753,18 @@ pcstock_group_memsw(const struct pcstock_group *g);
  * @nr_pages: pages, 0 (a no-op) .. PCSTOCK_COUNTER_MAX
  * @flags: PCSTOCK_CHARGE_* or 0
  *
- * The kernel's flow, in order, each step as the tree's design defines it
+ * The kernel's flow, in order, each step as the tree's policy defines it
  * through the properties of its struct pcstock_policy_info
  * (pcstock_tree_policy_info()):
- *  1. a hit in the design's stock returns at once (per_counter: the
- *     counters' slots on this CPU; else the design's per-group cache);
+ *  1. a hit in the policy's stock returns at once (per_counter: the
+ *     counters' slots on this CPU; else the policy's per-group cache);
  *  2. memsw then memory are charged, memsw rolled back if memory fails:
  *     with group_batch max(batch, @nr_pages), the surplus kept in the
- *     design's stock; else @nr_pages, through each counter's own stock
- *     when per_counter (which may charge up a batch and keep the
- *     surplus);
- *  3. at the first failure, a design with exact_at_limit returns to the
+ *     policy's stock, and a batch that fails is tried again for
+ *     @nr_pages alone before the steps below (never reclaim for the
+ *     surplus); else @nr_pages, through each counter's own stock when
+ *     per_counter (which may charge up a batch and keep the surplus);
+ *  3. at the first failure, a policy with exact_at_limit returns to the
  *     counters every page the over-limit group's subtree holds in stock
  *     and, if that returned any, retries once, before the steps below
  *     (and before NOWAIT's and NORETRY's exits);
@@ -796,7 +797,7 @@ PCSTOCK_API int pcstock_group_charge(struct pcstock_group *g,
  *  - folios (anonymous and file pages: munmap, MADV_DONTNEED, truncation)
  *    are gathered and given back by uncharge_batch() with one
  *    page_counter_uncharge() of memory (and memsw) per group, never
- *    through the per-CPU stock: pcstock_group_uncharge_batch();
+ *    through the per-CPU stock: pcstock_group_uncharge_direct();
  *  - kernel memory and socket buffers are given back through the stock:
  *    refill_stock() before the series (memcg7), the counters' stock with
  *    it (DEFAULT refills the slot; V4, as posted, uncharges the counters):
@@ -810,13 +811,13 @@ PCSTOCK_API int pcstock_group_charge(struct pcstock_group *g,
  * @nr_pages: pages, 0 (a no-op) .. PCSTOCK_COUNTER_MAX
  *
  * The kmem and socket uncharge (mem_cgroup_sk_uncharge(),
- * obj_cgroup_uncharge_pages()): a design whose struct pcstock_policy_info
+ * obj_cgroup_uncharge_pages()): a policy whose struct pcstock_policy_info
  * (pcstock_tree_policy_info()) has uncharges_refill keeps up to a batch in
  * this CPU's stock (per_counter: the counters' slots; else its per-group
  * cache, as the kernel's refill_stock(): oversize goes straight up, a
  * slot over batch is drained); the others uncharge the counters.  Inside
- * a reclaim or OOM callback it uncharges the counters under every design,
- * as pcstock_group_uncharge_batch() (see pcstock_reclaim_fn).
+ * a reclaim or OOM callback it uncharges the counters under every policy,
+ * as pcstock_group_uncharge_direct() (see pcstock_reclaim_fn).
  *
  * Context: any thread, never blocks (memcg7 on SIM CPUs spins briefly at
  * most).
@@ -827,20 +828,31 @@ PCSTOCK_API int pcstock_group_uncharge(struct pcstock_group *g,
 				       unsigned long nr_pages);
 
 /**
- * pcstock_group_uncharge_batch() - give folio pages back (uncharge_batch)
+ * pcstock_group_uncharge_direct() - give pages back past the stock
  * @g: the group they were charged to (also if it is offline)
  * @nr_pages: pages, 0 (a no-op) .. PCSTOCK_COUNTER_MAX
  *
- * Mainline's uncharge_batch(): memory (and memsw) are uncharged straight
- * to the counters under every policy; the per-CPU stock is not touched.
- * Gather the pages a batch of folios frees and call this once.
+ * Mainline's uncharge_batch(), which frees a batch of folios: memory (and
+ * memsw) are uncharged straight to the counters under every policy; the
+ * per-CPU stock is not touched.  Gather the pages a batch of folios frees
+ * and call this once.
  *
  * Context: any thread, never blocks.
  *
  * Return: 0; -EINVAL (NULL, too many pages).
  */
+PCSTOCK_API int pcstock_group_uncharge_direct(struct pcstock_group *g,
+					      unsigned long nr_pages);
+
+/*
+ * pcstock_group_uncharge_batch() - the name pcstock_group_uncharge_direct()
+ * had until 0.6, where "batch" said "bypass the stock" while it means the
+ * stock's batch everywhere else.  Deprecated: the same function, kept for
+ * soname 1 only.
+ */
 PCSTOCK_API int pcstock_group_uncharge_batch(struct pcstock_group *g,
-					     unsigned long nr_pages);
+					     unsigned long nr_pages)
+	__attribute__((deprecated("use pcstock_group_uncharge_direct()")));
 
 /**
  * pcstock_group_drain_all() - return the stock of a whole subtree
@@ -1109,9 +1121,9 @@ pcstock_group_stock_pages(const struct pcstock_group *g);
  *	can hide right now
  * @g: the group (NULL is fine)
  *
- * What the tree's design (enum pcstock_tree_policy) can hold of the
+ * What the tree's policy (enum pcstock_tree_policy) can hold of the
  * subtree's usage in per-CPU stock in its present state, the figure
- * pcstock_group_stock_pages() stays below: a per-counter design's
+ * pcstock_group_stock_pages() stays below: a per-counter policy's
  * nr_cpus x batch per memory counter of the subtree
  * (pcstock_counter_stock_bound(); PCSTOCK_TREE_V4 can exceed it, as that
  * says), PCSTOCK_TREE_EXACT's none for a counter in its exact state (near

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * pcstock/policies.h - the registered stock designs, one line each
+ * pcstock/policies.h - the registered stock policies, one line each
  * (no include guard: included once per use, with PCSTOCK_POLICY defined).
  *
- * PCSTOCK_POLICY(ID, name) registers the design whose table
+ * PCSTOCK_POLICY(ID, name) registers the policy whose table
  * pcs_policy_<name> is defined in src/policy_*.c as
  * enum pcstock_tree_policy's PCSTOCK_TREE_<ID> (<pcstock/hierarchy.h>),
  * and the library's registry (src/policy.c).  The order is the ABI: a
- * line's place is its enum value, so a new design goes at the end.
+ * line's place is its enum value, so a new policy goes at the end.
  */
 PCSTOCK_POLICY(DEFAULT, default)
 PCSTOCK_POLICY(V4, v4)

@@ -64,17 +64,17 @@ struct pcstock_stock_rec_ {
 #define PCSTOCK_STOCK_ENABLED_ 1
 
 /*
- * The disable mark.  pcstock_counter_disable_stock() adds it to every slot
- * with one atomic RMW, keeping the pages there: a marked slot holds
- * MARK + pages, which is negative (a DEFAULT slot holds at most a batch,
- * PCSTOCK_STOCK_MAX_BATCH; a V4 slot is drained by the refill that takes
- * it past PCSTOCK_STOCK_V4_CEILING, 2^24, and would need some 16,000
- * racing refills of the largest batch to get from there to 2^30), so the
- * hit's "slot - n >= 0" and the refill's "slot + n <= batch" (as unsigned)
- * both fail on it without another load.  Every addition to a slot is an
- * RMW of the slot itself, so it either lands before the mark (and stays
- * with the pages, drained as they are) or sees it: the disable handshake
- * needs no second look at the state.  A slot of an enabled stock is never negative.
+ * The disable mark.  pcstock_counter_disable_stock() adds it to every slot with
+ * one atomic RMW, keeping the pages there: a marked slot holds MARK + pages,
+ * which is negative (a DEFAULT slot holds at most a batch,
+ * PCSTOCK_STOCK_MAX_BATCH; a V4 slot is drained by the refill that takes it
+ * past PCSTOCK_STOCK_V4_CEILING, 2^24, and would need some 16,000 racing
+ * refills of the largest batch to get from there to 2^30), so the hit's "slot
+ * - n >= 0" and the refill's "slot + n <= batch" (as unsigned) both fail on it
+ * without another load.  Every addition to a slot is an RMW of the slot itself,
+ * so it either lands before the mark (and stays with the pages, drained as
+ * they are) or sees it: the disable handshake needs no second look at the
+ * state.  A slot of an enabled stock is never negative.
  */
 #define PCSTOCK_STOCK_MARK_ (-0x40000000)
 
@@ -184,14 +184,18 @@ static inline bool pcstock_stock_give_at_(struct pcstock_counter *c,
 	return true;
 }
 
-/* pcstock_stock_give_at_() the thread's cached CPU, if @key is the cache's. */
+/*
+ * pcstock_stock_give_at_() the thread's cached CPU, if @hit_key is the
+ * cache's.
+ */
 static inline bool pcstock_stock_give_(struct pcstock_counter *c,
-				       unsigned long long key,
+				       unsigned long long hit_key,
 				       unsigned int batch, unsigned long nr)
 {
 	const struct pcstock_cpu_cache_ *f = &pcstock_cpu_cache_;
 
-	return f->key == key && pcstock_stock_give_at_(c, f->region, batch, nr);
+	return f->hit_key == hit_key &&
+	       pcstock_stock_give_at_(c, f->region, batch, nr);
 }
 
 #if defined(PCSTOCK_INLINE) && !defined(PCSTOCK_BUILDING_LIBRARY)
@@ -204,7 +208,7 @@ pcstock_counter_try_charge_stock_inline_(struct pcstock_counter *c,
 {
 	const struct pcstock_cpu_cache_ *f = &pcstock_cpu_cache_;
 
-	if (f->key == c->stock_key &&
+	if (f->hit_key == c->hit_key &&
 	    pcstock_stock_take_(c, f->region, nr_pages)) {
 		if (nr_charged)
 			*nr_charged = 0;
@@ -225,7 +229,7 @@ pcstock_counter_uncharge_stock_inline_(struct pcstock_counter *c,
 	 * test.
 	 */
 	if (nr_pages - 1 >= PCSTOCK_STOCK_MAX_BATCH ||
-	    !pcstock_stock_give_(c, c->stock_key,
+	    !pcstock_stock_give_(c, c->hit_key,
 				 pcstock_inl_load_(&c->stock_refill_batch,
 						   memory_order_relaxed),
 				 nr_pages))

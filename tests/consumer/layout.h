@@ -40,7 +40,7 @@
 	CONSUMER_COUNTER_FIELD(stock_state),                             \
 	CONSUMER_COUNTER_FIELD(stock_policy),                            \
 	CONSUMER_COUNTER_FIELD(stock_link),                              \
-	CONSUMER_COUNTER_FIELD(stock_key),                               \
+	CONSUMER_COUNTER_FIELD(hit_key),                                 \
 	CONSUMER_COUNTER_FIELD(stock_refill_batch),                      \
 	sizeof(struct pcstock_domain_attr),                              \
 	sizeof(struct pcstock_domain_memory),                            \

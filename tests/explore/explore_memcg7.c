@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * explore_memcg7.c - schedule-explorer scenarios for memcg7's two variants.
+ * An id such as O12 or N35 below names a mutant of the mutation study
+ * (docs/mutation.md) that the scenario catches.
  *
  * memcg7-owner: the owner-exclusive variant, a drain queued to an owner
  * that is leaving its CPU.
@@ -70,8 +72,8 @@
  * dropping thread sees it, still names k (done_epoch's release, O14);
  * at the end, once no CPU has a drain queued, the reference was dropped
  * (an owner that read a stale epoch after taking the queued work, through
- * run_work()'s acquire or queue_work()'s release weakened, stores the
- * old epoch and nobody ever reaps k: O12, N35).
+ * pcs_m7_run_work()'s acquire or queue_work()'s release weakened, stores
+ * the old epoch and nobody ever reaps k: O12, N35).
  *
  * reap() and memcg7_drain_key() take the cache's dead_lock, a mutex, at
  * scheduling points.  A descheduled holder would hang a thread blocking on

@@ -52,6 +52,7 @@ static struct {
 	struct pcstock_counter p, c;
 	volatile bool done;		/* thread 0 returned */
 	bool taken;			/* thread 0's batch left the slot */
+	unsigned long drained;		/* stock-drain-watermark's drain */
 	char msg[200];
 } S;
 
@@ -165,6 +166,12 @@ static bool refilling_counter_stock(const struct pcstock_policy_info *info)
 	return info->per_counter && info->uncharges_refill;
 }
 
+/* Every per-counter stock: stock-drain-watermark. */
+static bool counter_stock(const struct pcstock_policy_info *info)
+{
+	return info->per_counter;
+}
+
 static const struct explore_scenario protect = {
 	.name = "stock-protect",
 	.help = "a remote drain's uncharge publishes min_usage after the "
@@ -206,6 +213,16 @@ static const struct explore_scenario protect = {
  * drain's second exchange, which also takes what thread 0's addition put
  * in between), sets the flag if it drained BATCH - 1 pages, then charges
  * 2 pages plain.
+ *
+ * stock-drain-watermark-*: per registered design with a per-counter stock
+ * (property per_counter), its kind and steps with batch BATCH: the drain
+ * step's own removal, whatever the design's other properties (a design
+ * whose uncharges do not refill never reaches stock-protect).  Thread 0,
+ * SIM CPU 0, charges one page (a miss: its refill keeps some of the
+ * surplus in the slot); thread 1, no CPU, drains CPU 0, then charges 2
+ * pages plain.  The pages it drained can only be thread 0's, put in the
+ * slot after thread 0's store of a peak of at least SETUP + 1 + drained,
+ * so with any drained the watermarks must be at least that at rest.
  */
 #define SETUP 2
 #define PEAK (SETUP + BATCH)
@@ -270,6 +287,72 @@ static const char *watermark_check_end(const struct explore_scenario *s)
 	return S.msg;
 }
 
+static void drain_watermark_thread_init(const struct explore_scenario *s,
+					unsigned int t)
+{
+	if (t == 0 && pcstock_cpu_enter(S.d, 0))
+		fprintf(stderr, "%s: thread 0 cannot enter\n", s->name);
+}
+
+static void drain_watermark_setup(const struct explore_scenario *s)
+{
+	pcstock_counter_init(&S.c, NULL, false);
+	pcstock_counter_charge(&S.c, SETUP);
+	/* The design's stock: its kind and its own steps (policy.h). */
+	pcs_policy_alloc_counter_stock(s->design, &S.c, S.d, BATCH);
+	explore_label(&S.c, sizeof(S.c), "c", explore_counter_fields);
+	S.drained = 0;
+	pcstock_warn_reset();
+}
+
+static void drain_watermark_run(const struct explore_scenario *s,
+				unsigned int t)
+{
+	(void)s;
+	if (t == 0) {
+		/* Cannot fail: no limit. */
+		(void)pcstock_counter_try_charge_stock(&S.c, 1, NULL, NULL);
+		return;
+	}
+	S.drained = pcstock_counter_drain_stock(&S.c, 0);
+	pcstock_counter_charge(&S.c, 2);
+}
+
+static const char *drain_watermark_check_end(const struct explore_scenario *s)
+{
+	unsigned long local = pcstock_counter_local_watermark(&S.c);
+	unsigned long global = pcstock_counter_watermark(&S.c);
+	unsigned long peak = SETUP + 1 + S.drained;
+
+	(void)s;
+	if (pcstock_warn_count())
+		return "usage underflow (warn_count != 0)";
+	if (pcstock_counter_read(&S.c) !=
+	    pcstock_counter_stock_pages(&S.c) + SETUP + 1 + 2)
+		return "at rest: usage != the pages held";
+	if (!S.drained || (local >= peak && global >= peak))
+		return NULL;
+	snprintf(S.msg, sizeof(S.msg),
+		 "at rest: watermark %lu, local %lu, below the peak %lu: a "
+		 "charge after draining %lu of thread 0's pages did not see "
+		 "its store", global, local, peak, S.drained);
+	return S.msg;
+}
+
+static const struct explore_scenario drain_watermark = {
+	.name = "stock-drain-watermark",
+	.help = "a drain acquires the pages it takes from a slot",
+	.applies = counter_stock,
+	.design_info = pcstock_tree_policy_info,
+	.nr_threads = 2,
+	.init = protect_init,
+	.thread_init = drain_watermark_thread_init,
+	.setup = drain_watermark_setup,
+	.run = drain_watermark_run,
+	.check_end = drain_watermark_check_end,
+	.teardown = protect_teardown,
+};
+
 static const struct explore_scenario flush_watermark = {
 	.name = "stock-flush-watermark",
 	.help = "a flushing refill acquires the pages it sends up",
@@ -297,6 +380,7 @@ static const struct explore_scenario remark_watermark = {
 
 const struct explore_scenario *const explore_protect_scenarios[] = {
 	&protect,
+	&drain_watermark,
 	&flush_watermark,
 	&remark_watermark,
 	NULL,

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * counter_model.c - see counter_model.h.  Each function restates one
- * paragraph of the spec; sequentially equivalent shortcuts are taken where
- * the spec's form only matters under concurrency (the compare-before-xchg
- * of §2.1, the nested watermark check of §2.3, the set_max retry of §2.6).
+ * counter_model.c - see counter_model.h.  Each function restates the
+ * kernel function of mm/page_counter.c it is named after, sequentially:
+ * where the kernel's form only matters under concurrency a sequentially
+ * equivalent shortcut is taken (propagate_protected_usage()'s compare
+ * before its exchange, page_counter_charge()'s nested watermark check,
+ * page_counter_set_max()'s retry).
  */
 #include <errno.h>
 #include <string.h>
@@ -40,7 +42,7 @@ int model_add(struct model *m, int parent, bool protection_support,
 	return m->nr++;
 }
 
-/* §2.1: the parent's children sums follow min(usage, setting). */
+/* propagate_protected_usage(): the parent's sums of min(usage, setting). */
 static void propagate(struct model *m, int i, uint64_t usage)
 {
 	struct model_counter *c = &m->c[i];
@@ -58,7 +60,7 @@ static void propagate(struct model *m, int i, uint64_t usage)
 	c->low_usage = prot;
 }
 
-/* §2.3 step 3: both peaks follow the value, compared as unsigned. */
+/* The charges' watermark update: both peaks follow the value, unsigned. */
 static void peak(struct model_counter *c, uint64_t v)
 {
 	c->local_watermark = max_u64(c->local_watermark, v);
@@ -104,7 +106,7 @@ bool model_try_charge(struct model *m, int i, uint64_t nr, int *fail)
 	return true;
 }
 
-/* §2.2: local; a "negative" result is clamped to 0 and counted. */
+/* page_counter_cancel(): local; a "negative" result is clamped, counted. */
 void model_cancel(struct model *m, int i, uint64_t nr)
 {
 	struct model_counter *c = &m->c[i];
@@ -133,7 +135,7 @@ void model_uncharge(struct model *m, int i, uint64_t nr)
 		model_cancel(m, j, nr);
 }
 
-/* §2.6 without concurrency: the retry loop never runs twice. */
+/* page_counter_set_max() without concurrency: one pass, never a retry. */
 int model_set_max(struct model *m, int i, uint64_t nr)
 {
 	if (m->c[i].usage > nr)
@@ -142,7 +144,7 @@ int model_set_max(struct model *m, int i, uint64_t nr)
 	return 0;
 }
 
-/* §2.7: every level from i up republishes, whatever its flag. */
+/* page_counter_set_min/low(): every level from i up republishes, any flag. */
 static void republish(struct model *m, int i)
 {
 	int j;
@@ -175,9 +177,9 @@ void model_reset_watermark(struct model *m, int i)
 }
 
 /*
- * §2.10.1 as fixed in 6.12.118: the shares are exact ratios (products in
- * 128 bits, never wrapped), and the floating share is weighted by the
- * child's unprotected usage, at most the parent's.
+ * effective_protection() as fixed in 6.12.118: the shares are exact ratios
+ * (products in 128 bits, never wrapped), and the floating share is weighted
+ * by the child's unprotected usage, at most the parent's.
  */
 uint64_t model_effective_protection(uint64_t usage, uint64_t parent_usage,
 				    uint64_t setting, uint64_t parent_eff,
@@ -200,7 +202,7 @@ uint64_t model_effective_protection(uint64_t usage, uint64_t parent_usage,
 				 weight / pool);
 }
 
-/* §2.10.2 */
+/* page_counter_calculate_protection() */
 void model_calculate_protection(struct model *m, int root, int i,
 				bool recursive)
 {

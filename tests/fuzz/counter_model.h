@@ -3,11 +3,11 @@
  * counter_model.h - a sequential reference model of the page_counter, for
  * the differential fuzzer (fuzz_counter.c).
  *
- * Written from the spec (kernel-page-counter.md §1-§2), not from
- * src/counter.c: plain integers, no atomics, counters in an array addressed
- * by index, the parent always at a lower index.  All arithmetic is modulo
- * 2^64, as the kernel's wrapping long/unsigned long arithmetic is; a value
- * "is negative" when it exceeds INT64_MAX.
+ * Written from a description of the kernel's mm/page_counter.c (not its
+ * text), not from src/counter.c: plain integers, no atomics, counters in
+ * an array addressed by index, the parent always at a lower index.  All
+ * arithmetic is modulo 2^64, as the kernel's wrapping long/unsigned long
+ * arithmetic is; a value "is negative" when it exceeds INT64_MAX.
  */
 #ifndef PCSTOCK_COUNTER_MODEL_H
 #define PCSTOCK_COUNTER_MODEL_H

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * fuzz_memparse.c - libFuzzer differential test of pcstock_counter_memparse()
- * against a grammar model of spec §2.9 built another way: the input is
+ * against a grammar model of the kernel's page_counter_memparse() (its
+ * rules: docs/conformance.md, "memparse") built another way: the input is
  * classified by POSIX regular expressions (one per number form, written so
  * that each string matches at most one way), and its value is computed in a
  * 128-bit multi-limb accumulator that is reduced modulo 2^64 only at the end.

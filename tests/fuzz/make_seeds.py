@@ -4,6 +4,8 @@
 # Regenerates the checked-in seed corpora tests/corpus/{counter,memparse}/.
 # Run it after changing the input format of fuzz_counter.c (described at
 # the top of that file):   python3 tests/fuzz/make_seeds.py
+# A counter seed named T1-T3, P1, E5, ... replays the case of that id in
+# docs/conformance.md; selftest-tree is its selftest protection tree.
 import os
 import random
 
@@ -70,8 +72,9 @@ SEEDS = {
     'P3': tree((-1, False, False), (0, False, False)) +
     op('charge', 1, 20) + op('set_min', 1, 7) + op('set_low', 1, 30) +
     op('uncharge', 1, 10),
-    '5.3-tree': tree((-1, True, False), (0, True, False), (1, True, False),
-                     (1, True, False), (1, True, False), (1, True, False)) +
+    'selftest-tree': tree((-1, True, False), (0, True, False),
+                          (1, True, False), (1, True, False),
+                          (1, True, False), (1, True, False)) +
     op('set_max', 0, 200 * MB) +
     b''.join(op(s, i, v) for i, v in ((1, 50 * MB), (2, 75 * MB),
                                       (3, 25 * MB), (5, 500 * MB))
@@ -79,7 +82,7 @@ SEEDS = {
     op('try_charge', 2, 50 * MB) + op('try_charge', 3, 50 * MB) +
     op('try_charge', 4, 50 * MB) + op('calculate_protection', 0, 0, False) +
     op('calculate_protection', 0, 0, True),
-    'E5-wrap': tree((-1, True, False), (0, True, False), (1, True, False)) +
+    'E5': tree((-1, True, False), (0, True, False), (1, True, False)) +
     op('set_low', 1, PCM) + op('charge', 2, 262144) +
     op('charge', 1, 270336 - 262144) + op('calculate_protection', 0, 0, True),
     'underflow-chain': chain() + op('charge', 0, 5) + op('charge', 2, 2) +

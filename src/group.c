@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * hierarchy.c - groups: a memcg-like tree over counters and stocks.
+ * group.c - groups: create, destroy, lookup, walks, path, in a memcg-like
+ * tree over counters and stocks.
  *
- * The tree.  Each group links to its parent (immutable) and to its first
- * child and next sibling (RCU-published atomics).  Writers (create,
- * destroy) serialise on the tree's lock; readers walk under urcu-bp.  A
- * link store is a release and a walker's load an acquire, so a walker sees
- * a new group initialised.  An unlinked group keeps its sibling pointer, so
- * a walker standing on it carries on; it is freed by call_rcu after its
- * refcount drops to zero (while its tree is destroyed: by the destroyer,
- * after one grace period for all), and its refcount only drops to zero
- * after it is unlinked (the tree holds a reference while it is linked).  A child holds
- * a reference on its parent until it is freed, so a group's parent chain,
- * counters included, outlives it.
+ * The tree.  Each group links to its parent (immutable) and to its first child
+ * and next sibling (RCU-published atomics).  Writers (create, destroy)
+ * serialise on the tree's lock; readers walk under urcu-bp.  A link store is a
+ * release and a walker's load an acquire, so a walker sees a new group
+ * initialised.  An unlinked group keeps its sibling pointer, so a walker
+ * standing on it carries on; it is freed by call_rcu after its refcount drops
+ * to zero (while its tree is destroyed: by the destroyer, after one grace
+ * period for all), and its refcount only drops to zero after it is unlinked
+ * (the tree holds a reference while it is linked).  A child holds a reference
+ * on its parent until it is freed, so a group's parent chain, counters
+ * included, outlives it.
  *
  * TSan and RCU: see rcu.h.
  */
@@ -54,7 +55,7 @@ static struct pcstock_group *find_child(struct pcstock_group *parent,
 					const char *name, size_t len)
 {
 	struct name_key *k = name_index_find(&parent->tree->names, parent,
-					     name, len);
+					     parent->serial, name, len);
 
 	return k ? (void *)((char *)k - offsetof(struct pcstock_group, key)) :
 		   NULL;
@@ -107,7 +108,9 @@ int pcstock_group_create_data(struct pcstock_group *parent, const char *name,
 		return -ENOMEM;
 	pcs_group_init(g, t, parent);
 	g->data = data;
-	g->key = (struct name_key){ .parent = parent, .name = g->name };
+	g->serial = pcs_fetch_add(&t->next_serial, 1, PCS_RELAXED) + 1;
+	g->key = (struct name_key){ .parent = parent, .name = g->name,
+				    .seed = parent->serial };
 	if (t->ops->group_init)
 		t->ops->group_init(g);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * memcg7_drain.c - the memcg7 cache's setup and teardown, the owner
+ * memcg7_ctl.c - the memcg7 cache's control: setup and teardown, the owner
  * variant's queued work and deferred references, and the drains
  * (drain_all_stock(), a key's drain).  memcg7.c describes both variants.
  */
