@@ -13,7 +13,9 @@ set(EXPLORE_SOURCES ${EXPLORE_DIR}/explore.c ${EXPLORE_DIR}/explore_wmm.c
 # Every explorer's library hands its atomics to the weak-memory model
 # (src/atomic.h, PCSTOCK_EXPLORE_WMM); --weak turns the model on.
 set(EXPLORE_DEFINES PCSTOCK_EXPLORE PCSTOCK_EXPLORE_WMM PCSTOCK_FAULT_INJECT)
-pcstock_add_library(pcstock_explorelib STATIC DEFINES ${EXPLORE_DEFINES})
+# PCSTOCK_TESTLIB_MUTANT (tests/CMakeLists.txt) plants its bug here too.
+pcstock_add_library(pcstock_explorelib STATIC DEFINES ${EXPLORE_DEFINES}
+	${bug})
 
 # The driver's objects, compiled once: they name no planted bug's switch,
 # so every explorer binary links the same ones.
