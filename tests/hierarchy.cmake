@@ -43,3 +43,45 @@ pcstock_add_test(test_hierarchy_stress SOURCES test_hierarchy_stress.c
 # Reclaim is exact whichever uncharge a callback frees with: every policy, with and without memsw.
 pcstock_add_test(test_hierarchy_reclaim SOURCES test_hierarchy_reclaim.c
 	LABELS unit conformance TIMEOUT 60)
+
+# Planted bugs the group tests once missed (docs/mutation.md, "Held-out
+# logic survivors"): each is a flavour of the test library with one bug
+# (tests/mutants/<name>.patch), and the test program that must catch it
+# runs against it, restricted by its filter to the case that does,
+# expected to fail.
+#
+# pcstock_add_detection_test(<bug> <program> <filter> SOURCES s...): the
+# flavour pcstock_mut_<bug>, and <program>_mut_<bug> built from s...
+# against it and run with <filter> (WILL_FAIL).
+function(pcstock_add_detection_test bug program filter)
+	cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
+	pcstock_add_library(pcstock_mut_${bug} STATIC
+		DEFINES PCSTOCK_FAULT_INJECT PCSTOCK_EXPLORE MUTANT ${bug})
+	pcstock_add_test(${program}_mut_${bug} SOURCES ${ARG_SOURCES}
+		LIBS pcstock_mut_${bug} ARGS ${filter} LABELS unit TIMEOUT 60)
+	set_tests_properties(${program}_mut_${bug} PROPERTIES WILL_FAIL TRUE)
+endfunction()
+
+# The registry's range check letting PCSTOCK_TREE_NR_POLICIES through
+# (src/policy.c): the read one past the registry finds a NULL in our
+# layout, which the table check refuses, so only a bounds-checked build
+# sees it.  The flavour compiles the file it changes with UBSan's bounds
+# check, fatal, where the compiler and its runtime offer it.
+include(CheckCSourceCompiles)
+set(CMAKE_REQUIRED_FLAGS "-fsanitize=bounds -fno-sanitize-recover=bounds")
+set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=bounds)
+check_c_source_compiles("int a[2]; int main(int c, char **v) { return a[c]; }"
+	PCSTOCK_HAVE_BOUNDS_SANITIZER)
+unset(CMAKE_REQUIRED_FLAGS)
+unset(CMAKE_REQUIRED_LINK_OPTIONS)
+if(PCSTOCK_HAVE_BOUNDS_SANITIZER)
+	pcstock_add_detection_test(policy_bound_off_by_one test_policy
+		test_values_past_the_last_policy_refused SOURCES test_policy.c)
+	target_compile_options(pcstock_mut_policy_bound_off_by_one PRIVATE
+		-fsanitize=bounds -fno-sanitize-recover=bounds)
+	target_link_options(test_policy_mut_policy_bound_off_by_one PRIVATE
+		-fsanitize=bounds)
+else()
+	message(STATUS "pcstock: no -fsanitize=bounds: "
+		"test_policy_mut_policy_bound_off_by_one not built")
+endif()
