@@ -85,3 +85,10 @@ else()
 	message(STATUS "pcstock: no -fsanitize=bounds: "
 		"test_policy_mut_policy_bound_off_by_one not built")
 endif()
+
+# The exact policy's make_room switching only the memory counters' stocks
+# (src/policy_exact.c): a charge refused at a memsw.max for pages in a
+# sibling's memsw stock reclaims before drain_all finds them.
+pcstock_add_detection_test(exact_room_memory_only test_charge
+	test_sibling_memsw_stock_costs_no_reclaim/exact
+	SOURCES test_charge.c hierarchy_fixture.c)
