@@ -45,22 +45,7 @@ pcstock_add_test(test_hierarchy_reclaim SOURCES test_hierarchy_reclaim.c
 	LABELS unit conformance TIMEOUT 60)
 
 # Planted bugs the group tests once missed (docs/mutation.md, "Held-out
-# logic survivors"): each is a flavour of the test library with one bug
-# (tests/mutants/<name>.patch), and the test program that must catch it
-# runs against it, restricted by its filter to the case that does,
-# expected to fail.
-#
-# pcstock_add_detection_test(<bug> <program> <filter> SOURCES s...): the
-# flavour pcstock_mut_<bug>, and <program>_mut_<bug> built from s...
-# against it and run with <filter> (WILL_FAIL).
-function(pcstock_add_detection_test bug program filter)
-	cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
-	pcstock_add_library(pcstock_mut_${bug} STATIC
-		DEFINES PCSTOCK_FAULT_INJECT PCSTOCK_EXPLORE MUTANT ${bug})
-	pcstock_add_test(${program}_mut_${bug} SOURCES ${ARG_SOURCES}
-		LIBS pcstock_mut_${bug} ARGS ${filter} LABELS unit TIMEOUT 60)
-	set_tests_properties(${program}_mut_${bug} PROPERTIES WILL_FAIL TRUE)
-endfunction()
+# logic survivors"), each caught by one case (pcstock_add_detection_test()).
 
 # The registry's range check letting PCSTOCK_TREE_NR_POLICIES through
 # (src/policy.c): the read one past the registry finds a NULL in our
