@@ -558,10 +558,7 @@ static void test_exact_hysteresis(void **state)
 
 	(void)state;
 	assert_int_equal(pcstock_counter_set_max(&fx.root, 3 * HIDE), 0);
-	for (cpu = 0; cpu < NR_CPUS; cpu++) {
-		move_to(cpu);
-		charge_ok(1, BATCH);
-	}
+	park_on_every_cpu();
 	move_to(0);
 	/* Exact charges leave HIDE below max: still stocked. */
 	charge_ok(HIDE, HIDE);
@@ -600,14 +597,10 @@ static void test_exact_go_exact_frees_a_siblings_stock(void **state)
 {
 	struct pcstock_counter sib;
 	unsigned long got, in_stock;
-	unsigned int cpu;
 
 	(void)state;
 	pcstock_counter_init(&sib, &fx.mid, false);
-	for (cpu = 0; cpu < NR_CPUS; cpu++) {
-		move_to(cpu);
-		charge_ok(1, BATCH);
-	}
+	park_on_every_cpu();
 	move_to(0);
 	in_stock = pcstock_counter_stock_pages(&fx.leaf);
 	assert_int_equal(in_stock, NR_CPUS * (BATCH - 1));
