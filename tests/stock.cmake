@@ -22,3 +22,8 @@ pcstock_add_test(test_stock_stress SOURCES test_stock_stress.c
 # cases of test_stock must fail on it.
 pcstock_add_detection_test(exact_no_drain test_stock "*/exact"
 	SOURCES ${stock_sources})
+# EXACT's margins taken without the over-max guard (src/stock_ctl.c;
+# docs/mutation.md H3): a level above its max has a huge margin, and the
+# stock stocks on there.
+pcstock_add_detection_test(exact_margin_wraps test_stock
+	test_exact_over_max_has_no_margin/exact SOURCES ${stock_sources})
