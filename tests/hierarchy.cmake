@@ -77,3 +77,10 @@ endif()
 pcstock_add_detection_test(exact_room_memory_only test_charge
 	test_sibling_memsw_stock_costs_no_reclaim/exact
 	SOURCES test_charge.c hierarchy_fixture.c)
+
+# The OOM re-check wanting more than 1 << order pages (src/reclaim.c): a
+# thread that finds exactly the room another thread's OOM call made calls
+# the callback again.
+pcstock_add_detection_test(oom_recheck_strict test_hierarchy_callbacks
+	test_oom_recheck_skips_at_the_order_pages
+	SOURCES test_hierarchy_callbacks.c)
