@@ -84,3 +84,10 @@ pcstock_add_detection_test(exact_room_memory_only test_charge
 pcstock_add_detection_test(oom_recheck_strict test_hierarchy_callbacks
 	test_oom_recheck_skips_at_the_order_pages
 	SOURCES test_hierarchy_callbacks.c)
+
+# A memory.min or memory.low write storing after it dropped the tree lock
+# (src/limits.c): a destroy between its online check and its store leaves
+# the offline group protecting what was written.
+pcstock_add_detection_test(protection_store_unlocked test_protection
+	test_protection_write_racing_destroy
+	SOURCES test_protection.c hierarchy_fixture.c)
