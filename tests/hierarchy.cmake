@@ -44,7 +44,7 @@ pcstock_add_test(test_hierarchy_stress SOURCES test_hierarchy_stress.c
 pcstock_add_test(test_hierarchy_reclaim SOURCES test_hierarchy_reclaim.c
 	LABELS unit conformance TIMEOUT 60)
 
-# Planted bugs the group tests once missed (docs/mutation.md, "Held-out
+# Planted bugs this layer's tests once missed (docs/mutation.md, "Held-out
 # logic survivors"), each caught by one case (pcstock_add_detection_test()).
 
 # The registry's range check letting PCSTOCK_TREE_NR_POLICIES through
