@@ -20,9 +20,10 @@ pcstock_add_test(test_stock_stress SOURCES test_stock_stress.c
 # A planted bug in the EXACT kind (tests/mutants/exact_no_drain.patch:
 # its switch to exact marks the slots but does not drain them): the EXACT
 # cases of test_stock must fail on it.
-pcstock_add_library(pcstock_mut_exact_no_drain STATIC
-	DEFINES PCSTOCK_FAULT_INJECT PCSTOCK_EXPLORE MUTANT exact_no_drain)
-pcstock_add_test(test_stock_mut_exact_no_drain SOURCES ${stock_sources}
-	LIBS pcstock_mut_exact_no_drain ARGS "*/exact"
-	LABELS unit TIMEOUT 60)
-set_tests_properties(test_stock_mut_exact_no_drain PROPERTIES WILL_FAIL TRUE)
+pcstock_add_detection_test(exact_no_drain test_stock "*/exact"
+	SOURCES ${stock_sources})
+# EXACT's margins taken without the over-max guard (src/stock_ctl.c;
+# docs/mutation.md H3): a level above its max has a huge margin, and the
+# stock stocks on there.
+pcstock_add_detection_test(exact_margin_wraps test_stock
+	test_exact_over_max_has_no_margin/exact SOURCES ${stock_sources})

@@ -107,6 +107,14 @@ void charge_ok(unsigned long n, unsigned long expect)
 	assert_int_equal(charged, expect);
 }
 
+void park_on_every_cpu(void)
+{
+	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++) {
+		move_to(cpu);
+		charge_ok(1, BATCH);
+	}
+}
+
 /* ---- explore-hook helpers ------------------------------------------------ */
 
 /* Operations seen on the objects in [lo, hi), by kind. */

@@ -72,6 +72,11 @@ void move_to(unsigned int cpu);
 void assert_usage(unsigned long leaf, unsigned long mid, unsigned long root);
 /* Charge through the stock, expecting success and @expect hierarchy pages. */
 void charge_ok(unsigned long n, unsigned long expect);
+/*
+ * Each CPU in turn charges one page through the leaf's empty slot: a batch
+ * charged, BATCH - 1 pages parked on every CPU.  Ends on the last CPU.
+ */
+void park_on_every_cpu(void);
 
 /*
  * watch() - count the operations on the objects in [@obj, @obj + @size),

@@ -167,23 +167,42 @@ static void test_tight_limit_spread_stock(void **state)
  * parked ones.  EXACT drains the parent's subtree before anything else
  * (policy make_room): no reclaim call, no max event.  The others reclaim
  * first (the kernel's order), then drain_all makes the room.
+ *
+ * With @memsw the parent's memsw.max is the limit too, and memsw is
+ * charged first: b parks BATCH - 1 pages in each of its counters' stocks,
+ * and a's charge fails at the parent's memsw.max.  make_room must return
+ * the memsw stocks' pages as well as memory's: EXACT's charge then fits
+ * at once, both counters exactly at their limit.  Mutant H2: a make_room
+ * that switches memory's stocks alone, which leaves the charge failing at
+ * memsw until reclaim and drain_all (one reclaim call, one max event).
  */
-static void test_sibling_stock_costs_no_reclaim(void **state)
+static void sibling_stock_case(bool memsw)
 {
-	struct pcstock_group *p = mkgroup(fx.root, "p");
-	struct pcstock_group *a = mkgroup(p, "a"), *b = mkgroup(p, "b");
-	unsigned long big = 1000 - 1;
+	const unsigned long limit = 1000, big = limit - 1;
+	struct pcstock_group *p, *a, *b;
+	struct pcstock_tree_stats ts;
 
-	assert_int_equal(pcstock_group_set_max(p, 1000), 0);
+	assert_int_equal(tree_open(fx.policy, memsw, false), 0);
+	p = mkgroup(fx.root, "p");
+	a = mkgroup(p, "a");
+	b = mkgroup(p, "b");
+	assert_int_equal(pcstock_group_set_max(p, limit), 0);
+	if (memsw)
+		assert_int_equal(pcstock_group_set_memsw_max(p, limit), 0);
 	assert_int_equal(pcstock_group_charge(b, 1, 0), 0);
 	assert_int_equal(pcstock_group_stock_pages(b),
 			 has_stock() ? BATCH - 1 : 0);
 	on_cpu(1);
 	assert_int_equal(pcstock_group_charge(a, big, 0), 0);
-	assert_int_equal(pcstock_group_usage_exact(p), big + 1);
+	assert_int_equal(pcstock_group_usage_exact(p), limit);
+	pcstock_tree_stats(fx.t, &ts);
 	if (fx.info.exact_at_limit || !has_stock()) {
 		assert_int_equal(fx.reclaim_calls, 0);
 		assert_int_equal(pcstock_group_events(p, PCSTOCK_EVENT_MAX), 0);
+		assert_int_equal(ts.drain_all, 0);
+		assert_int_equal(pcstock_group_usage(p), limit);
+		if (memsw)
+			assert_int_equal(pcstock_group_memsw_usage(p), limit);
 	} else {
 		assert_int_equal(fx.reclaim_calls, 1);
 		assert_int_equal(pcstock_group_events(p, PCSTOCK_EVENT_MAX), 1);
@@ -193,9 +212,20 @@ static void test_sibling_stock_costs_no_reclaim(void **state)
 	pcstock_group_uncharge_direct(b, 1);
 	pcstock_group_drain_all(p);
 	assert_int_equal(pcstock_group_usage(p), 0);
+	assert_int_equal(pcstock_group_memsw_usage(p), 0);
 	rmgroup(a);
 	rmgroup(b);
 	rmgroup(p);
+}
+
+static void test_sibling_stock_costs_no_reclaim(void **state)
+{
+	sibling_stock_case(false);
+}
+
+static void test_sibling_memsw_stock_costs_no_reclaim(void **state)
+{
+	sibling_stock_case(true);
 }
 
 static unsigned long memsw_stock(struct pcstock_group *g)
@@ -549,13 +579,15 @@ static void test_concurrent_drain_all_is_skipped(void **state)
 	rmgroup(a);
 }
 
-int main(void)
+/* @argv[1]: a cmocka test filter, on the names "case" and "case/policy". */
+int main(int argc, char **argv)
 {
 	static const struct case_def cases[] = {
 		ONCE(test_charge_bad_input),
 		PER_POLICY(test_stock_hit_returns_at_once),
 		PER_POLICY(test_tight_limit_spread_stock),
 		PER_POLICY(test_sibling_stock_costs_no_reclaim),
+		PER_POLICY(test_sibling_memsw_stock_costs_no_reclaim),
 		PER_POLICY(test_uncharge_kinds),
 		STOCKED(test_concurrent_drain_all_is_skipped),
 		PER_POLICY(test_memsw_rollback),
@@ -570,6 +602,8 @@ int main(void)
 		ONCE(test_reclaim_of_all_pages_asked_not_clamped),
 	};
 
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
 	return run_cases("test_charge", cases,
 			 sizeof(cases) / sizeof(cases[0]));
 }

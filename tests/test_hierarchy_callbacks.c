@@ -50,6 +50,7 @@ struct fixture {
 	atomic_uint oom_calls;
 	atomic_int oom_inside;
 	atomic_bool oom_overlapped;
+	unsigned long recheck_frees;	/* oom_recheck_case()'s A frees */
 	/* if set, decides the OOM result (@call counts from 1) */
 	int (*oom_hook)(struct fixture *f, struct pcstock_group *g,
 			unsigned int call);
@@ -390,11 +391,11 @@ static void test_concurrent_oom_serialised(void **state)
 /*
  * The first OOM call (thread A, holding the OOM lock) waits until thread B
  * has raised its OOM event on @g and is on its way to the lock, then frees
- * 3 of the group's pages and reports nothing killed; a later call reports
- * a kill.
+ * f->recheck_frees of the group's pages and reports nothing killed; a
+ * later call reports a kill.
  */
-static int free_three_when_b_waits(struct fixture *f, struct pcstock_group *g,
-				   unsigned int call)
+static int free_when_b_waits(struct fixture *f, struct pcstock_group *g,
+			     unsigned int call)
 {
 	if (call > 1)
 		return PCSTOCK_OOM_KILLED;
@@ -402,7 +403,7 @@ static int free_three_when_b_waits(struct fixture *f, struct pcstock_group *g,
 		assert_true(i < 10000);		/* B never came: fail, no hang */
 		sleep_ms(1);
 	}
-	assert_int_equal(pcstock_group_uncharge(g, 3), 0);
+	assert_int_equal(pcstock_group_uncharge(g, f->recheck_frees), 0);
 	return PCSTOCK_OOM_NONE;
 }
 
@@ -426,21 +427,28 @@ static void *oom_writer_fn(void *arg)
  * the margin holds 1 << order pages: order = get_order(nr_pages *
  * PAGE_SIZE) for a charge (4 pages for 3), 0 for memory.max's writer (1
  * page).  A group at its limit of 8; A enters the OOM callback, B queues
- * on the lock; A's callback frees 3 pages and gives up.  B then finds a
- * margin of 3 (a charge of 3: not 4 pages) or of 0 (the writer, usage now
- * at its limit of 5: not 1 page), so B calls the callback too.
+ * on the lock; A's callback frees @freed pages and gives up.  With 3
+ * freed, B then finds a margin of 3 (a charge of 3: not 4 pages) or of 0
+ * (the writer, usage now at its limit of 5: not 1 page), so B calls the
+ * callback too (@calls 2).  With 4 freed, B finds exactly the pages it
+ * needs there, 4 (the charge) or 1 (the writer, usage 4 below its limit
+ * of 5), and retries without a call (@calls 1): the kernel's check is
+ * margin >= 1 << order, not more.
  */
-static void oom_recheck_case(unsigned long b_pages)
+static void oom_recheck_case(unsigned long b_pages, unsigned long freed,
+			     unsigned int calls)
 {
 	struct pcstock_group *a = mkgroup(fx.root, "a");
 	struct oom_writer wa = { a, b_pages ? 1 : 0, 1 };
 	struct oom_writer wb = { a, b_pages, 1 };
+	unsigned long after = 8 - freed + b_pages;
 	pthread_t th;
 
 	fx.oom_calls = 0;
 	assert_int_equal(pcstock_group_set_max(a, 8), 0);
 	assert_int_equal(pcstock_group_charge(a, 8, 0), 0);
-	fx.oom_hook = free_three_when_b_waits;
+	fx.recheck_frees = freed;
+	fx.oom_hook = free_when_b_waits;
 	assert_int_equal(pthread_create(&th, NULL, oom_writer_fn, &wa), 0);
 	for (int i = 0; atomic_load(&fx.oom_calls) < 1; i++) {
 		assert_true(i < 10000);
@@ -450,18 +458,26 @@ static void oom_recheck_case(unsigned long b_pages)
 	pthread_join(th, NULL);
 	assert_int_equal(wa.ret, b_pages ? -ENOMEM : 0);
 	assert_int_equal(wb.ret, 0);
-	assert_int_equal(fx.oom_calls, 2);
+	assert_int_equal(fx.oom_calls, calls);
 	assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_OOM), 2);
-	assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_OOM_KILL), 1);
-	assert_int_equal(pcstock_group_usage(a), b_pages ? 8 : 5);
+	assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_OOM_KILL),
+			 calls - 1);
+	assert_int_equal(pcstock_group_usage(a), after);
 	fx.oom_hook = NULL;
-	empty_group(a, b_pages ? 8 : 5);
+	empty_group(a, after);
 }
 
 static void test_oom_recheck_wants_the_order_pages(void **state)
 {
-	oom_recheck_case(3);
-	oom_recheck_case(0);
+	oom_recheck_case(3, 3, 2);
+	oom_recheck_case(0, 3, 2);
+}
+
+/* Mutant H4: the re-check as margin > 1 << order, which calls B's too. */
+static void test_oom_recheck_skips_at_the_order_pages(void **state)
+{
+	oom_recheck_case(3, 4, 1);
+	oom_recheck_case(0, 4, 1);
 }
 
 /* An unknown OOM result counts as "nothing killed", and is counted. */
@@ -510,7 +526,8 @@ static void test_limit_writers_refused_in_callbacks(void **state)
 
 #define CASE(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
-int main(void)
+/* @argv[1]: a cmocka test filter (a pattern of the names below). */
+int main(int argc, char **argv)
 {
 	static bool memsw = true;
 	const struct CMUnitTest tests[] = {
@@ -528,8 +545,11 @@ int main(void)
 		CASE(test_concurrent_oom_serialised),
 		CASE(test_oom_garbage_result),
 		CASE(test_oom_recheck_wants_the_order_pages),
+		CASE(test_oom_recheck_skips_at_the_order_pages),
 		CASE(test_limit_writers_refused_in_callbacks),
 	};
 
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

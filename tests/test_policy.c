@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -47,6 +48,52 @@ static void test_registry_tables_pass_their_check(void **state)
 		assert_true(info.max_batch > 0);
 		assert_true(info.max_batch <= PCSTOCK_STOCK_MAX_BATCH);
 	}
+}
+
+/*
+ * Every public entry that takes an enum pcstock_tree_policy refuses the
+ * values from PCSTOCK_TREE_NR_POLICIES up, the first past the last policy
+ * included, as documented: pcstock_tree_create() and
+ * pcstock_tree_policy_info() with -EINVAL, their out arguments untouched,
+ * pcstock_tree_policy_name() with NULL; and the refused tree holds
+ * nothing (its domain is free to go).  The registry is an array of
+ * PCSTOCK_TREE_NR_POLICIES entries: a range check that let its size
+ * through would read past its end, which a bounds-checked build of the
+ * library traps on (tests/hierarchy.cmake).
+ */
+static void test_values_past_the_last_policy_refused(void **state)
+{
+	const enum pcstock_tree_policy bad[] = {
+		PCSTOCK_TREE_NR_POLICIES,
+		(enum pcstock_tree_policy)(PCSTOCK_TREE_NR_POLICIES + 1),
+		(enum pcstock_tree_policy)INT_MAX,
+		(enum pcstock_tree_policy)UINT_MAX,
+	};
+	const struct pcstock_domain_attr attr = { .nr_cpus = 2,
+						  .mode = PCSTOCK_CPU_SIM };
+	struct pcstock_policy_info info, before;
+	struct pcstock_tree *made;
+	struct pcstock_domain *d;
+
+	(void)state;
+	assert_int_equal(pcstock_domain_create(&attr, &d), 0);
+	assert_int_equal(pcstock_tree_create(d, NULL, &made), 0);
+	memset(&before, 0xa5, sizeof(before));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct pcstock_tree_attr ta = { .policy = bad[i] };
+		struct pcstock_tree *t = made;
+
+		assert_int_equal(pcstock_tree_create(d, &ta, &t), -EINVAL);
+		assert_ptr_equal(t, made);
+		memcpy(&info, &before, sizeof(info));
+		assert_int_equal(pcstock_tree_policy_info(bad[i], &info),
+				 -EINVAL);
+		assert_memory_equal(&info, &before, sizeof(info));
+		assert_null(pcstock_tree_policy_name(bad[i]));
+	}
+	/* No tree was made: once the one made is gone, nothing holds d. */
+	assert_int_equal(pcstock_tree_destroy(made), 0);
+	assert_int_equal(pcstock_domain_destroy(d), 0);
 }
 
 static bool drain_stub(struct pcstock_group *g)
@@ -300,10 +347,12 @@ static void test_group_state_as_declared(void **state)
 	pcstock_domain_destroy(d);
 }
 
-int main(void)
+/* @argv[1]: a cmocka test filter (a pattern of the names below). */
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_registry_tables_pass_their_check),
+		cmocka_unit_test(test_values_past_the_last_policy_refused),
 		cmocka_unit_test(test_check_refuses_broken_tables),
 		cmocka_unit_test(test_max_batch_left_out_accepts_every_batch),
 		cmocka_unit_test(test_one_step_replaced_runs_in_the_stock),
@@ -311,5 +360,7 @@ int main(void)
 		cmocka_unit_test(test_step_helpers_drain_and_keep_marks),
 	};
 
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -161,13 +161,8 @@ static void test_drain_returns_and_uncharges(void **state)
 
 static void test_free_drains_every_cpu(void **state)
 {
-	unsigned int cpu;
-
 	(void)state;
-	for (cpu = 0; cpu < NR_CPUS; cpu++) {
-		move_to(cpu);
-		charge_ok(1, BATCH);
-	}
+	park_on_every_cpu();
 	assert_int_equal(pcstock_counter_stock_pages(&fx.leaf),
 			 NR_CPUS * (BATCH - 1));
 	pcstock_counter_free_stock(&fx.leaf);

@@ -558,10 +558,7 @@ static void test_exact_hysteresis(void **state)
 
 	(void)state;
 	assert_int_equal(pcstock_counter_set_max(&fx.root, 3 * HIDE), 0);
-	for (cpu = 0; cpu < NR_CPUS; cpu++) {
-		move_to(cpu);
-		charge_ok(1, BATCH);
-	}
+	park_on_every_cpu();
 	move_to(0);
 	/* Exact charges leave HIDE below max: still stocked. */
 	charge_ok(HIDE, HIDE);
@@ -592,6 +589,47 @@ static void test_exact_hysteresis(void **state)
 }
 
 /*
+ * A level already over its max (memory.max written below usage, or a
+ * forced charge) has no margin at all, not a huge one: an EXACT miss that
+ * sees it goes exact, and no miss there leaves exact.  Each CPU parks
+ * BATCH - 1 pages, then mid's max drops to the pages held plus BATCH: a
+ * charge of BATCH, a miss on CPU 0, fits only with every stocked page
+ * back.  It must fit exactly at max with the slots marked, so that an
+ * uncharge then goes straight up.  With mid over its max again, a charge
+ * that must fail must not switch the stock back to stocking either: the
+ * next uncharge still goes up.  Mutant H3: the margin max - usage taken
+ * without the over-max guard, which wraps to a huge value and stocks on
+ * in both places.
+ */
+static void test_exact_over_max_has_no_margin(void **state)
+{
+	unsigned int cpu;
+
+	(void)state;
+	park_on_every_cpu();
+	move_to(0);
+	pcstock_counter_xchg_max(&fx.mid, NR_CPUS + BATCH);
+	charge_ok(BATCH, BATCH);
+	assert_usage(NR_CPUS + BATCH, NR_CPUS + BATCH, NR_CPUS + BATCH);
+	for (cpu = 0; cpu < NR_CPUS; cpu++)
+		assert_int_equal(slot(cpu), EXACT_MARK);
+	move_to(1);
+	pcstock_counter_uncharge_stock(&fx.leaf, 1);
+	assert_int_equal(slot(1), EXACT_MARK);
+	assert_usage(NR_CPUS + BATCH - 1, NR_CPUS + BATCH - 1,
+		     NR_CPUS + BATCH - 1);
+
+	pcstock_counter_xchg_max(&fx.mid, NR_CPUS);
+	move_to(2);
+	assert_false(pcstock_counter_try_charge_stock(&fx.leaf, 1, NULL, NULL));
+	pcstock_counter_uncharge_stock(&fx.leaf, 1);
+	assert_int_equal(slot(2), EXACT_MARK);
+	assert_usage(NR_CPUS + BATCH - 2, NR_CPUS + BATCH - 2,
+		     NR_CPUS + BATCH - 2);
+	move_to(0);
+}
+
+/*
  * A counter-level hook for the group layer: a sibling's stock under a
  * common ancestor at its max.  Draining it (and, for EXACT, keeping it
  * from filling again) lets the other leaf's charge succeed.
@@ -600,14 +638,10 @@ static void test_exact_go_exact_frees_a_siblings_stock(void **state)
 {
 	struct pcstock_counter sib;
 	unsigned long got, in_stock;
-	unsigned int cpu;
 
 	(void)state;
 	pcstock_counter_init(&sib, &fx.mid, false);
-	for (cpu = 0; cpu < NR_CPUS; cpu++) {
-		move_to(cpu);
-		charge_ok(1, BATCH);
-	}
+	park_on_every_cpu();
 	move_to(0);
 	in_stock = pcstock_counter_stock_pages(&fx.leaf);
 	assert_int_equal(in_stock, NR_CPUS * (BATCH - 1));
@@ -669,6 +703,7 @@ int run_stock_policy_cases(void)
 		EXACT_ONLY(test_exact_far_from_max_stocks),
 		EXACT_ONLY(test_exact_charge_retries_after_its_drain),
 		EACH(test_exact_hysteresis),
+		EXACT_ONLY(test_exact_over_max_has_no_margin),
 		EACH(test_exact_go_exact_frees_a_siblings_stock),
 		EACH(test_exact_disable_while_exact),
 	};
