@@ -77,7 +77,8 @@ pcstock_add_mutant_explorers(plain_refill read_zero_drain no_disable_mark
 		m7_flush_unlocked relaxed_cpu_own relaxed_name_publish
 		relaxed_offline relaxed_online_load relaxed_flush
 		relaxed_remark relaxed_usage_add relaxed_max_xchg
-		relaxed_unlink exact_no_make_room no_xchg_fence)
+		relaxed_unlink exact_no_make_room no_xchg_fence
+		m7_drain_key_unlocked_scan)
 
 include(${EXPLORE_DIR}/budget.cmake)
 
@@ -232,6 +233,12 @@ function(pcstock_add_memcg7_tests scenario bug)
 endfunction()
 pcstock_add_memcg7_tests(memcg7-owner no_exit_recheck)
 pcstock_add_memcg7_tests(memcg7-locked m7_no_trylock)
+# The locked variant's drain of a dying key against two refills of one CPU
+# (memcg7-key-death-locked): it takes each CPU's lock before it looks at
+# the slots; looking first, it misses a refill that holds the lock between
+# its test of online and its install (held out, caught by both strategies
+# within the detection budget).
+pcstock_add_memcg7_tests(memcg7-key-death-locked m7_drain_key_unlocked_scan)
 
 # The memcg7 scenarios in weak memory too (and memcg7-reenter, an owner
 # that leaves and enters again), clean, and with a planted order bug each
@@ -244,7 +251,8 @@ foreach(strategy random pct)
 	pcstock_add_explore_test(explore_memcg7-reenter_${strategy}
 		ARGS --scenario memcg7-reenter --strategy ${strategy}
 		--schedules 20000 --seed 1)
-	foreach(scenario memcg7-owner memcg7-locked memcg7-reenter)
+	foreach(scenario memcg7-owner memcg7-locked memcg7-reenter
+		memcg7-key-death-locked)
 		pcstock_add_explore_test(explore_${scenario}_weak_${strategy}
 			ARGS --scenario ${scenario} --strategy ${strategy}
 			--schedules 20000 --seed 1 --weak)

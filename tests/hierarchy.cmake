@@ -23,7 +23,7 @@ if(PCSTOCK_SANITIZE MATCHES "thread")
 	foreach(bug relaxed_high_record acquire_high_record
 		relaxed_high_drop_load)
 		# One case: the filter "*" runs it.
-		pcstock_add_detection_test(${bug} test_high_race "*"
+		pcstock_add_unit_detection_test(${bug} test_high_race "*"
 			SOURCES test_high_race.c)
 	endforeach()
 endif()
@@ -60,7 +60,8 @@ pcstock_add_test(test_hierarchy_reclaim SOURCES test_hierarchy_reclaim.c
 	LABELS unit conformance TIMEOUT 60)
 
 # Planted bugs this layer's tests once missed (docs/mutation.md, "Held-out
-# logic survivors"), each caught by one case (pcstock_add_detection_test()).
+# logic survivors"), each caught by one case
+# (pcstock_add_unit_detection_test()).
 
 # The registry's range check letting PCSTOCK_TREE_NR_POLICIES through
 # (src/policy.c): the read one past the registry finds a NULL in our
@@ -75,7 +76,7 @@ check_c_source_compiles("int a[2]; int main(int c, char **v) { return a[c]; }"
 unset(CMAKE_REQUIRED_FLAGS)
 unset(CMAKE_REQUIRED_LINK_OPTIONS)
 if(PCSTOCK_HAVE_BOUNDS_SANITIZER)
-	pcstock_add_detection_test(policy_bound_off_by_one test_policy
+	pcstock_add_unit_detection_test(policy_bound_off_by_one test_policy
 		test_values_past_the_last_policy_refused SOURCES test_policy.c)
 	target_compile_options(pcstock_mut_policy_bound_off_by_one PRIVATE
 		-fsanitize=bounds -fno-sanitize-recover=bounds)
@@ -89,20 +90,20 @@ endif()
 # The exact policy's make_room switching only the memory counters' stocks
 # (src/policy_exact.c): a charge refused at a memsw.max for pages in a
 # sibling's memsw stock reclaims before drain_all finds them.
-pcstock_add_detection_test(exact_room_memory_only test_charge
+pcstock_add_unit_detection_test(exact_room_memory_only test_charge
 	test_sibling_memsw_stock_costs_no_reclaim/exact
 	SOURCES test_charge.c hierarchy_fixture.c)
 
 # The OOM re-check wanting more than 1 << order pages (src/reclaim.c): a
 # thread that finds exactly the room another thread's OOM call made calls
 # the callback again.
-pcstock_add_detection_test(oom_recheck_strict test_hierarchy_callbacks
+pcstock_add_unit_detection_test(oom_recheck_strict test_hierarchy_callbacks
 	test_oom_recheck_skips_at_the_order_pages
 	SOURCES test_hierarchy_callbacks.c)
 
 # A memory.min or memory.low write storing after it dropped the tree lock
 # (src/limits.c): a destroy between its online check and its store leaves
 # the offline group protecting what was written.
-pcstock_add_detection_test(protection_store_unlocked test_protection
+pcstock_add_unit_detection_test(protection_store_unlocked test_protection
 	test_protection_write_racing_destroy
 	SOURCES test_protection.c hierarchy_fixture.c)

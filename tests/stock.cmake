@@ -20,10 +20,10 @@ pcstock_add_test(test_stock_stress SOURCES test_stock_stress.c
 # A planted bug in the EXACT kind (tests/mutants/exact_no_drain.patch:
 # its switch to exact marks the slots but does not drain them): the EXACT
 # cases of test_stock must fail on it.
-pcstock_add_detection_test(exact_no_drain test_stock "*/exact"
+pcstock_add_unit_detection_test(exact_no_drain test_stock "*/exact"
 	SOURCES ${stock_sources})
 # EXACT's margins taken without the over-max guard (src/stock_ctl.c;
 # docs/mutation.md H3): a level above its max has a huge margin, and the
 # stock stocks on there.
-pcstock_add_detection_test(exact_margin_wraps test_stock
+pcstock_add_unit_detection_test(exact_margin_wraps test_stock
 	test_exact_over_max_has_no_margin/exact SOURCES ${stock_sources})

@@ -589,6 +589,54 @@ static void test_thread_mode_wraps_modulo_nr_cpus(void **state)
 	pcstock_domain_destroy(d);
 }
 
+/*
+ * The assignment is one read-modify-write: another thread's first use
+ * that lands between this thread's read of the next CPU to give and its
+ * write still gets a CPU of its own.  Not left to timing: the explore hook
+ * stops this thread just before each write it makes to the round-robin
+ * counter and runs the other thread's first use there, whole.
+ */
+static struct pcstock_domain *rr_domain;
+static pthread_t rr_first;
+static bool rr_ran;
+static int rr_other_cpu = -1;
+
+static void *rr_other(void *p)
+{
+	(void)p;
+	rr_other_cpu = pcstock_this_cpu(rr_domain);
+	return NULL;
+}
+
+static void rr_hook(enum pcs_atomic_op op, const void *obj)
+{
+	pthread_t th;
+
+	if (rr_ran || obj != &rr_domain->next_thread ||
+	    !pthread_equal(pthread_self(), rr_first) || op == PCS_OP_LOAD)
+		return;
+	rr_ran = true;
+	if (!pthread_create(&th, NULL, rr_other, NULL))
+		pthread_join(th, NULL);
+}
+
+static void test_thread_mode_assignment_is_one_rmw(void **state)
+{
+	int cpu;
+
+	(void)state;
+	rr_domain = domain_new(3, PCSTOCK_CPU_THREAD, NULL);
+	rr_first = pthread_self();
+	pcstock_explore_hook = rr_hook;
+	cpu = pcstock_this_cpu(rr_domain);
+	pcstock_explore_hook = NULL;
+	assert_true(rr_ran);
+	/* The other thread's assignment came first: CPU 0, then 1. */
+	assert_int_equal(rr_other_cpu, 0);
+	assert_int_equal(cpu, 1);
+	pcstock_domain_destroy(rr_domain);
+}
+
 /* ---- CPU states and offline hooks ---------------------------------------- */
 
 static void test_online_and_isolated_flags(void **state)
@@ -854,6 +902,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_pinned_refused_binding_changes_nothing),
 		cmocka_unit_test(test_rseq_maps_os_cpu_to_dense_index),
 		cmocka_unit_test(test_thread_mode_wraps_modulo_nr_cpus),
+		cmocka_unit_test(test_thread_mode_assignment_is_one_rmw),
 		cmocka_unit_test(test_online_and_isolated_flags),
 		cmocka_unit_test(test_offline_calls_every_hook_once),
 		cmocka_unit_test(test_create_enomem_at_every_site),

@@ -81,6 +81,20 @@
  * scenario's setup.
  */
 /*
+ * memcg7-key-death-locked: the locked variant's drain of a dying key
+ * (memcg7_drain_key() takes each CPU's lock and drains there and then the
+ * slots that name the key).  Per schedule a fresh cache (batch 4) over a
+ * SIM domain of two CPUs.  Threads 0 and 1 share CPU 0: each refills k
+ * (2 pages) and takes 1 back; thread 2, no CPU, refills 1 page (which,
+ * without a CPU, goes straight back), takes k offline (release) and drains
+ * it, as pcstock_group_destroy() does (death_run(), as memcg7-key-death).  A refill holds CPU 0's
+ * lock from its test of online to its install, so the drain, which waits
+ * for that lock before it looks at the slots, finds what the refill
+ * installed; or the refill sees k offline and bypasses the cache.
+ * Invariants at the end: refilled == uncharged + taken + cached; once the
+ * drain returned, no slot names k and the cache holds no reference on it.
+ */
+/*
  * memcg7-publish: a slot's key is published by the owner's release store
  * and dereferenced by remote readers (drain_needed(), memcg7_pages()).
  * Per schedule a fresh cache over a COOP domain of two CPUs, thread 0 the
@@ -603,9 +617,9 @@ static void death_run(const struct explore_scenario *s, unsigned int t)
 	D.killed = true;
 }
 
-static const char *death_check_end(const struct explore_scenario *s)
+/* k's pages: refilled == uncharged + taken + cached. */
+static const char *death_conserved(void)
 {
-	(void)s;
 	if (!S.m)
 		return "memcg7_create failed";
 	/* Unscheduled: the loads act on memory (explore_wmm.c). */
@@ -615,6 +629,16 @@ static const char *death_check_end(const struct explore_scenario *s)
 			 "cached", D.k.in, D.k.out, D.k.taken, cached(&D.k));
 		return S.msg;
 	}
+	return NULL;
+}
+
+static const char *death_check_end(const struct explore_scenario *s)
+{
+	const char *why = death_conserved();
+
+	(void)s;
+	if (why)
+		return why;
 	for (unsigned int cpu = 0; cpu < S.m->nr_cpus; cpu++)
 		if (atomic_load(&pcp_of(S.m, cpu)->work))
 			return NULL;	/* an owner has yet to drain */
@@ -630,6 +654,44 @@ static void death_teardown(const struct explore_scenario *s)
 	memcg7_destroy(S.m);
 	S.m = NULL;
 	model_mutex(0, NULL, NULL);
+}
+
+static int death_locked_init(const struct explore_scenario *s)
+{
+	struct pcstock_domain_attr attr = { .mode = PCSTOCK_CPU_SIM,
+					    .nr_cpus = NR_CPUS };
+
+	(void)s;
+	return pcstock_domain_create(&attr, &D.d);
+}
+
+/* memcg7-key-death-locked: threads 0 and 1 share CPU 0. */
+static void death_locked_thread_init(const struct explore_scenario *s,
+				     unsigned int t)
+{
+	if (t < 2 && pcstock_cpu_enter(D.d, 0))
+		fprintf(stderr, "%s: thread %u cannot enter\n", s->name, t);
+}
+
+static const char *death_locked_check_end(const struct explore_scenario *s)
+{
+	const char *why = death_conserved();
+	int cpu;
+
+	(void)s;
+	if (why || !D.killed)
+		return why;
+	cpu = slot_naming(&D.k);
+	if (cpu >= 0) {
+		snprintf(S.msg, sizeof(S.msg),
+			 "k's drain returned, but a slot of cpu%d still names "
+			 "it (installed after the drain looked)", cpu);
+		return S.msg;
+	}
+	if (D.k.refs)
+		return "k's drain returned, but the cache still holds a "
+		       "reference on it";
+	return NULL;
 }
 
 static void publish_run(const struct explore_scenario *s, unsigned int t)
@@ -698,18 +760,26 @@ DESTROY_SCENARIO(memcg7_destroy_idle, "idle", "idles, then exits", &no);
 DESTROY_SCENARIO(memcg7_destroy_exit, "exit", "exits", &yes);
 
 /* memcg7-key-death, memcg7-publish: their own domains and keys. */
-#define DEATH_SCENARIO(var, nm, hlp, threads, body)                          \
+/* @pre: death_ (owner variant, COOP) or death_locked_ (locked, SIM). */
+#define DEATH_SCENARIO_OF(pre, var, nm, hlp, threads, body)                 \
 	static const struct explore_scenario var = {                         \
 		.name = nm, .help = hlp, .nr_threads = threads,              \
-		.init = death_init, .thread_init = death_thread_init,        \
+		.init = pre##init, .thread_init = pre##thread_init,          \
 		.setup = death_setup, .run = body,                           \
-		.check_end = death_check_end, .teardown = death_teardown,    \
+		.check_end = pre##check_end, .teardown = death_teardown,     \
 	}
+#define DEATH_SCENARIO(var, nm, hlp, threads, body)                          \
+	DEATH_SCENARIO_OF(death_, var, nm, hlp, threads, body)
 
 DEATH_SCENARIO(memcg7_key_death, "memcg7-key-death",
 	       "memcg7 on COOP CPUs: a key dies while its owners run their "
 	       "drains; its deferred reference is dropped once, after all",
 	       3, death_run);
+DEATH_SCENARIO_OF(death_locked_, memcg7_key_death_locked,
+		  "memcg7-key-death-locked",
+		  "memcg7 on SIM CPUs: a key dies while two threads of one CPU "
+		  "refill it; the drain finds every slot it was installed in",
+		  3, death_run);
 DEATH_SCENARIO(memcg7_publish, "memcg7-publish",
 	       "memcg7 on COOP CPUs: a remote reader dereferences a key an "
 	       "owner just installed", 2, publish_run);
@@ -721,6 +791,7 @@ const struct explore_scenario *const explore_memcg7_scenarios[] = {
 	&memcg7_locked,
 	&memcg7_reenter,
 	&memcg7_key_death,
+	&memcg7_key_death_locked,
 	&memcg7_publish,
 	NULL,
 };
