@@ -78,7 +78,7 @@ pcstock_add_mutant_explorers(plain_refill read_zero_drain no_disable_mark
 		relaxed_offline relaxed_online_load relaxed_flush
 		relaxed_remark relaxed_usage_add relaxed_max_xchg
 		relaxed_unlink exact_no_make_room no_xchg_fence
-		m7_drain_key_unlocked_scan)
+		m7_drain_key_unlocked_scan disown_release_first)
 
 include(${EXPLORE_DIR}/budget.cmake)
 
@@ -239,6 +239,20 @@ pcstock_add_memcg7_tests(memcg7-locked m7_no_trylock)
 # its test of online and its install (held out, caught by both strategies
 # within the detection budget).
 pcstock_add_memcg7_tests(memcg7-key-death-locked m7_drain_key_unlocked_scan)
+# An owner's exit hands its CPU over to a thread waiting for it
+# (memcg7-handover): the work queued to the owner runs before the CPU is
+# given up; after, the new owner's plain writes race the drain (held out:
+# random finds it at schedule 11, PCT needs depth 4, at schedule 87).
+foreach(strategy random pct)
+	pcstock_add_explore_test(explore_memcg7-handover_${strategy}
+		ARGS --scenario memcg7-handover --strategy ${strategy}
+		--schedules 20000 --seed 1)
+	pcstock_add_explore_test(
+		explore_detect_disown_release_first_${strategy}
+		BINARY pcstock-explore-disown-release-first
+		ARGS --scenario memcg7-handover --strategy ${strategy}
+		--depth 4 --schedules 2000 --seed 1 --expect-violation)
+endforeach()
 
 # The memcg7 scenarios in weak memory too (and memcg7-reenter, an owner
 # that leaves and enters again), clean, and with a planted order bug each
@@ -252,7 +266,7 @@ foreach(strategy random pct)
 		ARGS --scenario memcg7-reenter --strategy ${strategy}
 		--schedules 20000 --seed 1)
 	foreach(scenario memcg7-owner memcg7-locked memcg7-reenter
-		memcg7-key-death-locked)
+		memcg7-key-death-locked memcg7-handover)
 		pcstock_add_explore_test(explore_${scenario}_weak_${strategy}
 			ARGS --scenario ${scenario} --strategy ${strategy}
 			--schedules 20000 --seed 1 --weak)

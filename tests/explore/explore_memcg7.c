@@ -444,6 +444,34 @@ static void locked_run(const struct explore_scenario *s, unsigned int t)
 }
 
 /*
+ * memcg7-handover: as memcg7-owner, and a third thread takes CPU 1 over as
+ * soon as thread 0 gives it up (a few tries, each a failed enter while the
+ * CPU is owned), then refills f (2 pages) and takes one back.  Thread 0's
+ * exit runs the drain thread 1 queued to it before it gives the CPU up:
+ * once another thread owns the CPU, the old owner writing its slots races
+ * the new owner's plain loads and stores.  Invariants as memcg7-owner's.
+ */
+#define HANDOVER_TRIES 64
+
+static void handover_run(const struct explore_scenario *s, unsigned int t)
+{
+	unsigned int tries = 0;
+
+	if (t < 2) {
+		m7_run(s, t);
+		return;
+	}
+	if (!S.m)
+		return;
+	while (pcstock_cpu_enter(S.d, 1))
+		if (++tries == HANDOVER_TRIES)
+			return;
+	refill(&S.f, 2);
+	take(&S.f);
+	pcstock_cpu_exit(S.d);
+}
+
+/*
  * memcg7-reenter: as memcg7-owner, but thread 0 leaves CPU 1 and enters it
  * again, then takes a page of f back and refills it: the drains thread 1
  * ran meanwhile (on CPU 1 borrowed, or queued to thread 0) must be seen
@@ -739,6 +767,15 @@ M7_COOP_SCENARIO(memcg7_reenter, "memcg7-reenter",
 		 "memcg7 on COOP CPUs: an owner leaves and enters again while "
 		 "drain_all borrows its CPU", reenter_run);
 
+static const struct explore_scenario memcg7_handover = {
+	.name = "memcg7-handover",
+	.help = "memcg7 on COOP CPUs: drain_all queues to an exiting owner "
+		"whose CPU another thread takes over",
+	.nr_threads = 3, .init = m7_init, .setup = m7_setup,
+	.run = handover_run, .check_end = m7_check_end,
+	.teardown = m7_teardown,
+};
+
 static const bool no = false, yes = true;
 
 /* memcg7-destroy-@suffix: the owner idles first unless @exit_only. */
@@ -790,6 +827,7 @@ const struct explore_scenario *const explore_memcg7_scenarios[] = {
 	&memcg7_destroy_exit,
 	&memcg7_locked,
 	&memcg7_reenter,
+	&memcg7_handover,
 	&memcg7_key_death,
 	&memcg7_key_death_locked,
 	&memcg7_publish,
