@@ -8,7 +8,7 @@ set(EXPLORE_SOURCES ${EXPLORE_DIR}/explore.c ${EXPLORE_DIR}/explore_wmm.c
 	${EXPLORE_DIR}/explore_registry.c
 	${EXPLORE_DIR}/explore_counter.c ${EXPLORE_DIR}/explore_stock.c
 	${EXPLORE_DIR}/explore_group.c ${EXPLORE_DIR}/explore_memcg7.c
-	${EXPLORE_DIR}/explore_protect.c
+	${EXPLORE_DIR}/explore_protect.c ${EXPLORE_DIR}/explore_limits.c
 	${CMAKE_CURRENT_SOURCE_DIR}/memcg7_fake.c)
 # Every explorer's library hands its atomics to the weak-memory model
 # (src/atomic.h, PCSTOCK_EXPLORE_WMM); --weak turns the model on.
@@ -78,7 +78,8 @@ pcstock_add_mutant_explorers(plain_refill read_zero_drain no_disable_mark
 		relaxed_offline relaxed_online_load relaxed_flush
 		relaxed_remark relaxed_usage_add relaxed_max_xchg
 		relaxed_unlink exact_no_make_room no_xchg_fence
-		m7_drain_key_unlocked_scan disown_release_first)
+		m7_drain_key_unlocked_scan disown_release_first
+		destroy_offline_after_unlock protection_online_unlocked)
 
 include(${EXPLORE_DIR}/budget.cmake)
 
@@ -239,6 +240,30 @@ pcstock_add_memcg7_tests(memcg7-locked m7_no_trylock)
 # its test of online and its install (held out, caught by both strategies
 # within the detection budget).
 pcstock_add_memcg7_tests(memcg7-key-death-locked m7_drain_key_unlocked_scan)
+# memory.min and memory.low written while the group is destroyed
+# (group-protect-destroy, tests/explore/explore_limits.c; the tree lock is
+# a mutex the model knows): an offline group protects nothing.  Two
+# held-out bugs in the handshake, each found by both strategies within
+# the detection budget: the destroy's store of online after it drops the
+# lock, and the setter's test of online before it takes the lock (a
+# third, its store after it drops the lock, is test_protection's:
+# tests/hierarchy.cmake).
+foreach(strategy random pct)
+	foreach(weak "" _weak)
+		string(REPLACE _ -- wflag "${weak}")
+		pcstock_add_explore_test(
+			explore_group-protect-destroy${weak}_${strategy}
+			ARGS --scenario group-protect-destroy
+			--strategy ${strategy} --schedules 20000 --seed 1
+			${wflag})
+	endforeach()
+endforeach()
+foreach(bug destroy_offline_after_unlock protection_online_unlocked)
+	string(REPLACE _ - dashed ${bug})
+	pcstock_add_detection_test(${bug} pcstock-explore-${dashed}
+		group-protect-destroy)
+endforeach()
+
 # An owner's exit hands its CPU over to a thread waiting for it
 # (memcg7-handover): the work queued to the owner runs before the CPU is
 # given up; after, the new owner's plain writes race the drain (held out:

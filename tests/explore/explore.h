@@ -113,6 +113,16 @@ extern const struct explore_scenario *const explore_stock_scenarios[];
 extern const struct explore_scenario *const explore_group_scenarios[];
 extern const struct explore_scenario *const explore_memcg7_scenarios[];
 extern const struct explore_scenario *const explore_protect_scenarios[];
+extern const struct explore_scenario *const explore_limits_scenarios[];
+
+/*
+ * explore_model_mutex() - slot @i (0 or 1) of the mutexes the model knows
+ * stands for @mu from now on (NULL: none), labelled @name in traces; each
+ * scenario that uses one sets it in its setup and clears it in its
+ * teardown (explore_memcg7.c: the interposed pthread_mutex_*()).
+ */
+void explore_model_mutex(unsigned int i, pthread_mutex_t *mu,
+			 const char *name);
 
 /*
  * explore_find() - the scenario called @name, or NULL.  A per-design one

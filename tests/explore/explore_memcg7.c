@@ -171,9 +171,9 @@ static atomic_int *model_word(const pthread_mutex_t *mu)
 	return NULL;
 }
 
-/* Slot @i models @mu from now on (NULL: none). */
-static void model_mutex(unsigned int i, pthread_mutex_t *mu,
-			const char *name)
+/* Slot @i models @mu from now on (NULL: none): explore.h. */
+void explore_model_mutex(unsigned int i, pthread_mutex_t *mu,
+			 const char *name)
 {
 	modelled[i].mu = mu;
 	if (mu)
@@ -395,13 +395,13 @@ static void destroy_run(const struct explore_scenario *s, unsigned int t)
 static void destroy_setup(const struct explore_scenario *s)
 {
 	m7_setup(s);
-	model_mutex(1, &S.d->hotplug_lock, "work_lock");
+	explore_model_mutex(1, &S.d->hotplug_lock, "work_lock");
 }
 
 static void destroy_teardown(const struct explore_scenario *s)
 {
 	m7_teardown(s);
-	model_mutex(1, NULL, NULL);
+	explore_model_mutex(1, NULL, NULL);
 }
 
 static const char *destroy_check_end(const struct explore_scenario *s)
@@ -610,7 +610,7 @@ static void death_setup(const struct explore_scenario *s)
 		S.m = NULL;
 		return;
 	}
-	model_mutex(0, &S.m->dead_lock, "dead_lock");
+	explore_model_mutex(0, &S.m->dead_lock, "dead_lock");
 	explore_label(&D.k, sizeof(D.k), "k", NULL);
 	explore_label(&S.m->epoch, sizeof(S.m->epoch), "epoch", NULL);
 	for (unsigned int cpu = 0; cpu < S.m->nr_cpus; cpu++) {
@@ -681,7 +681,7 @@ static void death_teardown(const struct explore_scenario *s)
 	(void)s;
 	memcg7_destroy(S.m);
 	S.m = NULL;
-	model_mutex(0, NULL, NULL);
+	explore_model_mutex(0, NULL, NULL);
 }
 
 static int death_locked_init(const struct explore_scenario *s)
