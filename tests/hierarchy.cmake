@@ -19,6 +19,10 @@ endforeach()
 # bugs no explorer run can see: docs/order-sweep.md).
 pcstock_add_test(test_high_race SOURCES test_high_race.c
 	LABELS unit TIMEOUT 60)
+# A record's group replaced by a load and a store (held out): its second
+# case must fail on it, in every build.
+pcstock_add_unit_detection_test(high_record_split test_high_race
+	"*record_exchange_against_a_drop" SOURCES test_high_race.c)
 if(PCSTOCK_SANITIZE MATCHES "thread")
 	foreach(bug relaxed_high_record acquire_high_record
 		relaxed_high_drop_load)
@@ -107,3 +111,9 @@ pcstock_add_unit_detection_test(oom_recheck_strict test_hierarchy_callbacks
 pcstock_add_unit_detection_test(protection_store_unlocked test_protection
 	test_protection_write_racing_destroy
 	SOURCES test_protection.c hierarchy_fixture.c)
+
+# A lookup's reference taken by a test and a separate increment (held
+# out): lookup_does_not_revive_a_dead_group must fail on it.
+pcstock_add_unit_detection_test(tryget_not_from_zero test_tree
+	"*lookup_does_not_revive_a_dead_group"
+	SOURCES test_tree.c hierarchy_fixture.c)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_high_race.c - a tree's destroy reads the over-high records of
- * threads it never synchronised with.
+ * test_high_race.c - a tree's destroy against other threads' over-high
+ * records: it reads records made by threads it never synchronised with,
+ * and it drops one while its owner replaces the group in it (the second
+ * case, below).
  *
  * pcstock_tree_destroy() walks every thread's record and tests the tree of
  * the group each names (pcs_high_recs_drop(), src/high.c).  That group may
@@ -35,7 +37,10 @@
 
 #include <pcstock/hierarchy.h>
 
+#include "atomic.h"
+#include "group.h"
 #include "hierarchy_helpers.h"
+#include "rcu.h"
 
 static atomic_int recorded, destroyed;
 static unsigned long owner_pages;
@@ -100,11 +105,102 @@ static void test_destroy_reads_a_record_made_after_its_lock(void **state)
 	assert_int_equal(pcstock_domain_destroy(d), 0);
 }
 
-int main(void)
+/*
+ * A record's group changes hands by exchange only: a tree's destroy that
+ * drops the record (pcs_high_recs_drop()) between the owner's read of its
+ * old group and its write of the new one leaves the owner nothing to put.
+ * Not left to timing: the explore hook stops the owner at its first write
+ * after it took its reference on the new group (the record's exchange)
+ * and runs the drop there, on another thread.  The owner stays in a
+ * read-side section throughout, so the old group, whatever its count,
+ * is not freed before the count is read.
+ */
+static struct {
+	struct pcstock_group *next;	/* the owner's new group */
+	struct pcstock_tree *dropped;	/* whose records the drop lets go */
+	pthread_t owner;
+	bool armed, ran;
+} hr;
+
+static void *drop_records(void *arg)
+{
+	(void)arg;
+	pcs_high_recs_drop(hr.dropped);
+	return NULL;
+}
+
+static void drop_at_exchange(enum pcs_atomic_op op, const void *obj)
+{
+	pthread_t th;
+
+	if (hr.ran || !pthread_equal(pthread_self(), hr.owner))
+		return;
+	if (!hr.armed) {
+		hr.armed = op == PCS_OP_ADD && obj == &hr.next->refs;
+		return;
+	}
+	if (op == PCS_OP_LOAD || op == PCS_OP_FENCE || op == PCS_OP_YIELD)
+		return;
+	hr.ran = true;
+	if (!pthread_create(&th, NULL, drop_records, NULL))
+		pthread_join(th, NULL);
+}
+
+static void test_record_exchange_against_a_drop(void **state)
+{
+	struct pcstock_tree_attr attr = { .policy = PCSTOCK_TREE_NONE };
+	struct pcstock_domain *d;
+	struct pcstock_tree *t1, *t2;
+	struct pcstock_group *a, *b;
+	long refs;
+	int err;
+
+	(void)state;
+	assert_int_equal(pcstock_domain_create(NULL, &d), 0);
+	assert_int_equal(pcstock_tree_create(d, &attr, &t1), 0);
+	assert_int_equal(pcstock_tree_create(d, &attr, &t2), 0);
+	/* a, destroyed, held by the record and by us (to count it). */
+	a = mkgroup(pcstock_tree_root(t1), "a");
+	assert_int_equal(pcstock_group_set_high(a, 1), 0);
+	assert_int_equal(pcstock_group_charge(a, 8, 0), 0);
+	assert_int_equal(pcstock_group_uncharge(a, 8), 0);
+	pcstock_group_get(a);
+	rmgroup(a);
+	b = mkgroup(pcstock_tree_root(t2), "b");
+	assert_int_equal(pcstock_group_set_high(b, 1), 0);
+	hr.next = b;
+	hr.dropped = t1;
+	hr.owner = pthread_self();
+	rcu_lock();
+	pcstock_explore_hook = drop_at_exchange;
+	err = pcstock_group_charge(b, 16, 0);
+	pcstock_explore_hook = NULL;
+	refs = pcs_load(&a->refs, PCS_RELAXED);
+	rcu_unlock();
+	assert_int_equal(err, 0);
+	assert_true(hr.ran);
+	/* The drop put the record's reference and the owner none: ours. */
+	assert_int_equal(refs, 1);
+	/* A dropped record is no debt: b's pages only. */
+	assert_int_equal(pcstock_over_high_pages(), 16);
+	pcstock_handle_over_high();
+	assert_int_equal(pcstock_group_uncharge(b, 16), 0);
+	rmgroup(b);
+	pcstock_group_put(a);
+	assert_int_equal(pcstock_tree_destroy(t2), 0);
+	assert_int_equal(pcstock_tree_destroy(t1), 0);
+	assert_int_equal(pcstock_domain_destroy(d), 0);
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_destroy_reads_a_record_made_after_its_lock),
+		cmocka_unit_test(test_record_exchange_against_a_drop),
 	};
+
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

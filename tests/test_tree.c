@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -476,7 +477,56 @@ static void test_enomem_leaves_nothing(void **state)
 	assert_true(failures >= 3);
 }
 
-int main(void)
+/*
+ * A lookup takes its reference only while another remains: one that
+ * finds a group whose last reference is put before its own increment
+ * fails, it does not bring the group back (the kernel's css_tryget(),
+ * an increment only from non-zero).  Not left to timing: the explore
+ * hook stops the looker at its first write to the group's count, after
+ * it read the count, and there destroys the group and puts its last
+ * reference on another thread.
+ */
+static struct tryget_race {
+	struct pcstock_group *g;
+	pthread_t looker;
+	bool ran;
+} tr;
+
+static void *destroy_and_put(void *arg)
+{
+	(void)arg;
+	rmgroup(tr.g);
+	return NULL;
+}
+
+static void put_at_increment(enum pcs_atomic_op op, const void *obj)
+{
+	pthread_t th;
+
+	if (tr.ran || obj != &tr.g->refs || op == PCS_OP_LOAD ||
+	    !pthread_equal(pthread_self(), tr.looker))
+		return;
+	tr.ran = true;
+	if (!pthread_create(&th, NULL, destroy_and_put, NULL))
+		pthread_join(th, NULL);
+}
+
+static void test_lookup_does_not_revive_a_dead_group(void **state)
+{
+	struct pcstock_group *g;
+	int err;
+
+	(void)state;
+	tr = (struct tryget_race){ .g = mkgroup(fx.root, "dying"),
+				   .looker = pthread_self() };
+	pcstock_explore_hook = put_at_increment;
+	err = pcstock_group_lookup(fx.root, "dying", &g);
+	pcstock_explore_hook = NULL;
+	assert_true(tr.ran);
+	assert_int_equal(err, -ENOENT);
+}
+
+int main(int argc, char **argv)
 {
 	static const struct case_def cases[] = {
 		ONCE(test_tree_bad_input),
@@ -485,6 +535,7 @@ int main(void)
 		PER_POLICY(test_destroyed_group_keeps_uncharging),
 		ONCE(test_lookup_and_walk),
 		ONCE(test_name_is_not_a_prefix),
+		ONCE(test_lookup_does_not_revive_a_dead_group),
 		PER_POLICY(test_cpu_offline_drains),
 		PER_POLICY(test_destroy_returns_stock),
 		PER_POLICY(test_stock_bound),
@@ -493,5 +544,7 @@ int main(void)
 		PER_POLICY(test_enomem_leaves_nothing),
 	};
 
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
 	return run_cases("test_tree", cases, sizeof(cases) / sizeof(cases[0]));
 }
