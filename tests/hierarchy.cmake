@@ -104,6 +104,11 @@ pcstock_add_unit_detection_test(exact_room_memory_only test_charge
 pcstock_add_unit_detection_test(oom_recheck_strict test_hierarchy_callbacks
 	test_oom_recheck_skips_at_the_order_pages
 	SOURCES test_hierarchy_callbacks.c)
+# The same check made before the OOM lock is taken (held out): the same
+# case, which has the second charger queue on the lock, must fail on it.
+pcstock_add_unit_detection_test(oom_check_unlocked test_hierarchy_callbacks
+	test_oom_recheck_skips_at_the_order_pages
+	SOURCES test_hierarchy_callbacks.c)
 
 # A memory.min or memory.low write storing after it dropped the tree lock
 # (src/limits.c): a destroy between its online check and its store leaves
