@@ -3,8 +3,8 @@
  * explore_lists.c - the kernel explorer's scenario lists: the counter's
  * scenarios (tests/explore/explore_counter.c) run over the kernel's code
  * through kernel/adapter.c, their traces naming the kernel's fields; the
- * stock, group, memcg7, protect and limits scenarios need pcstock's other
- * layers, which this explorer does not link.
+ * stock, group, memcg7, protect, limits and tree scenarios need pcstock's
+ * other layers, which this explorer does not link.
  */
 #include <stddef.h>
 
@@ -38,3 +38,4 @@ const struct explore_scenario *const explore_group_scenarios[] = { NULL };
 const struct explore_scenario *const explore_memcg7_scenarios[] = { NULL };
 const struct explore_scenario *const explore_protect_scenarios[] = { NULL };
 const struct explore_scenario *const explore_limits_scenarios[] = { NULL };
+const struct explore_scenario *const explore_tree_scenarios[] = { NULL };

@@ -9,6 +9,7 @@ set(EXPLORE_SOURCES ${EXPLORE_DIR}/explore.c ${EXPLORE_DIR}/explore_wmm.c
 	${EXPLORE_DIR}/explore_counter.c ${EXPLORE_DIR}/explore_stock.c
 	${EXPLORE_DIR}/explore_group.c ${EXPLORE_DIR}/explore_memcg7.c
 	${EXPLORE_DIR}/explore_protect.c ${EXPLORE_DIR}/explore_limits.c
+	${EXPLORE_DIR}/explore_tree.c
 	${CMAKE_CURRENT_SOURCE_DIR}/memcg7_fake.c)
 # Every explorer's library hands its atomics to the weak-memory model
 # (src/atomic.h, PCSTOCK_EXPLORE_WMM); --weak turns the model on.
@@ -79,7 +80,8 @@ pcstock_add_mutant_explorers(plain_refill read_zero_drain no_disable_mark
 		relaxed_remark relaxed_usage_add relaxed_max_xchg
 		relaxed_unlink exact_no_make_room no_xchg_fence
 		m7_drain_key_unlocked_scan disown_release_first
-		destroy_offline_after_unlock protection_online_unlocked)
+		destroy_offline_after_unlock protection_online_unlocked
+		reap_next_once)
 
 include(${EXPLORE_DIR}/budget.cmake)
 
@@ -263,6 +265,21 @@ foreach(bug destroy_offline_after_unlock protection_online_unlocked)
 	pcstock_add_detection_test(${bug} pcstock-explore-${dashed}
 		group-protect-destroy)
 endforeach()
+
+# Two last puts while the tree is destroyed (tree-reap,
+# tests/explore/explore_tree.c): the reap list's push links the group to
+# the head it swaps out on every turn of its loop; linking once before
+# the loop, a push that had to retry loses the other (held out).
+foreach(strategy random pct)
+	foreach(weak "" _weak)
+		string(REPLACE _ -- wflag "${weak}")
+		pcstock_add_explore_test(explore_tree-reap${weak}_${strategy}
+			ARGS --scenario tree-reap --strategy ${strategy}
+			--schedules 20000 --seed 1 ${wflag})
+	endforeach()
+endforeach()
+pcstock_add_detection_test(reap_next_once pcstock-explore-reap-next-once
+	tree-reap)
 
 # An owner's exit hands its CPU over to a thread waiting for it
 # (memcg7-handover): the work queued to the owner runs before the CPU is

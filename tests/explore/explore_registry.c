@@ -17,6 +17,7 @@ static const struct explore_scenario *const *const lists[] = {
 	explore_memcg7_scenarios,
 	explore_protect_scenarios,
 	explore_limits_scenarios,
+	explore_tree_scenarios,
 };
 
 bool explore_caps_slots(const struct pcstock_policy_info *info)
