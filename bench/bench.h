@@ -49,7 +49,7 @@ struct tree_spec {
 #define STRAT_DOMAIN	0x4	/* threads must be CPUs of its domain */
 #define STRAT_BOUNDED	0x8	/* stock never exceeds stock_bound() */
 #define STRAT_PRESSURE	0x10	/* counts reclaim calls and max events */
-#define STRAT_DESIGN	0x20	/* a registered policy: @policy is valid */
+#define STRAT_POLICY	0x20	/* a registered policy: @policy is valid */
 
 /**
  * struct strategy - one way of charging a tree
@@ -63,7 +63,7 @@ struct tree_spec {
  * reclaim callback calls (the callback reclaims nothing) and max events.
  * counters(), optional, calls @fn on every counter of the tree with a
  * label ("level 0", "leaf 3"), so that the line model can name lines.
- * With STRAT_DESIGN, @policy is the registered policy the strategy runs
+ * With STRAT_POLICY, @policy is the registered policy the strategy runs
  * through the group API (group.c makes one such strategy per policy);
  * the bench asks its properties, pcstock_tree_policy_info(), not its
  * value.
@@ -72,7 +72,7 @@ struct strategy {
 	const char *name;
 	const char *what;
 	unsigned int flags;
-	enum pcstock_tree_policy policy;	/* with STRAT_DESIGN */
+	enum pcstock_tree_policy policy;	/* with STRAT_POLICY */
 	int (*create)(const struct tree_spec *spec, void **inst);
 	void (*destroy)(void *inst);
 	int (*enter)(void *inst, unsigned int cpu);
@@ -175,7 +175,7 @@ struct opts {
 /* strategy.c: the table, built at first use (policies from the registry) */
 const struct strategy *bench_strategy_nth(unsigned int i);
 const char *bench_default_strategies(void);
-const char *bench_design_strategies(void);
+const char *bench_policy_strategies(void);
 bool bench_strategy_is_default(const struct strategy *s);
 const struct strategy *bench_strategy(const char *name);
 const char *bench_strategy_note(void);

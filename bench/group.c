@@ -312,13 +312,13 @@ _Static_assert(PCSTOCK_TREE_NR_POLICIES <=
  * a policy that caps its slots (not the series' V4 kind, which
  * <pcstock/stock.h> documents to exceed it).
  */
-static bool design_bounded(const struct pcstock_policy_info *in)
+static bool policy_bounded(const struct pcstock_policy_info *in)
 {
 	return in->stocks && in->caps_slots;
 }
 
 /* What --list says of a policy, from its properties. */
-static void design_what(const struct pcstock_policy_info *in, char *buf,
+static void policy_what(const struct pcstock_policy_info *in, char *buf,
 			size_t len)
 {
 	if (!in->stocks) {
@@ -362,13 +362,13 @@ unsigned int grp_strategies(const struct strategy **out, unsigned int room)
 			continue;
 		}
 		s = &grp_strats[i];
-		design_what(&in, grp_what[i], sizeof(grp_what[i]));
+		policy_what(&in, grp_what[i], sizeof(grp_what[i]));
 		*s = (struct strategy){
 			.name = in.name, .what = grp_what[i],
 			.flags = STRAT_LIMITS | STRAT_DOMAIN | STRAT_PRESSURE |
-				 STRAT_DESIGN |
+				 STRAT_POLICY |
 				 (in.stocks ? STRAT_STOCK : 0) |
-				 (design_bounded(&in) ? STRAT_BOUNDED : 0),
+				 (policy_bounded(&in) ? STRAT_BOUNDED : 0),
 			.policy = (enum pcstock_tree_policy)i,
 			.create = grp_creators[i], .destroy = grp_destroy,
 			.enter = domain_enter, .exit = domain_exit,

@@ -197,7 +197,7 @@ static void list_strategies(void)
 	for (i = 0; (s = bench_strategy_nth(i)); i++) {
 		printf("%s\t%s\t", s->name,
 		       bench_strategy_is_default(s) ? "default" : "extra");
-		if ((s->flags & STRAT_DESIGN) &&
+		if ((s->flags & STRAT_POLICY) &&
 		    !pcstock_tree_policy_info(s->policy, &in))
 			printf("policy%s%s%s%s%s", in.stocks ? ",stocks" : "",
 			       in.per_counter ? ",per_counter" : "",
@@ -221,7 +221,7 @@ static void list_strategies(void)
  * directly (not of the strategy table), so that a test can check the
  * table against it.
  */
-static void list_designs(void)
+static void list_policies(void)
 {
 	const char *name;
 	int p;
@@ -522,7 +522,7 @@ int main(int argc, char **argv)
 			list_strategies();
 			return 0;
 		case OPT_LIST_POLICIES:
-			list_designs();
+			list_policies();
 			return 0;
 		case OPT_PROFILE:
 			profile = optarg;

@@ -534,7 +534,7 @@ static struct {
 				   NR_EXTRA + 1];
 	unsigned int nr_default;	/* all[0..nr_default-1] */
 	char default_list[NR_FIXED * 8 + PCSTOCK_TREE_NR_POLICIES * 64];
-	char design_list[PCSTOCK_TREE_NR_POLICIES * 64];
+	char policy_list[PCSTOCK_TREE_NR_POLICIES * 64];
 	char note[PCSTOCK_TREE_NR_POLICIES * 64 + 128];
 } table;
 
@@ -551,22 +551,22 @@ static void list_add(char *buf, size_t len, const char *name,
 
 static void table_build(void)
 {
-	unsigned int n = 0, nr_design, i;
+	unsigned int n = 0, nr_policy, i;
 
 	table.all[n++] = &strat_floor;
 	table.all[n++] = &strat_mutex;
-	nr_design = grp_strategies(table.all + n, PCSTOCK_TREE_NR_POLICIES);
-	for (i = 0; i < NR_FIXED + nr_design; i++) {
+	nr_policy = grp_strategies(table.all + n, PCSTOCK_TREE_NR_POLICIES);
+	for (i = 0; i < NR_FIXED + nr_policy; i++) {
 		list_add(table.default_list, sizeof(table.default_list),
 			 table.all[i]->name, ",");
 		if (i >= NR_FIXED) {
-			list_add(table.design_list, sizeof(table.design_list),
+			list_add(table.policy_list, sizeof(table.policy_list),
 				 table.all[i]->name, ",");
 			list_add(table.note, sizeof(table.note),
 				 table.all[i]->name, "/");
 		}
 	}
-	n += nr_design;
+	n += nr_policy;
 	table.nr_default = n;
 	for (i = 0; i < NR_EXTRA; i++)
 		table.all[n++] = extra_strategies[i];
@@ -593,10 +593,10 @@ const char *bench_default_strategies(void)
 }
 
 /* The registered policies' strategies, a comma list in registry order. */
-const char *bench_design_strategies(void)
+const char *bench_policy_strategies(void)
 {
 	pthread_once(&table_once, table_build);
-	return table.design_list;
+	return table.policy_list;
 }
 
 bool bench_strategy_is_default(const struct strategy *s)

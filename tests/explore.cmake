@@ -97,45 +97,46 @@ foreach(strategy random pct)
 	endforeach()
 endforeach()
 
-# The per-design scenarios follow the registry of stock designs
+# The per-policy scenarios follow the registry of stock policies
 # (src/policy.c): the explorer crosses each of its templates (stock-charge,
-# group, group-offline, ...) with every registered design whose properties
-# (pcstock_tree_policy_info()) the template applies to, "<template>-<design
+# group, group-offline, ...) with every registered policy whose properties
+# (pcstock_tree_policy_info()) the template applies to, "<template>-<policy
 # name>", and its expectations come from those properties.  Which
 # scenarios exist is therefore known only to the built explorer, and CTest
 # learns them as gtest_discover_tests() learns a test binary's cases:
 # after each build of pcstock-explore, discover.cmake runs
-# `pcstock-explore --list-designed` and writes explore_designed.cmake, one
-# test per scenario and memory model (explore_<scenario> in SC,
+# `pcstock-explore --list-per-policy` and writes explore_per_policy.cmake,
+# one test per scenario and memory model (explore_<scenario> in SC,
 # explore_<scenario>_weak), each running the random walk then PCT, which
-# CTest includes when it starts.  A registered design thus gets its runs
+# CTest includes when it starts.  A registered policy thus gets its runs
 # with no edit here.  (Configure time cannot run the explorer, and a
-# design list parsed from the registry's source would not know which
-# templates apply to which design.)
+# policy list parsed from the registry's source would not know which
+# templates apply to which policy.)
 # EXPLORE_KNOWN_VIOLATIONS: scenarios registered to expect their
 # violation, for a bug found and not yet fixed (empty: none now;
 # group-offline-memcg7 was one, memcg7's consume serving a group its
 # caller saw offline, until policy_memcg7.c read the online flag first).
 set(EXPLORE_KNOWN_VIOLATIONS)
-set(EXPLORE_DESIGNED ${CMAKE_CURRENT_BINARY_DIR}/explore_designed.cmake)
+set(EXPLORE_PER_POLICY ${CMAKE_CURRENT_BINARY_DIR}/explore_per_policy.cmake)
 add_custom_command(TARGET pcstock-explore POST_BUILD
 	COMMAND ${CMAKE_COMMAND} -DEXPLORER=$<TARGET_FILE:pcstock-explore>
-		-DOUT=${EXPLORE_DESIGNED}
+		-DOUT=${EXPLORE_PER_POLICY}
 		"-DKNOWN=${EXPLORE_KNOWN_VIOLATIONS}"
 		"-DSANITIZE=${PCSTOCK_SANITIZE}"
 		-DTSAN_SUPP=${PROJECT_SOURCE_DIR}/tests/tsan.supp
 		-P ${EXPLORE_DIR}/discover.cmake
-	BYPRODUCTS ${EXPLORE_DESIGNED}
-	COMMENT "Listing the explorer's per-design scenarios"
+	BYPRODUCTS ${EXPLORE_PER_POLICY}
+	COMMENT "Listing the explorer's per-policy scenarios"
 	VERBATIM)
-file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/explore_designed_include.cmake
-	"if(EXISTS \"${EXPLORE_DESIGNED}\")\n"
-	"  include(\"${EXPLORE_DESIGNED}\")\n"
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/explore_per_policy_include.cmake
+	"if(EXISTS \"${EXPLORE_PER_POLICY}\")\n"
+	"  include(\"${EXPLORE_PER_POLICY}\")\n"
 	"else()\n"
-	"  add_test(explore_designed_NOT_BUILT explore_designed_NOT_BUILT)\n"
+	"  add_test(explore_per_policy_NOT_BUILT\n"
+	"           explore_per_policy_NOT_BUILT)\n"
 	"endif()\n")
 set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES
-	${CMAKE_CURRENT_BINARY_DIR}/explore_designed_include.cmake)
+	${CMAKE_CURRENT_BINARY_DIR}/explore_per_policy_include.cmake)
 
 # Detection power: each planted bug, and V4's missing cap, must be found
 # within the budget by both strategies (fixed seeds: deterministic).
@@ -321,14 +322,14 @@ pcstock_add_weak_detection_test(m7_relaxed_unlock memcg7-locked)
 pcstock_add_weak_detection_test(relaxed_cpu_own memcg7-reenter)
 
 # A drain's exchange acquires the refill: stock-protect-default
-# (tests/explore/explore_protect.c; its clean runs are per-design, above)
+# (tests/explore/explore_protect.c; its clean runs are per-policy, above)
 # sees a weakened one through the min_usage its uncharge publishes, which
 # usage's seq_cst RMWs cannot show.  The weakened refill is caught there
 # too.
 pcstock_add_weak_detection_test(relaxed_drain stock-protect-default)
 # stock-protect needs uncharges that refill; stock-drain-watermark, run on
-# every per-counter design, sees a weakened drain through the peak instead
-# (a design's own drain step, whatever its uncharges do).  Pinned on V4,
+# every per-counter policy, sees a weakened drain through the peak instead
+# (a policy's own drain step, whatever its uncharges do).  Pinned on V4,
 # whose uncharges do not refill, with the same planted bug.
 foreach(strategy random pct)
 	explore_budget(args stock-drain-watermark-v4 ${strategy})

@@ -269,7 +269,7 @@ static int pick_strategies(struct lm_run *x, const char *list)
 		    !(bench_strategy(name)->flags & STRAT_DOMAIN)) {
 			fprintf(stderr, "pcstock-bench: --lines models the "
 				"group strategies (%s), not '%s'\n",
-				bench_design_strategies(), name);
+				bench_policy_strategies(), name);
 			return -EINVAL;
 		}
 		x->st[x->nr_st++] = bench_strategy(name);
@@ -296,7 +296,7 @@ int lines_main(const struct opts *o)
 		for (rep = 0; rep < LM_STRATS; rep++)
 			x.file_local[i][rep] = NAN;
 	if (pick_strategies(&x, o->strategies ? o->strategies :
-			    bench_design_strategies()) ||
+			    bench_policy_strategies()) ||
 	    parse_cpus(&x, o->sim_cpus ? o->sim_cpus : "2,16,64,224,1024"))
 		return 1;
 	if (o->nr_os_cpus < LM_CALIB_CPUS) {

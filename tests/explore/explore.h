@@ -71,20 +71,20 @@ void explore_source_bytes(struct explore_source *src, const uint8_t *bytes,
  * @teardown: after each schedule, unscheduled
  * @arg: scenario parameters
  * @applies: NULL for a scenario of its own; else the scenario is a
- *           template, run once per registered stock design (enum
+ *           template, run once per registered stock policy (enum
  *           pcstock_tree_policy, 0..PCSTOCK_TREE_NR_POLICIES - 1) whose
- *           properties it applies to: "<name>-<design name>", with
- *           @design and @info set (explore_find(), explore_list())
- * @design_info: a template's pcstock_tree_policy_info() (explore_registry.c,
+ *           properties it applies to: "<name>-<policy name>", with
+ *           @policy and @info set (explore_find(), explore_list())
+ * @policy_info: a template's pcstock_tree_policy_info() (explore_registry.c,
  *               which the kernel explorer links without the library,
  *               calls it through this)
- * @weak_only: only the weak-memory model can fail it (--list-designed
+ * @weak_only: only the weak-memory model can fail it (--list-per-policy
  *             asks CMake for --weak runs only)
- * @design: @info: a generated scenario's design and its properties
+ * @policy: @info: a generated scenario's policy and its properties
  *
- * A template's callbacks take everything that differs between designs
- * from @info, never from the design's value or name: a newly registered
- * design is explored without an edit here.
+ * A template's callbacks take everything that differs between policies
+ * from @info, never from the policy's value or name: a newly registered
+ * policy is explored without an edit here.
  */
 struct explore_scenario {
 	const char *name;
@@ -100,10 +100,10 @@ struct explore_scenario {
 	void (*teardown)(const struct explore_scenario *s);
 	const void *arg;
 	bool (*applies)(const struct pcstock_policy_info *info);
-	int (*design_info)(enum pcstock_tree_policy p,
+	int (*policy_info)(enum pcstock_tree_policy p,
 			   struct pcstock_policy_info *out);
 	bool weak_only;
-	enum pcstock_tree_policy design;
+	enum pcstock_tree_policy policy;
 	struct pcstock_policy_info info;
 };
 
@@ -126,21 +126,21 @@ void explore_model_mutex(unsigned int i, pthread_mutex_t *mu,
 			 const char *name);
 
 /*
- * explore_find() - the scenario called @name, or NULL.  A per-design one
+ * explore_find() - the scenario called @name, or NULL.  A per-policy one
  * is built in static storage, which the next call reuses.
  */
 const struct explore_scenario *explore_find(const char *name);
 /* explore_list() - print every scenario's name and help to stdout */
 void explore_list(void);
 /*
- * explore_list_designed() - for the build (tests/explore.cmake): one line
+ * explore_list_per_policy() - for the build (tests/explore.cmake): one line
  * per generated scenario that must pass, "<name> sc,weak" or "<name> weak",
  * the memory models to run it in.
  */
-void explore_list_designed(void);
+void explore_list_per_policy(void);
 
 /*
- * explore_caps_slots() - whether @info's design promises that no per-CPU
+ * explore_caps_slots() - whether @info's policy promises that no per-CPU
  * slot ever holds more than batch pages.  struct pcstock_policy_info has
  * no such member yet: the one place that asks the stock's kind instead.
  */

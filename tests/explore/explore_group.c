@@ -2,11 +2,11 @@
 /*
  * explore_group.c - schedule-explorer scenarios for groups (hierarchy).
  *
- * Every scenario here is a template run once per registered stock design
- * (explore.h): group-default, group-v4, ..., each design's expectations
+ * Every scenario here is a template run once per registered stock policy
+ * (explore.h): group-default, group-v4, ..., each policy's expectations
  * taken from its properties (struct pcstock_policy_info).
  *
- * Per schedule a fresh tree (the design's, batch 4) on a domain of two
+ * Per schedule a fresh tree (the policy's, batch 4) on a domain of two
  * simulated CPUs:  root <- a (max 8) <- a1,  root <- b.  Threads 0 and
  * 1 share CPU 0 and charge and uncharge a1 and b; thread 2 (CPU 1) charges
  * a, drains a's subtree, takes CPU 0 offline, destroys b and drains
@@ -26,18 +26,18 @@
  * descendants, online or not:
  *  - every step: |usage(g) - held(subtree) - stock(subtree)| <= pages in
  *    flight, and never below 0 for the per-counter stock (usage is the
- *    first to gain and the last to lose, stock.h; another design may
+ *    first to gain and the last to lose, stock.h; another policy may
  *    uncharge a stock's pages before it empties the stock), no underflow
- *    warning, (a design that caps its slots, explore_caps_slots()) every
+ *    warning, (a policy that caps its slots, explore_caps_slots()) every
  *    slot <= batch, held(a's subtree) <= max(a);
- *  - at the end: usage(g) == held(subtree) + stock(subtree); (a design
+ *  - at the end: usage(g) == held(subtree) + stock(subtree); (a policy
  *    that never fails a charge for pages in stock: exact_at_limit, or no
  *    stock at all) a NOWAIT charge of a's room succeeds; after
- *    drain_all(root) the online groups' stock is 0 and, for a design with
+ *    drain_all(root) the online groups' stock is 0 and, for a policy with
  *    stock, the tree's statistics counted that drain_all;
  *  - every step, too: each group's stock_pages at most its stock_bound.
  *
- * group-switch-*: for the designs that are exact at the limit, the same
+ * group-switch-*: for the policies that are exact at the limit, the same
  * tree and checks with a's max at 20, see switch_script below.
  *
  * group-coop-*: the same tree and checks on COOP CPUs, each of threads 0
@@ -126,8 +126,8 @@ static bool in_subtree(int g, int of)
 }
 
 /*
- * struct group_params - one group scenario's tree (the design is the
- * scenario's, explore_scenario.design)
+ * struct group_params - one group scenario's tree (the policy is the
+ * scenario's, explore_scenario.policy)
  * @a_max: a's memory.max
  * @flags: group_run()'s charge flags
  * @script: group_run()'s operations per thread
@@ -208,7 +208,7 @@ static const struct pcstock_counter *mem(int g)
 static void group_setup(const struct explore_scenario *s)
 {
 	const struct group_params *p = s->arg;
-	struct pcstock_tree_attr attr = { .policy = s->design, .batch = BATCH };
+	struct pcstock_tree_attr attr = { .policy = s->policy, .batch = BATCH };
 	struct pcstock_group *root;
 	char name[32];
 	unsigned int cpu;
@@ -256,14 +256,14 @@ static unsigned long held_in(int of)
 	return sum;
 }
 
-/* Whatever the design keeps its stock in. */
+/* Whatever the policy keeps its stock in. */
 static unsigned long stock_in(int of)
 {
 	return pcstock_group_stock_pages(S.g[of]);
 }
 
 /*
- * The design fails no charge for pages that sit in a stock: it drains
+ * The policy fails no charge for pages that sit in a stock: it drains
  * them first (exact_at_limit), or it has none.  Then at rest a NOWAIT
  * charge of a's whole room succeeds, and so does every charge that runs
  * alone (solo_charge_failed(), room_at_rest()).
@@ -273,7 +273,7 @@ static bool no_failure_for_stock(const struct explore_scenario *s)
 	return s->info.exact_at_limit || !s->info.stocks;
 }
 
-/* Any slot of any group above batch? (A capped design promises none.) */
+/* Any slot of any group above batch? (A capped policy promises none.) */
 static const char *check_cap(void)
 {
 	unsigned int cpu;
@@ -476,8 +476,8 @@ static const char *group_check_end(const struct explore_scenario *s)
 			       "stock is not empty";
 	}
 	/*
-	 * That drain_all ran alone: a design with stock counted it (and the
-	 * design's own statistics, tree_stats, are read with the tree's).
+	 * That drain_all ran alone: a policy with stock counted it (and the
+	 * policy's own statistics, tree_stats, are read with the tree's).
 	 */
 	pcstock_tree_stats(S.t, &st);
 	if (s->info.stocks && !st.drain_all)
@@ -851,7 +851,7 @@ static void rebuild_run(const struct explore_scenario *s, unsigned int t)
 }
 
 /*
- * group-switch-*: a design exact at the limit with a's max at 20, far
+ * group-switch-*: a policy exact at the limit with a's max at 20, far
  * above what a stock can hide (nr_cpus x batch = 8), so (for exact) a's
  * subtree stocks while usage(a) <= 12 and goes exact above.  All three threads (0 and 1 on
  * CPU 0, 2 on CPU 1) first charge a1 while far from max, leaving pages
@@ -882,7 +882,7 @@ static const struct group_params exact_switch = {
 };
 
 /*
- * group-coop-*: the same tree on COOP CPUs, where a design may take
+ * group-coop-*: the same tree on COOP CPUs, where a policy may take
  * another path (memcg7's owner-exclusive cache, whose drains are queued
  * to the CPU's owner): threads 0 and 1 own CPUs 0 and 1 and charge and
  * uncharge a1 and b; thread 2, no CPU, charges a and drains a's subtree
@@ -906,16 +906,16 @@ static const struct group_params coop = {
 	.mode = PCSTOCK_CPU_COOP,
 };
 
-/* Every registered design whose largest batch admits the scenarios'. */
-static bool any_design(const struct pcstock_policy_info *info)
+/* Every registered policy whose largest batch admits the scenarios'. */
+static bool any_policy(const struct pcstock_policy_info *info)
 {
 	return info->max_batch >= BATCH;
 }
 
-/* group-switch: a design that is exact at the limit. */
+/* group-switch: a policy that is exact at the limit. */
 static bool exact_at_limit(const struct pcstock_policy_info *info)
 {
-	return any_design(info) && info->exact_at_limit;
+	return any_policy(info) && info->exact_at_limit;
 }
 
 #define GROUP_SCENARIO_SETUP(id, nm, hlp, setup_fn, run_fn, end_fn, par,  \
@@ -927,7 +927,7 @@ static bool exact_at_limit(const struct pcstock_policy_info *info)
 		.check_step = group_check_step,                             \
 		.check_end = end_fn, .teardown = group_teardown,            \
 		.arg = &par, .applies = which, .weak_only = weak,           \
-		.design_info = pcstock_tree_policy_info,                    \
+		.policy_info = pcstock_tree_policy_info,                    \
 	}
 #define GROUP_SCENARIO(id, nm, hlp, run_fn, end_fn, par, which, weak)       \
 	GROUP_SCENARIO_SETUP(id, nm, hlp, group_setup, run_fn, end_fn, par,  \
@@ -935,10 +935,10 @@ static bool exact_at_limit(const struct pcstock_policy_info *info)
 
 GROUP_SCENARIO(group, "group",
 	       "groups: charge/uncharge, drain_all, offline, destroy",
-	       group_run, group_check_end, tree, any_design, false);
+	       group_run, group_check_end, tree, any_policy, false);
 GROUP_SCENARIO(group_coop, "group-coop",
 	       "groups on COOP CPUs: owners charge, drain_all queues to them",
-	       group_run, group_check_end, coop, any_design, false);
+	       group_run, group_check_end, coop, any_policy, false);
 GROUP_SCENARIO(group_switch, "group-switch",
 	       "charges cross the near-max bound, drain_all races",
 	       group_run, group_check_end, exact_switch, exact_at_limit,
@@ -950,26 +950,26 @@ GROUP_SCENARIO(group_switch, "group-switch",
  */
 GROUP_SCENARIO(publish, "group-publish",
 	       "a child created while walkers and lookups run", publish_run,
-	       group_check_step, tree, any_design, true);
+	       group_check_step, tree, any_policy, true);
 GROUP_SCENARIO(unlink, "group-unlink",
 	       "a child unlinked from the head of its siblings while walkers "
-	       "run", unlink_run, group_check_step, tree, any_design, true);
+	       "run", unlink_run, group_check_step, tree, any_policy, true);
 GROUP_SCENARIO(offline, "group-offline",
 	       "charges, hits and misses, racing the group's destroy",
-	       offline_run, group_check_end, tree, any_design, false);
+	       offline_run, group_check_end, tree, any_policy, false);
 GROUP_SCENARIO(enoent, "group-enoent",
 	       "charges racing the group's destroy, again after an -ENOENT",
-	       enoent_run, group_check_end, tree, any_design, false);
+	       enoent_run, group_check_end, tree, any_policy, false);
 /* v may be freed by the end: the checks of every step only. */
 GROUP_SCENARIO_SETUP(last_put, "group-last-put",
 		     "lookups and puts racing a destroy: any may put last",
 		     last_put_setup, last_put_run, group_check_step, tree,
-		     any_design, false);
+		     any_policy, false);
 /* Nothing to check at rest beyond every step's: weak memory only. */
 GROUP_SCENARIO_SETUP(rebuild, "group-rebuild",
 		     "lookups while a creation rebuilds the name index",
 		     rebuild_setup, rebuild_run, group_check_step, tree,
-		     any_design, true);
+		     any_policy, true);
 
 const struct explore_scenario *const explore_group_scenarios[] = {
 	&group,

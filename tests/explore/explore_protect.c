@@ -14,10 +14,10 @@
  * what it would publish, and skip: min_usage and the parent's
  * children_min_usage then keep the refiller's value for good.
  *
- * stock-protect-*: per registered design whose per-counter stock keeps
+ * stock-protect-*: per registered policy whose per-counter stock keeps
  * uncharges (properties per_counter and uncharges_refill; explore.h):
  * counter c (protection, min = low = 1000) under p, stocked with the
- * design's kind with batch 4 on two SIM CPUs.  Thread 0, CPU 0, charges
+ * policy's kind with batch 4 on two SIM CPUs.  Thread 0, CPU 0, charges
  * one page (a miss: 4 charged, 3 left in the slot) and gives it back (into
  * the slot, which holds 4 then); thread 1, no CPU, drains CPU 0 at any
  * time, and again once thread 0 has returned.  Only
@@ -81,8 +81,8 @@ static void protect_setup(const struct explore_scenario *s)
 	pcstock_counter_init(&S.c, &S.p, true);
 	pcstock_counter_set_min(&S.c, PROTECTION);
 	pcstock_counter_set_low(&S.c, PROTECTION);
-	/* The design's stock: its kind and its own steps (policy.h). */
-	pcs_policy_alloc_counter_stock(s->design, &S.c, S.d, BATCH);
+	/* The policy's stock: its kind and its own steps (policy.h). */
+	pcs_policy_alloc_counter_stock(s->policy, &S.c, S.d, BATCH);
 	explore_label(&S.p, sizeof(S.p), "p", explore_counter_fields);
 	explore_label(&S.c, sizeof(S.c), "c", explore_counter_fields);
 	S.done = false;
@@ -177,7 +177,7 @@ static const struct explore_scenario protect = {
 	.help = "a remote drain's uncharge publishes min_usage after the "
 		"refill's",
 	.applies = refilling_counter_stock,
-	.design_info = pcstock_tree_policy_info,
+	.policy_info = pcstock_tree_policy_info,
 	.nr_threads = 2,
 	.init = protect_init,
 	.thread_init = protect_thread_init,
@@ -214,9 +214,9 @@ static const struct explore_scenario protect = {
  * in between), sets the flag if it drained BATCH - 1 pages, then charges
  * 2 pages plain.
  *
- * stock-drain-watermark-*: per registered design with a per-counter stock
+ * stock-drain-watermark-*: per registered policy with a per-counter stock
  * (property per_counter), its kind and steps with batch BATCH: the drain
- * step's own removal, whatever the design's other properties (a design
+ * step's own removal, whatever the policy's other properties (a policy
  * whose uncharges do not refill never reaches stock-protect).  Thread 0,
  * SIM CPU 0, charges one page (a miss: its refill keeps some of the
  * surplus in the slot); thread 1, no CPU, drains CPU 0, then charges 2
@@ -298,8 +298,8 @@ static void drain_watermark_setup(const struct explore_scenario *s)
 {
 	pcstock_counter_init(&S.c, NULL, false);
 	pcstock_counter_charge(&S.c, SETUP);
-	/* The design's stock: its kind and its own steps (policy.h). */
-	pcs_policy_alloc_counter_stock(s->design, &S.c, S.d, BATCH);
+	/* The policy's stock: its kind and its own steps (policy.h). */
+	pcs_policy_alloc_counter_stock(s->policy, &S.c, S.d, BATCH);
 	explore_label(&S.c, sizeof(S.c), "c", explore_counter_fields);
 	S.drained = 0;
 	pcstock_warn_reset();
@@ -343,7 +343,7 @@ static const struct explore_scenario drain_watermark = {
 	.name = "stock-drain-watermark",
 	.help = "a drain acquires the pages it takes from a slot",
 	.applies = counter_stock,
-	.design_info = pcstock_tree_policy_info,
+	.policy_info = pcstock_tree_policy_info,
 	.nr_threads = 2,
 	.init = protect_init,
 	.thread_init = drain_watermark_thread_init,

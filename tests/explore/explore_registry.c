@@ -2,7 +2,7 @@
 /*
  * explore_registry.c - the schedule explorer's scenarios: the lists each
  * scenario file exports (explore.h), templates crossed with every
- * registered design they apply to, and the lookup and listings the driver
+ * registered policy they apply to, and the lookup and listings the driver
  * and the build ask for.  The engine (explore.c) runs what this finds.
  */
 #include <stdio.h>
@@ -25,14 +25,14 @@ bool explore_caps_slots(const struct pcstock_policy_info *info)
 	return info->caps_slots;
 }
 
-enum walk_mode { WALK_FIND, WALK_LIST, WALK_DESIGNED };
+enum walk_mode { WALK_FIND, WALK_LIST, WALK_PER_POLICY };
 
-/* The last per-design scenario explore_find() built. */
+/* The last per-policy scenario explore_find() built. */
 static struct explore_scenario generated;
 static char generated_name[96];
 
 /*
- * Template @tpl for design @p into *@out: NULL if @p names no design or
+ * Template @tpl for policy @p into *@out: NULL if @p names no policy or
  * @tpl does not apply to it (its properties, not its name, decide).
  */
 static const struct explore_scenario *
@@ -41,13 +41,13 @@ instance(const struct explore_scenario *tpl, int p,
 {
 	struct pcstock_policy_info info;
 
-	if (tpl->design_info((enum pcstock_tree_policy)p, &info) ||
+	if (tpl->policy_info((enum pcstock_tree_policy)p, &info) ||
 	    !tpl->applies(&info))
 		return NULL;
 	snprintf(name, len, "%s-%s", tpl->name, info.name);
 	*out = *tpl;
 	out->name = name;
-	out->design = (enum pcstock_tree_policy)p;
+	out->policy = (enum pcstock_tree_policy)p;
 	out->info = info;
 	return out;
 }
@@ -63,7 +63,7 @@ static const struct explore_scenario *visit(const struct explore_scenario *s,
 		printf("%-28s %s%s\n", s->name, s->help,
 		       s->expect ? " [expect violation]" : "");
 		break;
-	case WALK_DESIGNED:
+	case WALK_PER_POLICY:
 		if (s->applies && !s->expect)
 			printf("%s %s\n", s->name,
 			       s->weak_only ? "weak" : "sc,weak");
@@ -74,7 +74,7 @@ static const struct explore_scenario *visit(const struct explore_scenario *s,
 
 /*
  * Print the list, or find one scenario by @name.  A template stands for
- * one scenario per registered design it applies to.
+ * one scenario per registered policy it applies to.
  */
 static const struct explore_scenario *walk(const char *name,
 					   enum walk_mode mode)
@@ -118,7 +118,7 @@ void explore_list(void)
 	walk(NULL, WALK_LIST);
 }
 
-void explore_list_designed(void)
+void explore_list_per_policy(void)
 {
-	walk(NULL, WALK_DESIGNED);
+	walk(NULL, WALK_PER_POLICY);
 }

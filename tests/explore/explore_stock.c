@@ -2,8 +2,8 @@
 /*
  * explore_stock.c - schedule-explorer scenarios for the stock layer.
  *
- * Every scenario is run per registered design whose stock is the
- * per-counter one, with that design's kind of it (explore.h).
+ * Every scenario is run per registered policy whose stock is the
+ * per-counter one, with that policy's kind of it (explore.h).
  *
  * A stocked counter c (batch 4) under an unstocked parent p, on a domain
  * of two simulated CPUs.  Each explored thread runs a small script of
@@ -30,7 +30,7 @@
  *  - every step: 0 <= usage(c) - held - sum(slots) <= in flight, no slot
  *    negative (a slot's pages: a disabled stock's slots carry its mark),
  *    no underflow warning, held + sum(slots) <= max(p);
- *  - every step, for a design that caps its slots
+ *  - every step, for a policy that caps its slots
  *    (explore_caps_slots(); and one that does not in stock-cap, to be
  *    caught): every slot <= batch;
  *  - after each of its operations a thread reads usage(c) (relaxed) and
@@ -92,8 +92,8 @@ struct stock_step {
 
 /*
  * struct stock_params - one stock scenario's script (the stock's kind
- * comes from the scenario's design, explore_scenario.info)
- * @check_cap: assert slot <= batch even if the design's stock does not
+ * comes from the scenario's policy, explore_scenario.info)
+ * @check_cap: assert slot <= batch even if the policy's stock does not
  *	promise it (stock-cap: to be caught)
  */
 struct stock_params {
@@ -153,8 +153,8 @@ static void stock_setup(const struct explore_scenario *s)
 	pcstock_counter_init(&S.p, NULL, false);
 	pcstock_counter_init(&S.c, &S.p, false);
 	pcstock_counter_set_max(&S.p, p->parent_max);
-	/* The design's stock: its kind and its own steps (policy.h). */
-	pcs_policy_alloc_counter_stock(s->design, &S.c, S.d, BATCH);
+	/* The policy's stock: its kind and its own steps (policy.h). */
+	pcs_policy_alloc_counter_stock(s->policy, &S.c, S.d, BATCH);
 	explore_label(&S.p, sizeof(S.p), "p", explore_counter_fields);
 	explore_label(&S.c, sizeof(S.c), "c", explore_counter_fields);
 	for (cpu = 0; cpu < NR_CPUS; cpu++) {
@@ -471,7 +471,7 @@ static const struct stock_params toggle = {
 };
 
 /*
- * Every scenario here runs once per registered design whose stock is the
+ * Every scenario here runs once per registered policy whose stock is the
  * per-counter one (the kind its properties name), "stock-charge-default"
  * and so on; stock-cap only for a kind that does not cap its slots (the
  * series' V4: its racing refills do not), to show that it does not.
@@ -499,7 +499,7 @@ static bool uncapped(const struct pcstock_policy_info *info)
 		.run = stock_run, .check_step = stock_check_step,           \
 		.check_end = stock_check_end, .teardown = stock_teardown,   \
 		.arg = &id, .applies = which,                               \
-		.design_info = pcstock_tree_policy_info,                    \
+		.policy_info = pcstock_tree_policy_info,                    \
 	}
 
 STOCK_SCENARIO(charge, "stock-charge",
