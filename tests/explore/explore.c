@@ -17,7 +17,11 @@
  * schedule's decision source, and threads only run while they hold the
  * baton, so the interleaving is a function of the seed.  The worker
  * threads persist across schedules (creating threads per schedule would
- * dominate the cost); each enters its CPU once.
+ * dominate the cost); each enters its CPU once.  No decision and nothing
+ * printed depends on an address: objects, and values that are addresses,
+ * are named by label or by order of appearance, so the same command
+ * prints the same report in any process, whatever ASLR or the size of
+ * the environment did (tests/explore/process-replay.sh checks it).
  *
  * Traces record a step when its atomic is about to execute (on the way
  * out of the hook), so the trace is the order in which the atomics ran.
@@ -189,11 +193,17 @@ void explore_label(const void *base, size_t size, const char *name,
 }
 
 /*
- * Unregistered objects are numbered in order of first appearance in the
- * trace, which is as deterministic as the trace itself.
+ * struct names - the unregistered objects of one printout, numbered
+ * (obj#N) in order of first appearance in the trace, which is as
+ * deterministic as the trace itself
  */
+struct names {
+	const void *unknown[MAX_UNKNOWN];
+	unsigned int nr;
+};
+
 static void format_obj(char *buf, size_t len, const void *obj,
-		       const void **unknown, unsigned int *nr_unknown)
+		       struct names *nm)
 {
 	const char *p = obj;
 	unsigned int i;
@@ -222,11 +232,108 @@ static void format_obj(char *buf, size_t len, const void *obj,
 			snprintf(buf, len, "%s", l->name);
 		return;
 	}
-	for (i = 0; i < *nr_unknown && unknown[i] != obj; i++)
+	for (i = 0; i < nm->nr && nm->unknown[i] != obj; i++)
 		;
-	if (i == *nr_unknown && i < MAX_UNKNOWN)
-		unknown[(*nr_unknown)++] = obj;
+	if (i == nm->nr && i < MAX_UNKNOWN)
+		nm->unknown[nm->nr++] = obj;
 	snprintf(buf, len, "obj#%u", i);
+}
+
+/*
+ * Values that are addresses.  A load of a link (a group's parent or
+ * sibling, the name index's table) reads an address, which differs from
+ * one process to the next (ASLR, the size of the environment): printed
+ * as a number, one schedule would read differently in its replay.  A
+ * value inside a mapping of this process (/proc/self/maps, read when a
+ * trace is printed) is printed as the object it points to, named as
+ * format_obj() names one: "&a.mem.usage", "&obj#3".
+ */
+static struct {
+	uint64_t lo, hi;
+} *maps;
+static size_t nr_maps, maps_cap;
+
+static void read_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long lo, hi;
+	char *line = NULL;
+	size_t cap = 0;
+
+	nr_maps = 0;
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+			continue;
+		if (nr_maps == maps_cap) {
+			size_t n = maps_cap ? 2 * maps_cap : 256;
+			void *m = realloc(maps, n * sizeof(*maps));
+
+			if (!m)
+				break;
+			maps = m;
+			maps_cap = n;
+		}
+		maps[nr_maps].lo = lo;
+		maps[nr_maps++].hi = hi;
+	}
+	free(line);
+	fclose(f);
+}
+
+static bool is_address(uint64_t v)
+{
+	size_t i;
+
+	for (i = 0; i < nr_maps; i++)
+		if (v >= maps[i].lo && v < maps[i].hi)
+			return true;
+	return false;
+}
+
+/* Small values in decimal, a negative long as one; the rest in hex. */
+static void format_num(char *buf, size_t len, uint64_t v)
+{
+	if (v < (1ULL << 40))
+		snprintf(buf, len, "%" PRIu64, v);
+	else if ((int64_t)v < 0 && (int64_t)v > -(1LL << 40))
+		snprintf(buf, len, "%" PRId64, (int64_t)v);
+	else
+		snprintf(buf, len, "%#" PRIx64, v);
+}
+
+/*
+ * A value of the trace: an address as "&" and its name, else in hex
+ * (@hex) or as format_num() writes it.
+ */
+static void format_val(char *buf, size_t len, uint64_t v, bool hex,
+		       struct names *nm)
+{
+	if (is_address(v)) {
+		snprintf(buf, len, "&");
+		format_obj(buf + 1, len - 1, (const void *)(uintptr_t)v, nm);
+	} else if (hex) {
+		snprintf(buf, len, "%#" PRIx64, v);
+	} else {
+		format_num(buf, len, v);
+	}
+}
+
+/*
+ * Step @st's object and values into @obj, @val and @new_val (64 bytes
+ * each), numbering the objects they name in @nm: print_trace() and
+ * name_addresses() number the same way.
+ */
+static void format_step(const struct step *st, struct names *nm, char *obj,
+			char *val, char *new_val)
+{
+	format_obj(obj, 64, st->obj, nm);
+	val[0] = new_val[0] = '\0';
+	if (st->has_val)
+		format_val(val, 64, st->val, true, nm);
+	if (st->has_new)
+		format_val(new_val, 64, st->new_val, true, nm);
 }
 
 static const char *strategy_name(enum explore_strategy st)
@@ -242,22 +349,22 @@ static const char *strategy_name(enum explore_strategy st)
 
 static void print_trace(void)
 {
-	const void *unknown[MAX_UNKNOWN];
-	unsigned int nr_unknown = 0;
-	char obj[64];
+	struct names nm = { .nr = 0 };
+	char obj[64], val[64], new_val[64];
 	size_t i;
 
+	read_maps();
 	printf("interleaving (%zu steps):\n", X.trace_len);
 	for (i = 0; i < X.trace_len; i++) {
 		const struct step *st = &X.trace[i];
 
-		format_obj(obj, sizeof(obj), st->obj, unknown, &nr_unknown);
+		format_step(st, &nm, obj, val, new_val);
 		printf("%6zu t%u %-5s %s", i, st->thread, op_name[st->op],
 		       obj);
 		if (st->has_val)
-			printf(" = %#" PRIx64, st->val);
+			printf(" = %s", val);
 		if (st->has_new)
-			printf(" -> %#" PRIx64, st->new_val);
+			printf(" -> %s", new_val);
 		if (st->stale)
 			printf(" (stale: %u newer)", st->stale);
 		printf("\n");
@@ -320,17 +427,6 @@ static unsigned int litmus_keep(bool *keep)
 	return nr;
 }
 
-/* Small values in decimal, a negative long as one; the rest in hex. */
-static void format_val(char *buf, size_t len, uint64_t v)
-{
-	if (v < (1ULL << 40))
-		snprintf(buf, len, "%" PRIu64, v);
-	else if ((int64_t)v < 0 && (int64_t)v > -(1LL << 40))
-		snprintf(buf, len, "%" PRId64, (int64_t)v);
-	else
-		snprintf(buf, len, "%#" PRIx64, v);
-}
-
 /*
  * A violation of two or three threads as a litmus test: each thread's
  * accesses to the shared fields (see litmus_keep(); a thread's private
@@ -342,12 +438,16 @@ static void format_val(char *buf, size_t len, uint64_t v)
  */
 static void print_litmus(void)
 {
-	const void *unknown[MAX_UNKNOWN];
-	unsigned int nr_unknown = 0, t, nr;
-	char obj[64], a[32], b[32];
+	struct names nm = { .nr = 0 };
+	unsigned int t, nr;
+	char obj[64], a[64], b[64];
 	bool *keep;
 	size_t i;
 
+	/* obj#N as the interleaving above numbers them. */
+	read_maps();
+	for (i = 0; i < X.trace_len; i++)
+		format_step(&X.trace[i], &nm, obj, a, b);
 	keep = calloc(X.trace_len ? X.trace_len : 1, sizeof(*keep));
 	if (!keep)
 		return;
@@ -378,15 +478,15 @@ static void print_litmus(void)
 				printf("         fence\n");
 			any = true;
 			fence = false;
-			format_obj(obj, sizeof(obj), st->obj, unknown,
-				   &nr_unknown);
+			format_obj(obj, sizeof(obj), st->obj, &nm);
 			printf("  @%-5zu %-5s %-22s", i, op_name[st->op], obj);
 			if (st->has_val && st->has_new) {
-				format_val(a, sizeof(a), st->val);
-				format_val(b, sizeof(b), st->new_val);
+				format_val(a, sizeof(a), st->val, false, &nm);
+				format_val(b, sizeof(b), st->new_val, false,
+					   &nm);
 				printf(" %s -> %s", a, b);
 			} else if (st->has_val) {
-				format_val(a, sizeof(a), st->val);
+				format_val(a, sizeof(a), st->val, false, &nm);
 				printf(" %s %s", st->op == PCS_OP_LOAD ||
 				       st->op == PCS_OP_CAS ? "=" : "->", a);
 			}
@@ -473,15 +573,14 @@ void explore_fail(const char *msg)
  */
 static void name_addresses(char *out, size_t len, const char *msg)
 {
-	const void *unknown[MAX_UNKNOWN];
-	unsigned int nr_unknown = 0;
+	struct names nm = { .nr = 0 };
+	char obj[64], val[64], new_val[64], *end;
 	const char *p = msg;
-	char obj[64], *end;
 	size_t i, n = 0;
 
+	read_maps();
 	for (i = 0; i < X.trace_len; i++)
-		format_obj(obj, sizeof(obj), X.trace[i].obj, unknown,
-			   &nr_unknown);
+		format_step(&X.trace[i], &nm, obj, val, new_val);
 	while (*p && n + 1 < len) {
 		if (p[0] != '0' || p[1] != 'x' ||
 		    !isxdigit((unsigned char)p[2])) {
@@ -490,7 +589,7 @@ static void name_addresses(char *out, size_t len, const char *msg)
 		}
 		format_obj(obj, sizeof(obj),
 			   (const void *)(uintptr_t)strtoull(p, &end, 16),
-			   unknown, &nr_unknown);
+			   &nm);
 		p = end;
 		n += (size_t)snprintf(out + n, len - n, "%s", obj);
 		if (n >= len)
