@@ -37,3 +37,4 @@ const struct explore_scenario *const explore_stock_scenarios[] = { NULL };
 const struct explore_scenario *const explore_group_scenarios[] = { NULL };
 const struct explore_scenario *const explore_memcg7_scenarios[] = { NULL };
 const struct explore_scenario *const explore_protect_scenarios[] = { NULL };
+const struct explore_scenario *const explore_drain_scenarios[] = { NULL };

@@ -76,6 +76,8 @@
 #include "policy_plain.h"
 #include "rcu.h"
 
+unsigned long pcs_plain_restarts;
+
 static struct plain_seq *tree_seq(const struct pcstock_tree *t)
 {
 	return pcs_tree_state(t);

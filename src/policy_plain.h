@@ -124,6 +124,13 @@ struct plain_slot {
 #define PLAIN_OPEN 1
 #define PLAIN_CLOSER 2
 
+/*
+ * Sequences restarted after an abort, machine code's and model's: a
+ * statistic for the tests, bumped by the abort handler with a plain
+ * increment (racy: it may lose counts, never invent them).
+ */
+extern unsigned long pcs_plain_restarts __attribute__((visibility("hidden")));
+
 #if PLAIN_HAVE_RSEQ
 /*
  * The sequence.  ADD is the instruction that makes the new value from the
@@ -142,7 +149,7 @@ struct plain_slot {
  *  2: right after the commit (the movl);
  *  4: the abort handler, in section __rseq_failure, after the signature
  *     as the 4-byte operand of a ud1 (0f b9 3d), so that falling into it
- *     traps: it restarts.
+ *     traps: it counts the restart (pcs_plain_restarts) and restarts.
  */
 #define PLAIN_RSEQ(ADD, TEST)                                                \
 	"0:\n\t"                                                             \
@@ -175,6 +182,7 @@ struct plain_slot {
 	".byte 0x0f, 0xb9, 0x3d\n\t"                                         \
 	".long 0x53053053\n\t"                                               \
 	"4:\n\t"                                                             \
+	"incq %[restarts]\n\t"                                               \
 	"jmp 0b\n\t"                                                         \
 	".popsection\n\t"
 
@@ -185,7 +193,8 @@ struct plain_slot {
 	[draining] "i"(offsetof(struct plain_seq, draining)),                \
 	[region] "i"(offsetof(struct plain_seq, region)),                    \
 	[state] "i"(offsetof(struct plain_slot, state)),                     \
-	[handle] "i"(offsetof(struct plain_slot, handle))
+	[handle] "i"(offsetof(struct plain_slot, handle)),                   \
+	[restarts] "m"(pcs_plain_restarts)
 
 _Static_assert(RSEQ_SIG == 0x53053053, "the signature the handlers carry");
 _Static_assert(offsetof(struct rseq, cpu_id) == 4 &&
@@ -362,6 +371,7 @@ static inline bool plain_model_seq(struct plain_seq *s, struct plain_slot *g,
 		if (plain_model_commit(m, gen, slot, (int)v))
 			return true;
 		/* Aborted: restart, as the abort handler does. */
+		pcs_plain_restarts++;
 	}
 }
 #endif /* PLAIN_MODEL */

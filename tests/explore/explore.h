@@ -113,6 +113,7 @@ extern const struct explore_scenario *const explore_stock_scenarios[];
 extern const struct explore_scenario *const explore_group_scenarios[];
 extern const struct explore_scenario *const explore_memcg7_scenarios[];
 extern const struct explore_scenario *const explore_protect_scenarios[];
+extern const struct explore_scenario *const explore_drain_scenarios[];
 
 /*
  * explore_find() - the scenario called @name, or NULL.  A per-design one

@@ -16,6 +16,7 @@ static const struct explore_scenario *const *const lists[] = {
 	explore_group_scenarios,
 	explore_memcg7_scenarios,
 	explore_protect_scenarios,
+	explore_drain_scenarios,
 };
 
 bool explore_caps_slots(const struct pcstock_policy_info *info)
