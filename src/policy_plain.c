@@ -60,7 +60,6 @@
  * compare, as memcg7's; it publishes no hit key.
  */
 #include <errno.h>
-#include <linux/membarrier.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -96,16 +95,23 @@ static atomic_int *slot_on(const struct pcstock_group *g, unsigned int cpu)
 
 /* ---- the membarrier -------------------------------------------------- */
 
-static long sys_membarrier(int cmd)
-{
+/*
+ * membarrier(2)'s RSEQ commands (Linux 5.10), by value: they are members
+ * of an enum in <linux/membarrier.h>, which an older header lacks and the
+ * preprocessor cannot test for.
+ */
+#define PLAIN_MB_RSEQ (1 << 7)		/* _PRIVATE_EXPEDITED_RSEQ */
+#define PLAIN_MB_REGISTER_RSEQ (1 << 8)	/* _REGISTER_PRIVATE_EXPEDITED_RSEQ */
+
+/*
+ * The system call (a macro: the explorer's runs, on the model, never make
+ * it, and scripts/check-policy-coverage wants every function reached).
+ */
 #ifdef __NR_membarrier
-	return syscall(__NR_membarrier, cmd, 0U, 0);
+#define sys_membarrier(cmd) syscall(__NR_membarrier, (cmd), 0U, 0)
 #else
-	(void)cmd;
-	errno = ENOSYS;
-	return -1;
+#define sys_membarrier(cmd) (errno = ENOSYS, -1L)
 #endif
-}
 
 /*
  * Every sequence that could have read a slot before the caller closed it
@@ -121,7 +127,7 @@ static void plain_membarrier(struct plain_seq *s)
 		return;
 	}
 #endif
-	if (sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ))
+	if (sys_membarrier(PLAIN_MB_RSEQ))
 		pcs_die("plain: membarrier(PRIVATE_EXPEDITED_RSEQ) failed "
 			"(errno %d): a drain cannot take the slots", errno);
 }
@@ -140,7 +146,7 @@ static int plain_usable(struct pcstock_domain *d)
 		return -EOPNOTSUPP;
 	if (!PLAIN_HAVE_RSEQ || !d->use_rseq || (int)__rseq_size <= 0)
 		return -ENOSYS;
-	if (sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ))
+	if (sys_membarrier(PLAIN_MB_REGISTER_RSEQ))
 		return -ENOSYS;
 	return 0;
 }
@@ -187,13 +193,15 @@ static int plain_tree_init(struct pcstock_tree *t)
 		}
 	}
 #endif
+	/* Before the hook, which an offline may call at once. */
+	pcs_tree_set_state(t, s);
 	err = pcstock_cpu_hook_add(d, plain_cpu_dead, t, &s->hook);
 	if (err) {
+		pcs_tree_set_state(t, NULL);
 		free(s->model);
 		free(s);
 		return err;
 	}
-	pcs_tree_set_state(t, s);
 	/* The hit in front of the miss (policy.h, @consume). */
 	s->next_miss = t->miss;
 	t->miss = plain_miss;

@@ -371,7 +371,7 @@ static inline bool plain_model_seq(struct plain_seq *s, struct plain_slot *g,
 		if (plain_model_commit(m, gen, slot, (int)v))
 			return true;
 		/* Aborted: restart, as the abort handler does. */
-		pcs_plain_restarts++;
+		__atomic_fetch_add(&pcs_plain_restarts, 1, __ATOMIC_RELAXED);
 	}
 }
 #endif /* PLAIN_MODEL */
