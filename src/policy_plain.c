@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * policy_plain.c - "plain": a per-group per-CPU stock whose hit and whose
- * refill take no locked instruction, the userspace counterpart of the
- * kernel's this_cpu_*() operations.
+ * policy_plain.c - "plain": a per-group per-CPU stock whose hit, refill
+ * and uncharge into the stock take no locked instruction, the userspace
+ * counterpart of the kernel's this_cpu_*() operations.
  *
  * Each group has one slot per CPU (an int in the domain's arena, at most
  * a batch): the pages of a batch charged to its counters (memory, and
@@ -16,10 +16,11 @@
  * CPU).  What does not fit goes straight to the counters.
  *
  * The price is paid by a drain, any thread taking a slot's pages back
- * from another CPU (drain_all; the destroy of a group).  A store by a
- * sequence that loaded the slot before the drain would overwrite what the
- * drain did, so a drain closes the slots first (the tree's @draining for
- * drain_all, the group's @state for a destroy, which stays closed), then
+ * from another CPU (drain_all; the destroy of a group; a CPU's offline).
+ * A store by a sequence that loaded the slot before the drain would
+ * overwrite what the drain did, so a drain closes the slots first (the
+ * tree's @draining for drain_all and an offline, the group's @state for a
+ * destroy, which stays closed), then
  * calls membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ): an
  * inter-processor interrupt to every CPU that runs a thread of the
  * process at that moment, which restarts the sequence it was in.  A
@@ -42,6 +43,8 @@
  * the drain's uncharge.  Closing is a sequentially consistent RMW before
  * the membarrier, which is a full barrier on every CPU it interrupts and
  * on the caller: a sequence that starts after it reads the flag closed.
+ * Sequences of one CPU follow each other in its program order (a context
+ * switch is a full barrier): each reads the slot as the last left it.
  *
  * Where it runs.  Only on RSEQ domains (pcstock_domain_create(NULL)),
  * where a thread's CPU is the OS CPU the kernel reports in the rseq area,
@@ -56,8 +59,10 @@
  * it on every domain mode through the model of the sequences
  * (policy_plain.h).
  *
- * Its hit is @consume, one indirect call after the group hit's failed key
- * compare, as memcg7's; it publishes no hit key.
+ * Its hit is one call from pcstock_group_charge(), after the group hit's
+ * failed key compare (it publishes no hit key): tree_init puts it in
+ * front of the tree's miss (policy.h, @consume), and @consume serves the
+ * flow's retries.
  */
 #include <errno.h>
 #include <string.h>
