@@ -117,6 +117,17 @@ static int grp_build(struct grp_tree *t, const struct tree_spec *spec)
 	return 0;
 }
 
+/* The policies that ran on RSEQ CPUs for another mode (grp_create()). */
+static atomic_bool grp_on_rseq[PCSTOCK_TREE_NR_POLICIES];
+
+bool grp_ran_on_rseq(const char *name)
+{
+	enum pcstock_tree_policy p;
+
+	return !pcstock_tree_policy_parse(name, &p) &&
+	       atomic_load(&grp_on_rseq[p]);
+}
+
 /* Counts the calls and reclaims nothing: what a NULL callback does. */
 static long grp_reclaim(struct pcstock_group *g, unsigned long nr_pages,
 			void *arg)
@@ -150,6 +161,19 @@ static int grp_create(const struct tree_spec *spec, void **inst,
 	ret = t->node ? pcstock_domain_create(&dattr, &t->d) : -ENOMEM;
 	if (!ret)
 		ret = pcstock_tree_create(t->d, &tattr, &t->t);
+	/*
+	 * A policy that runs on RSEQ CPUs only (-EOPNOTSUPP on the others:
+	 * plain) runs on them whatever the mode, noted in the tables.
+	 */
+	if (ret == -EOPNOTSUPP && spec->mode != PCSTOCK_CPU_RSEQ) {
+		pcstock_domain_destroy(t->d);
+		t->d = NULL;
+		ret = pcstock_domain_create(NULL, &t->d);
+		if (!ret)
+			ret = pcstock_tree_create(t->d, &tattr, &t->t);
+		if (!ret)
+			atomic_store(&grp_on_rseq[policy], true);
+	}
 	if (!ret)
 		ret = grp_build(t, spec);
 	if (ret) {

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 
 #include "bench.h"
+#include "strategy.h"
 
 struct result {
 	const struct opts *o;
@@ -345,6 +346,18 @@ static void memcg7_variant(const struct ctx *x, const struct workload *wl)
 		  "synchronous remote drains", cpu_mode_name(m));
 }
 
+/* The policies that run on RSEQ CPUs only, and so ran there here. */
+static void rseq_only(const struct ctx *x, const struct workload *wl)
+{
+	unsigned int k;
+
+	for (k = 0; k < x->res->nr_strat; k++)
+		if (takes_part(wl, x->st[k]) && grp_ran_on_rseq(x->st[k]->name))
+			put_table(x, "\n%s runs on RSEQ CPUs only: it ran on "
+				  "the OS CPUs (pcstock_domain_create(NULL)), "
+				  "whatever the CPU mode.\n", x->st[k]->name);
+}
+
 /*
  * The cover letter's table (30 trials of 15 iterations, its "variance" is
  * the coefficient of variation) beside ours: before = memcg7, after =
@@ -432,6 +445,10 @@ static const struct key keys[] = {
 	{ "scale", "T=1 own", "ctr-inline", "floor",
 	  "stock-hit pair, inline (PCSTOCK_INLINE): ctr-inline cost / floor "
 	  "cost", true },
+	{ "scale", "T=1 own", "plain", "floor",
+	  "stock-hit pair, plain (restartable sequences, no locked "
+	  "instruction; RSEQ CPUs): plain cost / floor cost (goal <= 0.7x)",
+	  true },
 	{ "drain", "99%-empty", "default", "v4",
 	  "drain: read-before-xchg (default) vs xchg (v4) speedup "
 	  "(goal >= 2x on 99%-empty)", false },
@@ -850,6 +867,7 @@ int report_write(struct result *res, const struct config *cfgs,
 				table_workload(&x, bench_workloads[w]);
 				fault_vs_seed(&x, bench_workloads[w]);
 				memcg7_variant(&x, bench_workloads[w]);
+				rseq_only(&x, bench_workloads[w]);
 				break;
 			}
 	key_figures(&x);

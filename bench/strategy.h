@@ -60,5 +60,11 @@ extern const struct strategy strat_ctr_none, strat_ctr_v4, strat_ctr_default;
 extern const struct strategy strat_ctr_inline;
 /* group.c: one strategy per registered policy */
 unsigned int grp_strategies(const struct strategy **out, unsigned int room);
+/*
+ * Whether the group strategy of policy @name ran on RSEQ CPUs because its
+ * policy refused the mode asked (-EOPNOTSUPP: one that runs on RSEQ CPUs
+ * only); false for any other name.
+ */
+bool grp_ran_on_rseq(const char *name);
 
 #endif /* BENCH_STRATEGY_H */

@@ -89,7 +89,11 @@ struct pcstock_counter;
  *	batch): it must not serve an offline group.  NULL: no such cache.
  *	@tree_init may replace the tree's copy (struct pcstock_tree's
  *	@consume) with another function of the same contract, a variant
- *	picked once per tree.
+ *	picked once per tree.  It may also put the hit in front of the
+ *	tree's @miss (what pcstock_group_charge() calls when the group hit
+ *	did not serve): a function of @miss's type that serves the charges
+ *	@consume would and calls the @miss it replaced for the others, so
+ *	that a hit pays no second call (policy_plain.c).
  * @counter_try: stage 2 on one counter (memsw, then memory): charge
  *	@nr_pages to @c and its ancestors; on failure *@fail is the counter
  *	over its limit and nothing stays charged by the attempt.  *@charged

@@ -29,4 +29,35 @@ static inline void unpin(const cpu_set_t *old)
 	assert_int_equal(sched_setaffinity(0, sizeof(*old), old), 0);
 }
 
+/* Bind the calling thread to OS CPU @os (pin_here()'s *@old undoes it). */
+static inline void pin_to(int os)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(os, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+}
+
+/*
+ * The first two OS CPUs of *@all, the thread's affinity (saved for
+ * unpin()), in *@a and *@b: skips the case when it may run on one only
+ * (no move to make).
+ */
+static inline void two_cpus_or_skip(cpu_set_t *all, int *a, int *b)
+{
+	*a = *b = -1;
+	assert_int_equal(sched_getaffinity(0, sizeof(*all), all), 0);
+	for (int os = 0; os < CPU_SETSIZE && *b < 0; os++) {
+		if (!CPU_ISSET(os, all))
+			continue;
+		if (*a < 0)
+			*a = os;
+		else
+			*b = os;
+	}
+	if (*b < 0)
+		skip();
+}
+
 #endif /* PCSTOCK_TESTS_AFFINITY_HELPERS_H */

@@ -9,7 +9,7 @@ set(EXPLORE_SOURCES ${EXPLORE_DIR}/explore.c ${EXPLORE_DIR}/explore_wmm.c
 	${EXPLORE_DIR}/explore_counter.c ${EXPLORE_DIR}/explore_stock.c
 	${EXPLORE_DIR}/explore_group.c ${EXPLORE_DIR}/explore_memcg7.c
 	${EXPLORE_DIR}/explore_protect.c ${EXPLORE_DIR}/explore_limits.c
-	${EXPLORE_DIR}/explore_tree.c
+	${EXPLORE_DIR}/explore_tree.c ${EXPLORE_DIR}/explore_drain.c
 	${CMAKE_CURRENT_SOURCE_DIR}/memcg7_fake.c)
 # Every explorer's library hands its atomics to the weak-memory model
 # (src/atomic.h, PCSTOCK_EXPLORE_WMM); --weak turns the model on.

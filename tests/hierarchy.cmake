@@ -122,3 +122,22 @@ pcstock_add_unit_detection_test(protection_store_unlocked test_protection
 pcstock_add_unit_detection_test(tryget_not_from_zero test_tree
 	"*lookup_does_not_revive_a_dead_group"
 	SOURCES test_tree.c hierarchy_fixture.c)
+
+# The plain policy's own: its sequences' restart against a drain (the
+# model's, on SIM CPUs), its hits following the OS CPU and a race of
+# preempted sequences against drain_all (the machine code, on RSEQ CPUs).
+pcstock_add_test(test_plain SOURCES test_plain.c LABELS unit TIMEOUT 120)
+# Against the library as installed: plain refuses every domain mode but
+# RSEQ, and runs there where rseq does.
+pcstock_add_test(test_plain_modes SOURCES test_plain_modes.c
+	LIBS pcstock LABELS unit TIMEOUT 60)
+# The drain without its membarrier (tests/mutants/plain_no_membarrier.patch)
+# makes the model's restart case fail, every time.
+pcstock_add_library(pcstock_mut_plain_no_membarrier_unit STATIC
+	DEFINES PCSTOCK_FAULT_INJECT PCSTOCK_EXPLORE
+	MUTANT plain_no_membarrier)
+pcstock_add_test(test_plain_mut_plain_no_membarrier SOURCES test_plain.c
+	LIBS pcstock_mut_plain_no_membarrier_unit ARGS abort LABELS unit
+	TIMEOUT 60)
+set_tests_properties(test_plain_mut_plain_no_membarrier PROPERTIES
+	WILL_FAIL TRUE)

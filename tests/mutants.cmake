@@ -101,3 +101,28 @@ endforeach()
 # (group-rebuild, weak memory only).
 pcstock_add_mutant_explorers(relaxed_name_rebuild)
 pcstock_add_weak_detection_test(relaxed_name_rebuild group-rebuild-default)
+
+# plain's drain without its membarrier (src/policy_plain.c,
+# plain_no_membarrier): a restartable sequence of CPU 0 that loaded the
+# slot before the drain closed it is not restarted, and its commit stores
+# the stale value after the drain took the pages, which are then counted
+# twice (usage below held + stock).  group-drain-plain
+# (tests/explore/explore_drain.c; its clean runs from discover.cmake)
+# finds it, seed 1: random at schedule 13 (weak: 3), PCT at 65 (weak: 7),
+# so PCT in SC gets a budget of its own past the clean runs' 60.
+pcstock_add_mutant_explorers(plain_no_membarrier)
+foreach(case "random;60;" "random;60;--weak" "pct;200;" "pct;60;--weak")
+	list(GET case 0 strategy)
+	list(GET case 1 n)
+	list(GET case 2 weak)
+	set(args --scenario group-drain-plain --strategy ${strategy}
+		--schedules ${n} --seed 1 ${weak})
+	if(strategy STREQUAL pct)
+		list(APPEND args --depth 3)
+	endif()
+	string(REPLACE "--" "_" suffix "${weak}")
+	pcstock_add_explore_test(
+		explore_detect_plain_no_membarrier${suffix}_${strategy}
+		BINARY pcstock-explore-plain-no-membarrier
+		ARGS ${args} --expect-violation)
+endforeach()

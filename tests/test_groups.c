@@ -24,6 +24,7 @@
 #include <pcstock/percpu.h>
 #include <pcstock/stock.h>
 
+#include "affinity_helpers.h"
 #include "atomic.h"
 #include "domain.h"
 #include "hierarchy_helpers.h"
@@ -584,15 +585,6 @@ static unsigned int charge_ops(struct pcstock_group *g)
 	return ops_seen;
 }
 
-static void pin_to(int os)
-{
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(os, &one);
-	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
-}
-
 static unsigned long hits_of(struct pcstock_group *g)
 {
 	struct pcstock_stock_stats st;
@@ -617,7 +609,7 @@ static void test_rseq_hit_follows_the_os_cpu(void **state)
 	struct pcstock_group *g;
 	const struct pcstock_counter *mem;
 	cpu_set_t all;
-	int a = -1, b = -1, ca, cb, os;
+	int a, b, ca, cb;
 	unsigned int sim_ops;
 
 	(void)state;
@@ -631,16 +623,7 @@ static void test_rseq_hit_follows_the_os_cpu(void **state)
 	rmgroup(g);
 	assert_int_equal(pcstock_tree_destroy(t), 0);
 
-	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
-	for (os = 0; os < CPU_SETSIZE && b < 0; os++)
-		if (CPU_ISSET(os, &all)) {
-			if (a < 0)
-				a = os;
-			else
-				b = os;
-		}
-	if (b < 0)
-		skip();	/* one allowed CPU: no migration to make */
+	two_cpus_or_skip(&all, &a, &b);
 	pin_to(a);
 	assert_int_equal(pcstock_domain_create(NULL, &d), 0);
 	ca = pcstock_this_cpu(d);

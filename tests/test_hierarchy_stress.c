@@ -2,8 +2,12 @@
 /*
  * test_hierarchy_stress.c - group lifecycle under load, every registered
  * policy, on 64 SIM CPUs (more threads than cores: threads share and
- * change CPUs), and again on 64 COOP CPUs, where each CPU has one owner
- * (memcg7's owner-exclusive variant, drains queued to the owners).
+ * change CPUs), again on 64 COOP CPUs, where each CPU has one owner
+ * (memcg7's owner-exclusive variant, drains queued to the owners), and on
+ * the RSEQ domain pcstock_domain_create(NULL) gives, one CPU per OS CPU,
+ * where threads are where the scheduler puts them (plain's restartable
+ * sequences run there as machine code, preempted and restarted; a policy
+ * that cannot run there, -ENOSYS, is skipped).
  *
  * Chargers look groups up by path, charge and keep pages with a reference,
  * give some back, and hop between CPUs; meanwhile a manager creates and
@@ -55,7 +59,7 @@ struct charger {
 };
 
 static struct {
-	struct pcstock_domain *sim, *coop;
+	struct pcstock_domain *sim, *coop, *rseq;
 	struct pcstock_domain *d;	/* the one in use */
 	struct pcstock_tree *t;
 	unsigned long iterations;
@@ -90,14 +94,21 @@ static struct pcstock_group *lookup(unsigned int *seed)
 	return err ? NULL : g;
 }
 
-/* Enter @cpu, or (COOP) the next CPU nobody owns. */
+static unsigned int nr_cpus(void)
+{
+	return pcstock_domain_nr_cpus(st.d);
+}
+
+/* Enter @cpu, or (COOP) the next CPU nobody owns; RSEQ: nothing to do. */
 static void enter(unsigned int cpu, unsigned int *seed)
 {
 	int err;
 
+	if (st.d == st.rseq)
+		return;
 	while ((err = pcstock_cpu_enter(st.d, cpu)) == -EBUSY &&
 	       st.d == st.coop)
-		cpu = rnd(seed) % NR_CPUS;
+		cpu = rnd(seed) % nr_cpus();
 	if (err)
 		report("enter");
 }
@@ -117,7 +128,7 @@ static void *charger_fn(void *arg)
 	struct charger *c = arg;
 	unsigned int seed = 0x9e3779b9U * (c->id + 1);
 
-	enter(c->id * (NR_CPUS / NR_CHARGERS), &seed);
+	enter(c->id * (nr_cpus() / NR_CHARGERS), &seed);
 	for (unsigned long i = 0; i < st.iterations; i++) {
 		struct holding *h = &c->hold[rnd(&seed) % NR_HOLD];
 		unsigned long pages = 1 + rnd(&seed) % 100;
@@ -125,11 +136,12 @@ static void *charger_fn(void *arg)
 		struct pcstock_group *g;
 		int err;
 
-		if (rnd(&seed) % 64 == 0) {
+		if (rnd(&seed) % 64 == 0 && st.d != st.rseq) {
 			pcstock_cpu_exit(st.d);
-			enter(rnd(&seed) % NR_CPUS, &seed);
+			enter(rnd(&seed) % nr_cpus(), &seed);
 		}
-		if (rnd(&seed) % 32 == 0 && pcstock_cpu_idle(st.d))
+		if (rnd(&seed) % 32 == 0 && st.d != st.rseq &&
+		    pcstock_cpu_idle(st.d))
 			report("idle");
 		give_back(h);
 		g = lookup(&seed);
@@ -149,7 +161,7 @@ static void *charger_fn(void *arg)
 			pcstock_handle_over_high();
 	}
 	pcstock_handle_over_high();
-	if (pcstock_cpu_exit(st.d))
+	if (st.d != st.rseq && pcstock_cpu_exit(st.d))
 		report("exit");
 	return NULL;
 }
@@ -216,7 +228,7 @@ static void *helper_fn(void *arg)
 			pcstock_group_put(g);
 			break;
 		default:
-			cpu = rnd(&seed) % NR_CPUS;
+			cpu = rnd(&seed) % nr_cpus();
 			pcstock_cpu_set_online(st.d, cpu, false);
 			pcstock_cpu_set_online(st.d, cpu, true);
 			break;
@@ -313,18 +325,25 @@ static int destroy_leaf(struct pcstock_group *g, void *arg)
 	return 0;
 }
 
-static void run_policy(enum pcstock_tree_policy policy, bool coop)
+enum mode { MODE_SIM, MODE_COOP, MODE_RSEQ, NR_MODES };
+
+static void run_policy(enum pcstock_tree_policy policy, enum mode mode)
 {
 	struct pcstock_tree_attr attr = { .policy = policy, .memsw = true };
 	pthread_t helpers[3];
 	struct check ck = { 0 };
 	struct pcstock_group *g;
 	struct pcstock_tree_stats ts;
+	int err;
 
-	st.d = coop ? st.coop : st.sim;
+	st.d = mode == MODE_COOP ? st.coop :
+	       mode == MODE_RSEQ ? st.rseq : st.sim;
 	memset(st.chargers, 0, sizeof(st.chargers));
 	atomic_store(&st.stop, false);
-	assert_int_equal(pcstock_tree_create(st.d, &attr, &st.t), 0);
+	err = pcstock_tree_create(st.d, &attr, &st.t);
+	if (err == -ENOSYS && mode == MODE_RSEQ)
+		skip();		/* plain without rseq here */
+	assert_int_equal(err, 0);
 	for (int i = 0; i < NR_PATHS; i++) {
 		struct pcstock_group *parent = pcstock_tree_root(st.t);
 
@@ -390,44 +409,45 @@ static void run_policy(enum pcstock_tree_policy policy, bool coop)
 	assert_int_equal(atomic_load(&st.errors), 0);
 	assert_true(atomic_load(&st.charged_ok) > 0);
 	assert_int_equal(pcstock_tree_destroy(st.t), 0);
-	for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
+	for (unsigned int cpu = 0; cpu < nr_cpus(); cpu++)
 		pcstock_cpu_set_online(st.d, cpu, true);
 }
 
 /* One registered policy on one CPU mode: *state is its struct run. */
 struct run {
 	enum pcstock_tree_policy policy;
-	bool coop;
+	enum mode mode;
 };
 
 static void test_lifecycle(void **state)
 {
 	const struct run *r = *state;
 
-	run_policy(r->policy, r->coop);
+	run_policy(r->policy, r->mode);
 }
 
 int main(int argc, char **argv)
 {
 	struct pcstock_domain_attr attr = { NR_CPUS, PCSTOCK_CPU_SIM, NULL };
 	/*
-	 * Every registered policy, on SIM and on COOP CPUs, from the
+	 * Every registered policy, on SIM, COOP and RSEQ CPUs, from the
 	 * registry: a new policy is stressed with its conservation checked
 	 * without an edit here.
 	 */
-	static struct run runs[2 * PCSTOCK_TREE_NR_POLICIES];
-	static struct CMUnitTest tests[2 * PCSTOCK_TREE_NR_POLICIES];
-	static char names[2 * PCSTOCK_TREE_NR_POLICIES][64];
+	static const char *const suffix[NR_MODES] = { "", "_coop", "_rseq" };
+	static struct run runs[NR_MODES * PCSTOCK_TREE_NR_POLICIES];
+	static struct CMUnitTest tests[NR_MODES * PCSTOCK_TREE_NR_POLICIES];
+	static char names[NR_MODES * PCSTOCK_TREE_NR_POLICIES][64];
 	size_t n = 0;
 	int ret;
 
-	for (int coop = 0; coop < 2; coop++) {
+	for (int mode = 0; mode < NR_MODES; mode++) {
 		for (int p = 0; p < PCSTOCK_TREE_NR_POLICIES; p++) {
 			runs[n] = (struct run){ (enum pcstock_tree_policy)p,
-						coop };
+						(enum mode)mode };
 			snprintf(names[n], sizeof(names[n]), "test_lifecycle/%s%s",
 				 pcstock_tree_policy_name(runs[n].policy),
-				 coop ? "_coop" : "");
+				 suffix[mode]);
 			tests[n] = (struct CMUnitTest){ names[n], test_lifecycle,
 							NULL, NULL, &runs[n] };
 			n++;
@@ -437,10 +457,12 @@ int main(int argc, char **argv)
 	if (pcstock_domain_create(&attr, &st.sim))
 		return 1;
 	attr.mode = PCSTOCK_CPU_COOP;
-	if (pcstock_domain_create(&attr, &st.coop))
+	if (pcstock_domain_create(&attr, &st.coop) ||
+	    pcstock_domain_create(NULL, &st.rseq))
 		return 1;
 	ret = _cmocka_run_group_tests("test_hierarchy_stress", tests, n, NULL,
 				      NULL);
+	pcstock_domain_destroy(st.rseq);
 	pcstock_domain_destroy(st.coop);
 	pcstock_domain_destroy(st.sim);
 	return ret;

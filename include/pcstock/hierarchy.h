@@ -132,6 +132,12 @@ struct pcstock_group;
  *	from every max, holds no stock near one, and a charge refused at a
  *	level first drains and switches off every stock under that level,
  *	before the max event, reclaim or failure
+ * @PCSTOCK_TREE_PLAIN: a per-group stock whose hit, refill and uncharge
+ *	are restartable sequences (rseq(2)) with no locked instruction;
+ *	RSEQ domains on x86-64 only (pcstock_tree_create(): -EOPNOTSUPP on
+ *	another mode, -ENOSYS without rseq or membarrier), and every
+ *	drain_all or group destroy costs one membarrier(2), which interrupts
+ *	every CPU running the process (ours)
  * @PCSTOCK_TREE_NR_POLICIES: the number of policies; every value below it
  *	is one
  *
@@ -406,7 +412,9 @@ struct pcstock_group_stats {
  *
  * Return: 0; -EINVAL for a NULL @d or @out, an unknown policy or a batch
  * above PCSTOCK_STOCK_MAX_BATCH (memcg7: above 127); -ENOMEM (nothing is
- * left allocated).
+ * left allocated); for PCSTOCK_TREE_PLAIN, -EOPNOTSUPP when @d is not an
+ * RSEQ domain and -ENOSYS when its sequences cannot run here (not x86-64,
+ * no rseq area registered by glibc, no membarrier RSEQ commands).
  */
 PCSTOCK_API int pcstock_tree_create(struct pcstock_domain *d,
 				    const struct pcstock_tree_attr *attr,

@@ -115,6 +115,7 @@ extern const struct explore_scenario *const explore_memcg7_scenarios[];
 extern const struct explore_scenario *const explore_protect_scenarios[];
 extern const struct explore_scenario *const explore_limits_scenarios[];
 extern const struct explore_scenario *const explore_tree_scenarios[];
+extern const struct explore_scenario *const explore_drain_scenarios[];
 
 /*
  * explore_model_mutex() - slot @i (0 or 1) of the mutexes the model knows

@@ -18,6 +18,7 @@ static const struct explore_scenario *const *const lists[] = {
 	explore_protect_scenarios,
 	explore_limits_scenarios,
 	explore_tree_scenarios,
+	explore_drain_scenarios,
 };
 
 bool explore_caps_slots(const struct pcstock_policy_info *info)

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * policy_plain.h - the "plain" policy's per-CPU sequences (private; only
+ * policy_plain.c includes it): take pages from the slot of the CPU the
+ * caller runs on, or put pages in it, with no locked instruction.
+ *
+ * On x86-64 each is a restartable sequence, rseq(2), registered through
+ * the rseq area glibc (2.35 and later) registers for every thread: the
+ * sequence stores the address of its descriptor (struct rseq_cs: version,
+ * flags, start, length, abort address) in the area's rseq_cs word, then
+ * reads the thread's OS CPU (the area's cpu_id), finds that CPU's slot of
+ * the group, loads it, compares, and stores the new value.  That store is
+ * the commit, the last instruction of the sequence.  The kernel moves a
+ * thread that is preempted, migrated or signalled between the start and
+ * the commit to the abort address instead of letting it resume there; the
+ * abort handler, whose four preceding bytes are the signature glibc
+ * registered the area with (RSEQ_SIG, 0x53053053 on x86), starts the
+ * sequence again.  So between its load and its commit no other thread ran
+ * on that CPU: the load-compare-store is atomic with respect to every
+ * other sequence, as the kernel's this_cpu_*() operations are to other
+ * code of the same CPU, without a lock prefix.
+ *
+ * What is not a sequence is a remote writer: a drain on another CPU.  A
+ * drain therefore never races a commit (policy_plain.c): it first closes
+ * the slots, a flag every sequence reads after its start, then asks the
+ * kernel for membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ), which
+ * interrupts every CPU running a thread of the process and restarts the
+ * sequences they were in.  When it returns, every sequence that read the
+ * slots open has either committed (and the drain sees its store) or
+ * restarted (and reads them closed, and does not store).  Only then does
+ * the drain take the pages.
+ *
+ * In an instrumented build of the library (the tests' and the explorer's,
+ * PCSTOCK_EXPLORE; the line model's, PCSTOCK_TRACE) a tree on a domain of
+ * any other mode runs a model of the sequences instead, in plain C on the
+ * domain's CPUs (simulated, entered by the thread): each CPU has a
+ * generation, which a sequence's start advances (whoever starts a
+ * sequence on a CPU preempts the one running there) and the modelled
+ * membarrier advances on every CPU; a commit stores only if its CPU's
+ * generation is still the one its start saw, else the sequence restarts.
+ * A short per-CPU spinlock makes a start and a commit atomic for real
+ * threads sharing a simulated CPU; under the explorer one thread runs at a
+ * time and the lock is never contended.  What the model does not have:
+ * the kernel's code (abort addresses, signatures, the rseq_cs word), real
+ * preemption at any instruction (only at the explorer's scheduling
+ * points), and interrupts arriving at each CPU at different times within
+ * one membarrier (each CPU's generation is one step of the explorer).
+ */
+#ifndef PCSTOCK_POLICY_PLAIN_H
+#define PCSTOCK_POLICY_PLAIN_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "atomic.h"
+#include "domain.h"
+
+/* The machine code: x86-64 with glibc's rseq area, else none. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(RSEQ_SIG)
+#define PLAIN_HAVE_RSEQ 1
+#else
+#define PLAIN_HAVE_RSEQ 0
+#endif
+
+/* The model of the sequences, in the instrumented builds only. */
+#if defined(PCSTOCK_EXPLORE) || defined(PCSTOCK_TRACE)
+#define PLAIN_MODEL 1
+#else
+#define PLAIN_MODEL 0
+#endif
+
+/* One CPU of the model (PLAIN_MODEL): its lock and generation. */
+struct plain_model_cpu {
+	_Alignas(64) atomic_flag lock;
+	_Atomic unsigned long gen;
+};
+
+/*
+ * What a sequence reads of its tree: whether a drain_all has the tree's
+ * slots closed, where each OS CPU's slots are, and the batch.
+ * @draining: the number of drains of the whole tree's slots running
+ *	(drain_all, a CPU's offline); a sequence finding it non-zero
+ *	serves nothing
+ * @batch: the tree's; a slot never holds more
+ * @nr_os: entries of @region
+ * @rseq_offset: glibc's __rseq_offset, the area's offset from the thread
+ *	pointer
+ * @domain: the tree's domain
+ * @model: PLAIN_MODEL builds, a domain of another mode than RSEQ: one
+ *	entry per domain CPU, and the sequences are the model's; else NULL
+ * @next_miss: the tree's miss before the policy put its hit in front
+ * @hook: the CPU offline hook's registration
+ * @region: by OS CPU number, the arena region of the domain CPU that OS
+ *	CPU is, NULL for one outside the domain
+ */
+struct pcstock_group;
+struct pcstock_tree;
+
+struct plain_seq {
+	_Atomic int draining;
+	unsigned int batch;
+	unsigned int nr_os;
+	ptrdiff_t rseq_offset;
+	struct pcstock_domain *domain;
+	struct plain_model_cpu *model;
+	int (*next_miss)(struct pcstock_group *g, unsigned long nr_pages,
+			 unsigned int flags, struct pcstock_tree *t);
+	struct pcstock_cpu_hook *hook;
+	char *region[];
+};
+
+/*
+ * A group's slot.  @state: 0 for a group without one (the root, a failed
+ * allocation); else 1, plus 2 for each drain closing it, forever once
+ * the group was destroyed.  Sequences serve only at exactly 1.
+ * @handle: the slot's offset in each CPU's region (an int, the pages).
+ */
+struct plain_slot {
+	_Atomic int state;
+	size_t handle;
+};
+
+#define PLAIN_OPEN 1
+#define PLAIN_CLOSER 2
+
+/*
+ * Sequences restarted after an abort, machine code's and model's: a
+ * statistic for the tests, bumped by the abort handler with a plain
+ * increment (racy: it may lose counts, never invent them).
+ */
+extern unsigned long pcs_plain_restarts __attribute__((visibility("hidden")));
+
+#if PLAIN_HAVE_RSEQ
+/*
+ * The sequence.  ADD is the instruction that makes the new value from the
+ * old one in %rax (sub or add of %[n]); TEST the branch to %l[miss] after
+ * it, on its flags or on a compare of its own.  Every input a register or
+ * memory the sequence only reads; %rax and %rcx are scratch.  Local labels
+ * (numbers) only, so that every inlined copy has its own descriptor and
+ * abort handler:
+ *  3: the descriptor, in section __rseq_cs (32-byte aligned, as the
+ *     kernel's ABI asks): version 0, flags 0, start 1f, post-commit
+ *     offset 2f - 1f, abort 4f;
+ *  0: the restart: the descriptor's address into the area's rseq_cs
+ *     (offset 8 of struct rseq), which the kernel clears on an abort;
+ *  1: start: cpu_id (offset 4) read inside the sequence, so that it is
+ *     the CPU the commit runs on;
+ *  2: right after the commit (the movl);
+ *  4: the abort handler, in section __rseq_failure, after the signature
+ *     as the 4-byte operand of a ud1 (0f b9 3d), so that falling into it
+ *     traps: it counts the restart (pcs_plain_restarts) and restarts.
+ */
+#define PLAIN_RSEQ(ADD, TEST)                                                \
+	"0:\n\t"                                                             \
+	".pushsection __rseq_cs, \"aw\"\n\t"                                 \
+	".balign 32\n\t"                                                     \
+	"3:\n\t"                                                             \
+	".long 0, 0\n\t"                                                     \
+	".quad 1f, 2f - 1f, 4f\n\t"                                          \
+	".popsection\n\t"                                                    \
+	"leaq 3b(%%rip), %%rax\n\t"                                          \
+	"movq %%rax, %%fs:8(%[off])\n\t"                                     \
+	"1:\n\t"                                                             \
+	"movl %%fs:4(%[off]), %%ecx\n\t"                                     \
+	"cmpl %c[nr_os](%[s]), %%ecx\n\t"                                    \
+	"jae %l[miss]\n\t"                                                   \
+	"cmpl $0, %c[draining](%[s])\n\t"                                    \
+	"jne %l[miss]\n\t"                                                   \
+	"cmpl $1, %c[state](%[g])\n\t"                                       \
+	"jne %l[miss]\n\t"                                                   \
+	"movq %c[region](%[s],%%rcx,8), %%rcx\n\t"                           \
+	"testq %%rcx, %%rcx\n\t"                                             \
+	"jz %l[miss]\n\t"                                                    \
+	"addq %c[handle](%[g]), %%rcx\n\t"                                   \
+	"movslq (%%rcx), %%rax\n\t"                                          \
+	ADD "\n\t"                                                           \
+	TEST "\n\t"                                                          \
+	"movl %%eax, (%%rcx)\n\t"                                            \
+	"2:\n\t"                                                             \
+	".pushsection __rseq_failure, \"ax\"\n\t"                            \
+	".byte 0x0f, 0xb9, 0x3d\n\t"                                         \
+	".long 0x53053053\n\t"                                               \
+	"4:\n\t"                                                             \
+	"incq %[restarts]\n\t"                                               \
+	"jmp 0b\n\t"                                                         \
+	".popsection\n\t"
+
+/* The sequences' operands: the tree's and the group's fields by offset. */
+#define PLAIN_RSEQ_IN(s, g)                                                  \
+	[s] "r"(s), [g] "r"(g), [off] "r"((s)->rseq_offset),                 \
+	[nr_os] "i"(offsetof(struct plain_seq, nr_os)),                      \
+	[draining] "i"(offsetof(struct plain_seq, draining)),                \
+	[region] "i"(offsetof(struct plain_seq, region)),                    \
+	[state] "i"(offsetof(struct plain_slot, state)),                     \
+	[handle] "i"(offsetof(struct plain_slot, handle)),                   \
+	[restarts] "m"(pcs_plain_restarts)
+
+_Static_assert(RSEQ_SIG == 0x53053053, "the signature the handlers carry");
+_Static_assert(offsetof(struct rseq, cpu_id) == 4 &&
+		       offsetof(struct rseq, rseq_cs) == 8,
+	       "the offsets the sequences use");
+
+/*
+ * Take @n pages from the slot @g has on the CPU the thread runs on: true
+ * if it held them (and the slot is open), else nothing changed.  The
+ * memory clobber keeps the compiler from moving accesses across it (a
+ * miss's charge before a refill's commit, the pages' use after a take).
+ */
+static inline __attribute__((always_inline)) bool
+plain_rseq_take(struct plain_seq *s, struct plain_slot *g, unsigned long n)
+{
+	__asm__ goto(PLAIN_RSEQ("subq %[n], %%rax", "jl %l[miss]")
+		     :
+		     : PLAIN_RSEQ_IN(s, g), [n] "r"(n)
+		     : "rax", "rcx", "cc", "memory"
+		     : miss);
+	return true;
+miss:
+	return false;
+}
+
+/*
+ * Add @n pages to that slot if it stays at most @s's batch: true if it
+ * did, else nothing changed.
+ */
+static inline __attribute__((always_inline)) bool
+plain_rseq_give(struct plain_seq *s, struct plain_slot *g, unsigned long n)
+{
+	__asm__ goto(PLAIN_RSEQ("addq %[n], %%rax",
+				"cmpq %[batch], %%rax\n\tjg %l[miss]")
+		     :
+		     : PLAIN_RSEQ_IN(s, g), [n] "r"(n),
+		       [batch] "r"((unsigned long)s->batch)
+		     : "rax", "rcx", "cc", "memory"
+		     : miss);
+	return true;
+miss:
+	return false;
+}
+#endif /* PLAIN_HAVE_RSEQ */
+
+#if PLAIN_MODEL
+/*
+ * The model's accesses that are not scheduling points: a start's
+ * generation, a commit's check and store.  Under the explorer's weak
+ * memory they go through its model, so that what a membarrier orders is
+ * modelled too: the restart of an aborted sequence reads its CPU's
+ * generation with an RMW, which reads the membarrier's and so sees what
+ * came before it (the closing of the slots).  Elsewhere, atomics without
+ * a hook: the line model then traces what the machine code touches (the
+ * flags, the slot, the commit's store) and nothing of the model's own.
+ */
+#ifdef PCSTOCK_EXPLORE_WMM
+#define plain_model_rmw(p, v, mo)                                            \
+	pcstock_explore_wmm(PCS_OP_ADD, (void *)(p), sizeof(*(p)), (v), NULL, \
+			    (mo), (mo))
+#define plain_model_store(p, v, mo)                                          \
+	((void)pcstock_explore_wmm(PCS_OP_STORE, (void *)(p), sizeof(*(p)),  \
+				   (uint64_t)(uint32_t)(v), NULL, (mo), (mo)))
+#else
+#define plain_model_rmw(p, v, mo) atomic_fetch_add_explicit((p), (v), (mo))
+#define plain_model_store(p, v, mo)                                          \
+	(PCS_TRACE(PCS_OP_STORE, (p)), atomic_store_explicit((p), (v), (mo)))
+#endif
+
+#ifdef PCSTOCK_EXPLORE
+/* A scheduling point of the explorer that the line model does not see. */
+#define plain_model_point(op, p)                                             \
+	(pcstock_explore_hook ? pcstock_explore_hook((op), (p)) : (void)0)
+#else
+#define plain_model_point(op, p) ((void)0)
+#endif
+
+static inline void plain_model_lock(struct plain_model_cpu *m)
+{
+	while (atomic_flag_test_and_set_explicit(&m->lock,
+						 memory_order_acquire))
+		sched_yield();
+}
+
+static inline void plain_model_unlock(struct plain_model_cpu *m)
+{
+	atomic_flag_clear_explicit(&m->lock, memory_order_release);
+}
+
+/*
+ * A sequence starts on @m's CPU: whatever sequence ran there is
+ * preempted.  acq_rel: the RMW reads the newest generation, a
+ * membarrier's too, and acquires what preceded that.
+ */
+static inline unsigned long plain_model_start(struct plain_model_cpu *m)
+{
+	unsigned long gen;
+
+	plain_model_point(PCS_OP_ADD, &m->gen);
+	plain_model_lock(m);
+	gen = plain_model_rmw(&m->gen, 1UL, memory_order_acq_rel) + 1;
+	plain_model_unlock(m);
+	return gen;
+}
+
+/*
+ * The commit: store @v in @slot if nothing preempted the sequence that
+ * started at generation @gen, as one step.  release: the store publishes
+ * the charge of the pages it adds, as the machine code's (a store on
+ * x86-64) does to the drain's exchange.  The generation's RMW after it
+ * hands the store on to the next sequence started on the CPU, whose
+ * start reads it: on a real CPU the next thread runs after a context
+ * switch, a full barrier, and sees the store.
+ */
+static inline bool plain_model_commit(struct plain_model_cpu *m,
+				      unsigned long gen, atomic_int *slot,
+				      int v)
+{
+	bool ok;
+
+	plain_model_point(PCS_OP_STORE, slot);
+	plain_model_lock(m);
+	ok = plain_model_rmw(&m->gen, 0UL, memory_order_acq_rel) == gen;
+	if (ok) {
+		plain_model_store(slot, v, memory_order_release);
+		(void)plain_model_rmw(&m->gen, 0UL, memory_order_release);
+	}
+	plain_model_unlock(m);
+	return ok;
+}
+
+/* The membarrier: every CPU's running sequence is restarted. */
+static inline void plain_model_membarrier(struct plain_seq *s)
+{
+	unsigned int cpu, nr = pcs_nr_cpus(s->domain);
+
+	pcs_fence(PCS_SEQ_CST);
+	for (cpu = 0; cpu < nr; cpu++) {
+		struct plain_model_cpu *m = &s->model[cpu];
+
+		plain_model_point(PCS_OP_ADD, &m->gen);
+		plain_model_lock(m);
+		(void)plain_model_rmw(&m->gen, 1UL, memory_order_seq_cst);
+		plain_model_unlock(m);
+	}
+}
+
+/*
+ * The model of both sequences: @delta is -n (take) or +n (give); the new
+ * value must stay within 0..batch.  Loads in the order of the machine
+ * code, each a scheduling point; acquire, as x86-64's loads are.
+ */
+static inline bool plain_model_seq(struct plain_seq *s, struct plain_slot *g,
+				   long delta)
+{
+	int cpu = pcs_this_cpu(s->domain);
+	struct plain_model_cpu *m;
+	atomic_int *slot;
+	unsigned long gen;
+	long v;
+
+	if (cpu < 0)
+		return false;
+	m = &s->model[cpu];
+	for (;;) {
+		gen = plain_model_start(m);
+		if (pcs_load(&s->draining, PCS_ACQUIRE) ||
+		    pcs_load(&g->state, PCS_ACQUIRE) != PLAIN_OPEN)
+			return false;
+		slot = pcs_percpu_ptr(s->domain, g->handle, (unsigned int)cpu);
+		v = pcs_load(slot, PCS_ACQUIRE) + delta;
+		if (v < 0 || v > (long)s->batch)
+			return false;
+		if (plain_model_commit(m, gen, slot, (int)v))
+			return true;
+		/* Aborted: restart, as the abort handler does. */
+		__atomic_fetch_add(&pcs_plain_restarts, 1, __ATOMIC_RELAXED);
+	}
+}
+#endif /* PLAIN_MODEL */
+
+/* The sequences, as the tree runs them. */
+static inline __attribute__((always_inline)) bool
+plain_take(struct plain_seq *s, struct plain_slot *g, unsigned long n)
+{
+#if PLAIN_MODEL
+	if (s->model)
+		return n <= s->batch && plain_model_seq(s, g, -(long)n);
+#endif
+#if PLAIN_HAVE_RSEQ
+	return plain_rseq_take(s, g, n);
+#else
+	return false;
+#endif
+}
+
+static inline __attribute__((always_inline)) bool
+plain_give(struct plain_seq *s, struct plain_slot *g, unsigned long n)
+{
+#if PLAIN_MODEL
+	if (s->model)
+		return n <= s->batch && plain_model_seq(s, g, (long)n);
+#endif
+#if PLAIN_HAVE_RSEQ
+	return plain_rseq_give(s, g, n);
+#else
+	return false;
+#endif
+}
+
+#endif /* PCSTOCK_POLICY_PLAIN_H */
