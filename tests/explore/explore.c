@@ -869,6 +869,8 @@ void explore_stop(void)
 {
 	unsigned int t;
 
+	if (X.s->fini)
+		X.s->fini(X.s);
 	pcstock_explore_hook = NULL;
 	X.shutdown = true;
 	for (t = 0; t < X.s->nr_threads; t++) {

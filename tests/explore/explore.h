@@ -69,6 +69,9 @@ void explore_source_bytes(struct explore_source *src, const uint8_t *bytes,
  *              description of the violated invariant, or NULL
  * @check_end: after all threads finished, unscheduled; same return
  * @teardown: after each schedule, unscheduled
+ * @fini: once per process after the last schedule, unscheduled, while the
+ *        library's hook is still the explorer's (wait here for work the
+ *        schedules left to liburcu's call_rcu thread, which calls the hook)
  * @arg: scenario parameters
  * @applies: NULL for a scenario of its own; else the scenario is a
  *           template, run once per registered stock policy (enum
@@ -98,6 +101,7 @@ struct explore_scenario {
 	const char *(*check_step)(const struct explore_scenario *s);
 	const char *(*check_end)(const struct explore_scenario *s);
 	void (*teardown)(const struct explore_scenario *s);
+	void (*fini)(const struct explore_scenario *s);
 	const void *arg;
 	bool (*applies)(const struct pcstock_policy_info *info);
 	int (*policy_info)(enum pcstock_tree_policy p,

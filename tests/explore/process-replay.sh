@@ -65,7 +65,12 @@ for scenario in $groups group-last-put-memcg7 group-last-put-default \
 		run "$base.a" "$scenario" "$model" env
 		run "$base.b" "$scenario" "$model" env PCSTOCK_PAD="$pad"
 		# shellcheck disable=SC2086 # $norandom is a command or none
-		run "$base.c" "$scenario" "$model" $norandom env -i
+		# (the sanitizers' options, suppressions included, kept)
+		run "$base.c" "$scenario" "$model" $norandom env -i \
+			${TSAN_OPTIONS+"TSAN_OPTIONS=$TSAN_OPTIONS"} \
+			${ASAN_OPTIONS+"ASAN_OPTIONS=$ASAN_OPTIONS"} \
+			${UBSAN_OPTIONS+"UBSAN_OPTIONS=$UBSAN_OPTIONS"} \
+			${LSAN_OPTIONS+"LSAN_OPTIONS=$LSAN_OPTIONS"}
 		for v in b c; do
 			cmp -s "$base.a" "$base.$v" && continue
 			echo "FAIL: $scenario ($model): run $v differs from run a"
