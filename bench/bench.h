@@ -166,7 +166,10 @@ struct opts {
 	const char *topology;		/* --topology for --lines */
 	double remote_factor;		/* --remote-factor for --lines */
 	bool interleave_op;		/* --interleave op for --lines */
-	bool pricing_hold;		/* --pricing hold for --lines */
+	bool pricing_hold;		/* --pricing measured or hold */
+	bool pricing_request;		/* --pricing measured: a request's way */
+	double lines_fetch_ns;		/* --lines-fetch-ns, NAN: measured */
+	double sock_work_ns;		/* --sock-work-ns for --lines */
 	const char *lines_calib;	/* --lines-calib FILE */
 	unsigned int nr_os_cpus;	/* CPUs this process may run on */
 	int *os_cpus;
@@ -278,5 +281,6 @@ void bench_mark_inline_uncharge_stock(struct pcstock_counter *c);
 
 /* lines/lines.c (pcstock-bench-lines only) */
 int lines_main(const struct opts *o);
+int netrr_main(const struct opts *o, unsigned long n);
 
 #endif /* BENCH_H */

@@ -283,3 +283,116 @@ foreach(pricing move hold)
 		"delivered message, ${sent} sent per delivered, ${ops} "
 		"delivered")
 endforeach()
+
+# --pricing measured: an idle fetch beyond the latency is a request's way
+# to the holder.  Over the Intel Xeon's calibration (no fetch reading:
+# given here), deterministic (the file's costs): the record says so, the
+# replay of the calibration's loop still moves the line as often (a
+# request that waited at the holder pays the latency only), and a
+# workload whose accesses fetch lines the other CPU holds idle
+# (scale-shared none: the leaf's and the parent's usage alternate) is
+# predicted slower than without the way.
+foreach(p hold measured)
+	set(dir "${OUT}/fetch-${p}")
+	run_lines("${BENCH}" "${dir}" --cpus 2 --pricing ${p} --lines-fetch-ns 89
+		--lines-calib "${XEON}")
+	file(STRINGS "${dir}/lines.jsonl" recs)
+	foreach(line IN LISTS recs)
+		string(JSON kd GET "${line}" kind)
+		if(kd STREQUAL "lines_calibration")
+			string(JSON pricing GET "${line}" pricing)
+			string(JSON req GET "${line}" request_ns)
+			string(JSON agree GET "${line}"
+				model_over_measured_transfers)
+			if(NOT pricing STREQUAL "${p}" OR
+			   NOT agree GREATER 0.85 OR NOT agree LESS 1.15 OR
+			   (p STREQUAL "measured" AND NOT req GREATER 40) OR
+			   (p STREQUAL "hold" AND NOT req EQUAL 0))
+				message(FATAL_ERROR "--pricing ${p}, fetch 89 ns: "
+					"${line}")
+			endif()
+		elseif(kd STREQUAL "lines")
+			string(JSON wl GET "${line}" workload)
+			string(JSON st GET "${line}" strategy)
+			string(JSON pred GET "${line}" predicted_ops_per_s)
+			set(${p}_${wl}_${st} ${pred})
+		endif()
+	endforeach()
+endforeach()
+if(NOT measured_scale-shared_none LESS hold_scale-shared_none OR
+   NOT measured_scale-own_default EQUAL hold_scale-own_default)
+	message(FATAL_ERROR "a request's way: scale-shared none "
+		"${measured_scale-shared_none} (measured) against "
+		"${hold_scale-shared_none} (hold); default (no line moves) "
+		"${measured_scale-own_default} against "
+		"${hold_scale-own_default}")
+endif()
+message(STATUS "lines measured: scale-shared none "
+	"${measured_scale-shared_none} ops/s per CPU, hold "
+	"${hold_scale-shared_none}")
+
+# --sock-work-ns: other work per message slows every policy, and dilutes
+# v4's loss against memcg7 at 16 CPUs (the LKP prediction's lever).
+foreach(w 0 4000)
+	set(dir "${OUT}/sock-work-${w}")
+	execute_process(COMMAND "${BENCH}" --lines --quick --reps 1 --cpus 16
+		--workload sock --strategy memcg7,v4 --sock-work-ns ${w}
+		--lines-calib "${XEON}" --out "${dir}"
+		RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+	if(NOT rc EQUAL 0)
+		message(FATAL_ERROR "--sock-work-ns ${w}: ${rc}:\n${err}")
+	endif()
+	file(STRINGS "${dir}/lines.jsonl" recs REGEX "\"kind\":\"lines\"")
+	foreach(line IN LISTS recs)
+		string(JSON st GET "${line}" strategy)
+		string(JSON pred GET "${line}" predicted_ops_per_s)
+		string(JSON sw GET "${line}" sock_work_ns)
+		if(NOT sw EQUAL w)
+			message(FATAL_ERROR "sock_work_ns ${sw}, not ${w}: ${line}")
+		endif()
+		set(w${w}_${st} ${pred})
+	endforeach()
+endforeach()
+foreach(v w0_memcg7 w0_v4 w4000_memcg7 w4000_v4)
+	string(REGEX REPLACE "[.].*" "" ${v} "${${v}}")
+endforeach()
+math(EXPR v4_0 "100 * ${w0_v4} / ${w0_memcg7}")
+math(EXPR v4_4000 "100 * ${w4000_v4} / ${w4000_memcg7}")
+if(NOT w4000_memcg7 LESS w0_memcg7 OR NOT w4000_v4 LESS w0_v4 OR
+   NOT v4_4000 GREATER v4_0)
+	message(FATAL_ERROR "--sock-work-ns 4000: memcg7 ${w0_memcg7} -> "
+		"${w4000_memcg7}, v4 ${w0_v4} -> ${w4000_v4}: not slower, or "
+		"v4's share of memcg7's rate not higher (${v4_0} -> ${v4_4000} %)")
+endif()
+message(STATUS "lines sock work: memcg7 ${w0_memcg7} -> ${w4000_memcg7}, "
+	"v4 ${w0_v4} -> ${w4000_v4} messages/s per CPU at 16 CPUs (v4 at "
+	"${v4_0} -> ${v4_4000} % of memcg7)")
+
+# --net-rr (scripts/lkp-predict's other work): a loopback UDP
+# request/response costs some CPU time; SCTP either costs some or says
+# why it is not there.
+execute_process(COMMAND "${BENCH}" --net-rr --ops 2000 --json
+	RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+	message(FATAL_ERROR "--net-rr: ${rc}:\n${out}${err}")
+endif()
+string(REPLACE "\n" ";" recs "${out}")
+set(udp 0)
+foreach(line IN LISTS recs)
+	if(line STREQUAL "")
+		continue()
+	endif()
+	string(JSON proto GET "${line}" proto)
+	string(JSON cpu ERROR_VARIABLE noval GET "${line}" cpu_us)
+	string(JSON why ERROR_VARIABLE nowhy GET "${line}" error)
+	if(noval AND nowhy)
+		message(FATAL_ERROR "--net-rr: neither a cost nor a reason: ${line}")
+	endif()
+	if(proto STREQUAL "udp" AND NOT noval AND cpu GREATER 0)
+		math(EXPR udp "${udp} + 1")
+	endif()
+endforeach()
+if(NOT udp EQUAL 2)
+	message(FATAL_ERROR "--net-rr: ${udp} UDP placements of 2:\n${out}")
+endif()
+message(STATUS "lines net-rr: ${out}")

@@ -10,6 +10,7 @@
  * 2 if conservation was violated anywhere.
  */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
@@ -53,7 +54,12 @@ static const char usage_text[] =
 "  --list-designs     the same (the name before 0.6)\n"
 "  --profile WHAT     callgrind mode: run N operations of one kind in a\n"
 "                     marked function (see scripts/callgrind-fastpath)\n"
-"  --ops N            operations for --profile (default 100000)\n"
+"  --ops N            operations for --profile, transactions for\n"
+"                     --net-rr (default 100000)\n"
+"  --net-rr           the network's own cost of a one-byte loopback\n"
+"                     request/response (UDP; SCTP where the kernel has\n"
+"                     it), CPU and wall time per transaction, no pcstock\n"
+"                     call (for scripts/lkp-predict); --json: records\n"
 "  --lines            the cache-line model instead of the matrix: sock,\n"
 "                     scale, tenants and fault traced on simulated CPUs,\n"
 "                     predicted against measured (docs/lines-model.md);\n"
@@ -67,13 +73,23 @@ static const char usage_text[] =
 "  --interleave HOW   --lines: time (default: each simulated CPU's\n"
 "                     accesses one at a time by its clock) or op (whole\n"
 "                     steps in a shuffled order per round)\n"
-"  --pricing HOW      --lines: hold (default: a core keeps a line it\n"
-"                     took for the calibrated run of accesses, a transfer\n"
-"                     costs the latency, the replay's clocks predict) or\n"
-"                     move (the earlier pricing: every access may move\n"
-"                     the line, priced at a requester's loss, capped at\n"
-"                     the line's move time); --interleave op is always\n"
+"  --pricing HOW      --lines: measured (default: a core keeps a line it\n"
+"                     took for the calibrated run of accesses; a request\n"
+"                     travels to the holder, which lets go when its hold\n"
+"                     ends, and the data comes back: the two ways\n"
+"                     measured here; the replay's clocks predict), hold\n"
+"                     (the same with no way for the request: the model\n"
+"                     before 0.8) or move (the earliest: every access may\n"
+"                     move the line, priced at a requester's loss, capped\n"
+"                     at the line's move time); --interleave op is always\n"
 "                     move\n"
+"  --lines-fetch-ns N --lines: price an idle fetch at N ns beyond a local\n"
+"                     add instead of the calibration's reading (for a\n"
+"                     calibration that lacks it, or to test the\n"
+"                     prediction's sensitivity)\n"
+"  --sock-work-ns N   --lines: in the time replay, a sock CPU spends N ns\n"
+"                     on other work per message it delivers (a network\n"
+"                     stack's own cost: scripts/lkp-predict)\n"
 "  --lines-calib FILE --lines: take the transfer calibration (and the\n"
 "                     2-CPU local costs, if recorded) from a lines.jsonl\n"
 "                     of another run, e.g. another CPU's\n"
@@ -83,8 +99,9 @@ enum {
 	OPT_WORKLOAD = 256, OPT_STRATEGY, OPT_BASELINE, OPT_THREADS,
 	OPT_DURATION, OPT_WARMUP, OPT_REPS, OPT_BATCH, OPT_CPU_MODE, OPT_SEED,
 	OPT_FULL, OPT_QUICK, OPT_JSON, OPT_OUT, OPT_LIST, OPT_PROFILE, OPT_OPS,
+	OPT_NET_RR,
 	OPT_HELP, OPT_LINES, OPT_CPUS, OPT_TOPOLOGY, OPT_REMOTE,
-	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB, OPT_LIST_STRATEGIES,
+	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB, OPT_LINES_FETCH, OPT_SOCK_WORK, OPT_LIST_STRATEGIES,
 	OPT_LIST_POLICIES,
 };
 
@@ -108,6 +125,7 @@ static const struct option long_opts[] = {
 	{ "list-policies", no_argument, NULL, OPT_LIST_POLICIES },
 	{ "list-designs", no_argument, NULL, OPT_LIST_POLICIES },
 	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "net-rr", no_argument, NULL, OPT_NET_RR },
 	{ "ops", required_argument, NULL, OPT_OPS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "lines", no_argument, NULL, OPT_LINES },
@@ -117,6 +135,8 @@ static const struct option long_opts[] = {
 	{ "interleave", required_argument, NULL, OPT_INTERLEAVE },
 	{ "pricing", required_argument, NULL, OPT_PRICING },
 	{ "lines-calib", required_argument, NULL, OPT_LINES_CALIB },
+	{ "lines-fetch-ns", required_argument, NULL, OPT_LINES_FETCH },
+	{ "sock-work-ns", required_argument, NULL, OPT_SOCK_WORK },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -454,12 +474,14 @@ int main(int argc, char **argv)
 		.mode = PCSTOCK_CPU_SIM, .seed = 1, .out = "results",
 		/* the seed's "before": see pick()'s fallback */
 		.baseline = "memcg7", .remote_factor = 1,
-		.pricing_hold = true,
+		.pricing_hold = true, .pricing_request = true,
+		.lines_fetch_ns = NAN,
 	};
 	static struct config cfg[BENCH_MAX_CONFIGS];
 	const struct strategy *st[BENCH_MAX_STRATEGIES];
 	void *inst[BENCH_MAX_STRATEGIES] = { NULL };
 	unsigned int nr_st, nr_cfg, c, ops = 100000;
+	bool net_rr = false;
 	const char *profile = NULL;
 	bool reps_set = false, dur_set = false;
 	struct prog prog = { .tty = isatty(2) };
@@ -527,6 +549,9 @@ int main(int argc, char **argv)
 		case OPT_PROFILE:
 			profile = optarg;
 			break;
+		case OPT_NET_RR:
+			net_rr = true;
+			break;
 		case OPT_OPS:
 			ret = parse_uint(optarg, 1, 1UL << 30, &ops);
 			break;
@@ -551,9 +576,17 @@ int main(int argc, char **argv)
 			      0 : -EINVAL;
 			break;
 		case OPT_PRICING:
-			o.pricing_hold = !strcmp(optarg, "hold");
+			o.pricing_request = !strcmp(optarg, "measured");
+			o.pricing_hold = o.pricing_request ||
+					 !strcmp(optarg, "hold");
 			ret = o.pricing_hold || !strcmp(optarg, "move") ?
 			      0 : -EINVAL;
+			break;
+		case OPT_LINES_FETCH:
+			ret = parse_double(optarg, 0, &o.lines_fetch_ns);
+			break;
+		case OPT_SOCK_WORK:
+			ret = parse_double(optarg, 0, &o.sock_work_ns);
 			break;
 		case OPT_LINES_CALIB:
 			o.lines_calib = optarg;
@@ -575,6 +608,13 @@ int main(int argc, char **argv)
 	}
 	if (profile)
 		return profile_main(profile, ops) ? 1 : 0;
+	if (net_rr) {
+		if (allowed_cpus(&o))
+			return 1;
+		c = netrr_main(&o, ops) ? 1 : 0;
+		free(o.os_cpus);
+		return (int)c;
+	}
 	if (o.quick) {
 		o.duration = dur_set ? o.duration : 0.01;
 		o.reps = reps_set ? o.reps : 3;

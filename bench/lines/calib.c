@@ -233,6 +233,155 @@ static double pp_alternate(const struct opts *o)
 }
 
 /*
+ * The third reading: an idle fetch.  The free-running ping-pong times a
+ * transfer whose request was already waiting when the holder let go (the
+ * holder was using the line); strict alternation times a line that both
+ * cores keep asking for.  A workload's core often asks for a line that
+ * sits modified at another core which is busy elsewhere: its request
+ * must first travel to that core, then the data back.  Here the two
+ * threads take turns in time slots of PF_SLOT: in its slot a thread makes
+ * PF_LINES locked adds, each on its own line, spread a page apart in a
+ * shuffled order (no prefetcher guesses the next), each add's address
+ * depending on the one before (no two are in flight at once).  In the
+ * shared rounds the lines are the ones the other thread added to in the
+ * slot before, so every add fetches an idle modified line; in the own
+ * rounds each thread's lines are its own.  The difference of the median
+ * rounds per add is what a fetch adds to a local add.  A round counts
+ * only if it started within its slot and, for a shared round, the other
+ * thread's round before it ran.
+ */
+#define PF_LINES 64U
+#define PF_STRIDE (4096U + 3U * BENCH_LINE)
+#define PF_ROUNDS 600U		/* per thread, own and shared alternating */
+#define PF_SLOT 25e-6
+
+struct pf {
+	char *area[3];			/* shared, own of thread 0, of 1 */
+	unsigned int perm[PF_LINES];
+	_Alignas(BENCH_LINE) atomic_uint done[2][BENCH_LINE / sizeof(int)];
+	int os_cpu[2];
+	double t0;
+	double round[2][2 * PF_ROUNDS];	/* [shared] seconds per round */
+	unsigned int nr[2];
+};
+
+struct pf_arg {
+	struct pf *p;
+	unsigned int i;
+};
+
+static long pf_adds(const struct pf *p, char *area)
+{
+	unsigned long dep = 0;
+	atomic_long *v;
+	unsigned int j;
+
+	for (j = 0; j < PF_LINES; j++) {
+		/* dep is 0, but only the add before can say so. */
+		v = (atomic_long *)(void *)(area + (size_t)p->perm[(j + dep) %
+					    PF_LINES] * PF_STRIDE);
+		dep = (unsigned long)atomic_fetch_add_explicit(
+			      v, 1, memory_order_relaxed) >> 62;
+	}
+	return (long)dep;
+}
+
+static void *pf_thread(void *arg)
+{
+	struct pf_arg *a = arg;
+	struct pf *p = a->p;
+	unsigned int k, shared, need;
+	double start, t, end;
+
+	bind_self(p->os_cpu[a->i]);
+	for (k = 0; k < 2 * PF_ROUNDS; k++) {
+		start = p->t0 + (2.0 * k + a->i) * PF_SLOT;
+		shared = k % 2;
+		/* Thread 1 fetches what 0 added in this round, 0 what 1
+		 * added two rounds before (its last shared round). */
+		need = a->i ? k + 1 : k - 1;
+		p->round[shared][a->i * PF_ROUNDS + k / 2] = NAN;
+		while ((t = now_s()) < start)
+			cpu_relax();
+		if (t < start + PF_SLOT / 4 &&
+		    (!shared || atomic_load_explicit(&p->done[!a->i][0],
+						     memory_order_acquire) >=
+				need)) {
+			pf_adds(p, p->area[shared ? 0 : 1 + a->i]);
+			end = now_s();
+			if (end < start + PF_SLOT)
+				p->round[shared][a->i * PF_ROUNDS + k / 2] =
+					end - t;
+		}
+		atomic_store_explicit(&p->done[a->i][0], k + 1,
+				      memory_order_release);
+	}
+	return NULL;
+}
+
+/* The median of @v's finite values, NAN if none. */
+double median_finite(double *v, unsigned int n)
+{
+	unsigned int i, m = 0;
+
+	for (i = 0; i < n; i++)
+		if (isfinite(v[i]))
+			v[m++] = v[i];
+	return median(v, m);
+}
+
+/*
+ * The idle fetch (above): seconds a fetch of a line modified at the other
+ * core, which is busy elsewhere, adds to a local locked add.  NAN if it
+ * cannot be taken (no memory, no thread, no round of a kind kept).
+ */
+static double pp_fetch(const struct opts *o)
+{
+	struct pf *p = zalloc_lines(sizeof(*p));
+	struct pf_arg a[2];
+	pthread_t tid[2];
+	double own, shared = NAN;
+	unsigned int i, j, k, started = 0;
+	uint64_t rng = o->seed ^ 0x9e3779b97f4a7c15ULL;
+
+	if (!p)
+		return NAN;
+	for (i = 0; i < 3; i++) {
+		p->area[i] = zalloc_lines((size_t)PF_LINES * PF_STRIDE);
+		if (!p->area[i])
+			goto out;
+	}
+	for (i = 0; i < PF_LINES; i++)
+		p->perm[i] = i;
+	for (i = PF_LINES - 1; i > 0; i--) {
+		j = (unsigned int)(rng_next(&rng) % (i + 1));
+		k = p->perm[i];
+		p->perm[i] = p->perm[j];
+		p->perm[j] = k;
+	}
+	p->t0 = now_s() + 1e-3;
+	for (i = 0; i < 2; i++) {
+		p->os_cpu[i] = o->os_cpus[i];
+		a[i] = (struct pf_arg){ p, i };
+		if (pthread_create(&tid[i], NULL, pf_thread, &a[i]))
+			break;
+		started++;
+	}
+	for (i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	if (started == 2) {
+		own = median_finite(p->round[0], 2 * PF_ROUNDS);
+		shared = (median_finite(p->round[1], 2 * PF_ROUNDS) - own) /
+			 PF_LINES;
+	}
+out:
+	for (i = 0; i < 3; i++)
+		free(p->area[i]);
+	free(p);
+	return shared;
+}
+
+/*
  * What the three readings say, on a core that keeps the line it took for
  * a while.  The two threads add at once and the line visits each in turn:
  * a visit is one add that waits for the line (a transfer) and run - 1
@@ -262,6 +411,15 @@ void calib_derive(struct lm_calib *c)
 	 */
 	c->alt_latency_s = c->alternate_s / 2;
 	c->alt_run = (c->move_s - c->alt_latency_s) / c->private_s;
+	/*
+	 * The idle fetch is a request's way to the holder and the data's
+	 * way back; the free-running handover (the latency) is the data's
+	 * way alone, the request having waited at the holder already.  So
+	 * the request's own way is what the fetch adds to the latency.  A
+	 * calibration without the reading (before 0.8) has none.
+	 */
+	c->request_s = isfinite(c->fetch_s) ?
+		       fmax(0, c->fetch_s - c->latency_s) : 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -438,6 +596,7 @@ int calibrate_rep(struct lm_run *x, struct opts *pinned)
 	    !pp_trial(o, PP_CHUNKS, &x->tshared[x->nr_tcost],
 		      &x->tpriv[x->nr_tcost], &x->tmoved[x->nr_tcost])) {
 		x->talt[x->nr_tcost] = pp_alternate(o);
+		x->tfetch[x->nr_tcost] = pp_fetch(o);
 		x->nr_tcost++;
 	}
 	for (i = 0; i < NR_SERIES; i++) {
@@ -578,6 +737,9 @@ int calib_read(struct lm_run *x, const char *path)
 			c->alternate_s = NAN;
 			if (json_num(rec, "alternation_ns", &c->alternate_s))
 				c->alternate_s *= 1e-9;
+			c->fetch_s = NAN;
+			if (json_num(rec, "fetch_ns", &c->fetch_s))
+				c->fetch_s *= 1e-9;
 			if (!json_str(rec, "calib_cpu_model", c->cpu,
 				      sizeof(c->cpu)))
 				calib_cpu_beside(path, c->cpu,

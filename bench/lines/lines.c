@@ -41,7 +41,7 @@ static unsigned long rounds_for(const struct opts *o, const struct config *c,
 static int model_run(const struct opts *o, const struct series *se,
 		     const struct strategy *s, unsigned int n,
 		     const char *topo, double t_xfer, double t_hold,
-		     struct lm_result *r)
+		     double t_req, struct lm_result *r)
 {
 	struct lm_line hot[LM_HOT];
 	struct lm_owners ow = { 0 };
@@ -79,6 +79,8 @@ static int model_run(const struct opts *o, const struct series *se,
 	m.t_xfer = t_xfer;
 	m.hold = isfinite(t_hold);
 	m.t_hold = m.hold ? t_hold : 0;
+	m.t_req = m.hold ? t_req : 0;
+	m.t_work = se->sock ? o->sock_work_ns * 1e-9 : 0;
 	m.remote_factor = o->remote_factor;
 	sim_count_from_here(&m);
 	if (!ret && o->interleave_op)
@@ -224,7 +226,7 @@ static int model_series(struct lm_run *x, unsigned int si)
 			ret = model_run(x->o, se, x->st[k], x->cpus[j], topo,
 					x->transfer_s,
 					x->hold ? x->cal.hold_s : (double)NAN,
-					r);
+					x->request ? x->cal.request_s : 0, r);
 			if (ret)
 				return ret;
 			r->pred = predict(x, r, r->local_s, &r->cap);
@@ -292,6 +294,7 @@ int lines_main(const struct opts *o)
 	x.o = o;
 	x.remote_factor = o->remote_factor;
 	x.hold = o->pricing_hold && !o->interleave_op;
+	x.request = x.hold && o->pricing_request;
 	for (i = 0; i < NR_SERIES; i++)
 		for (rep = 0; rep < LM_STRATS; rep++)
 			x.file_local[i][rep] = NAN;
@@ -334,9 +337,12 @@ int lines_main(const struct opts *o)
 		x.cal.private_s = median(x.tpriv, x.nr_tcost);
 		x.cal.per_add = median(x.tmoved, x.nr_tcost);
 		x.cal.alternate_s = median(x.talt, x.nr_tcost);
+		x.cal.fetch_s = median_finite(x.tfetch, x.nr_tcost);
 		bench_cpu_model(x.cal.cpu, sizeof(x.cal.cpu));
 		snprintf(x.cal.from, sizeof(x.cal.from), "measured");
 	}
+	if (isfinite(o->lines_fetch_ns))
+		x.cal.fetch_s = o->lines_fetch_ns * 1e-9;
 	calib_derive(&x.cal);
 	if (!(x.cal.loss_s > 0) || !(x.cal.move_s > 0)) {
 		fprintf(stderr, "pcstock-bench: no line transfer cost "
@@ -345,6 +351,8 @@ int lines_main(const struct opts *o)
 		x.cal.loss_s = x.cal.move_s = x.cal.latency_s = 0;
 		x.cal.hold_s = 0;
 	}
+	if (!x.request)
+		x.cal.request_s = 0;
 	pp_model(&x.cal, o->seed);
 	x.transfer_s = x.hold ? x.cal.latency_s : x.cal.loss_s;
 	x.move_s = x.cal.move_s;
@@ -355,6 +363,7 @@ int lines_main(const struct opts *o)
 	       "line %.1f adds, %.1f ns; transfer latency %.1f ns, line "
 	       "move %.1f ns, requester's loss %.1f ns; strict "
 	       "alternation %.1f ns per move, so a run of %.1f adds; "
+	       "idle fetch %.1f ns, so a request's way %.1f ns; "
 	       "the hold replay of "
 	       "the same loop: %.3f transfers per add, %.1f ns per add\n"
 	       "pricing %s (%.1f ns per transfer%s), remote factor %g; "
@@ -365,8 +374,10 @@ int lines_main(const struct opts *o)
 	       x.cal.hold_s * 1e9, x.cal.latency_s * 1e9,
 	       x.cal.move_s * 1e9, x.cal.loss_s * 1e9,
 	       x.cal.alternate_s * 1e9, x.cal.alt_run,
+	       x.cal.fetch_s * 1e9, x.cal.request_s * 1e9,
 	       x.cal.model_per_add,
-	       x.cal.model_shared_s * 1e9, x.hold ? "hold" : "move",
+	       x.cal.model_shared_s * 1e9,
+	       x.request ? "measured" : x.hold ? "hold" : "move",
 	       x.transfer_s * 1e9,
 	       x.hold ? ", lines held" : ", capped at the line move",
 	       x.remote_factor, LM_CALIB_CPUS, o->reps,

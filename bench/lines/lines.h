@@ -167,6 +167,8 @@ struct sim {
 	double t_xfer;			/* cost of a same-package transfer */
 	double remote_factor;		/* a cross-package one against it */
 	double t_hold;			/* hold: a taken line stays this long */
+	double t_req;			/* hold: a request's way to the holder */
+	double t_work;			/* sock: other work per message */
 	bool hold;			/* --pricing hold */
 	/* Simulated seconds spent, all CPUs (time replay). */
 	double spent_local, spent_xfer, spent_wait;
@@ -209,6 +211,8 @@ struct lm_calib {
 	double alternate_s;		/* strict alternation, per move */
 	double alt_latency_s;		/* its latency: half a move */
 	double alt_run;			/* the run it implies */
+	double fetch_s;			/* an idle fetch, beyond a local add */
+	double request_s;		/* its request's way: fetch - latency */
 	double model_per_add;		/* the hold replay of the same loop */
 	double model_shared_s;
 	char cpu[128];			/* the CPU it was taken on */
@@ -261,11 +265,13 @@ struct lm_run {
 	double tpriv[BENCH_MAX_REPS];	/* seconds per private add */
 	double tmoved[BENCH_MAX_REPS];	/* transfers per shared add */
 	double talt[BENCH_MAX_REPS];	/* strict alternation, per move */
+	double tfetch[BENCH_MAX_REPS];	/* idle fetch, beyond a local add */
 	unsigned int nr_tcost;
 	unsigned int rep;		/* repetitions started */
 	bool measure;			/* --cpus has LM_CALIB_CPUS */
 	struct lm_calib cal;
-	bool hold;			/* --pricing hold, time replay */
+	bool hold;			/* --pricing measured or hold, time */
+	bool request;			/* --pricing measured: request's way */
 	double transfer_s;		/* the replay's price per transfer */
 	double move_s;			/* --pricing move: the cap's price */
 	double remote_factor;
@@ -303,6 +309,7 @@ void emit_plots(const struct lm_run *x);
 
 void calib_derive(struct lm_calib *c);
 double median(double *v, unsigned int n);
+double median_finite(double *v, unsigned int n);
 double best(double *v, unsigned int n, bool rate);
 int calibrate_rep(struct lm_run *x, struct opts *pinned);
 int calib_read(struct lm_run *x, const char *path);

@@ -318,17 +318,30 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 	bool store = a & 2, locked = (a & 1) && !store;
 	int prev = l->owner;
 	unsigned int moved;
-	double cost, go;
+	double cost, go, sent = m->clock[cpu], way, req = 0;
 
 	if (m->hold && dir_waits(l, cpu, a & 1)) {
+		/*
+		 * The request left when the CPU first asked; it reaches the
+		 * holder m->t_req later, and the holder cannot let go before.
+		 * A buffered store does not wait for it: its way is paid with
+		 * the transfer, in the store buffer.
+		 */
+		if (m->asked[cpu] >= 0)
+			sent = m->asked[cpu];
 		go = line_start(m, l, cpu);
-		if (go > m->clock[cpu]) {
+		way = store ? 0 : sent + m->t_req - fmax(go, m->clock[cpu]);
+		if (way > 0 || go > m->clock[cpu]) {
 			if (m->asked[cpu] < 0)
 				m->asked[cpu] = m->clock[cpu];
-			m->spent_wait += go - m->clock[cpu];
-			m->clock[cpu] = go;
+			way = fmax(0, way);
+			m->spent_wait += fmax(0, go - m->clock[cpu]);
+			m->spent_xfer += way;
+			m->clock[cpu] = fmax(go, m->clock[cpu]) + way;
 			return false;
 		}
+		if (store)
+			req = fmax(0, sent + m->t_req - m->clock[cpu]);
 	}
 	m->asked[cpu] = -1;
 	/* A locked op waits for the stores before it (x86). */
@@ -337,7 +350,8 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 		m->clock[cpu] = m->sb[cpu];
 	}
 	moved = dir_access(&dir, cpu, addr, a & 1, &l);
-	cost = moved ? m->t_xfer * (moved == 2 ? m->remote_factor : 1) : 0;
+	cost = moved ? (m->t_xfer + req) *
+		       (moved == 2 ? m->remote_factor : 1) : 0;
 	if (m->hold && moved) {
 		/*
 		 * A locked op keeps the line while it runs; taken from a
@@ -406,7 +420,7 @@ int sim_timed(struct sim *m, bool sock, unsigned long steps)
 	unsigned int nr = m->n, cpu;
 	unsigned long idle = 64 * steps;
 	unsigned long chunk = 32UL * m->n, left = chunk, cap = steps;
-	unsigned long sent = m->sent, got = m->ops;
+	unsigned long sent = m->sent, got = m->ops, moved;
 	bool settling = sock;
 	struct lm_queue *q;
 	unsigned int p;
@@ -442,8 +456,18 @@ int sim_timed(struct sim *m, bool sock, unsigned long steps)
 			if (ret)
 				break;
 			sim_cpu = (int)cpu;
+			moved = m->ops + m->sent;
 			busy = sim_step(m, sock, cpu);
 			sim_cpu = -1;
+			/*
+			 * --sock-work-ns: what else the CPU does for a
+			 * message, half when it sends it, half when it
+			 * delivers it (a sender that paid nothing would
+			 * fill its ring long before the receivers settle).
+			 */
+			moved = m->ops + m->sent - moved;
+			m->clock[cpu] += (double)moved * m->t_work / 2;
+			m->spent_local += (double)moved * m->t_work / 2;
 			m->s->exit(m->inst);
 			p = cpu ^ 1;
 			if (busy && settling) {
@@ -509,6 +533,7 @@ void pp_model(struct lm_calib *c, uint64_t seed)
 	m.t_access = c->private_s;
 	m.t_xfer = c->latency_s;
 	m.t_hold = c->hold_s;
+	m.t_req = c->request_s;
 	m.hold = true;
 	m.remote_factor = 1;
 	clocks_start(&m);

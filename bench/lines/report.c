@@ -76,7 +76,8 @@ void emit_calib(FILE *f, const struct lm_run *x)
 {
 	const struct lm_calib *c = &x->cal;
 
-	json_s(f, "pricing", x->hold ? "hold" : "move", false);
+	json_s(f, "pricing", x->request ? "measured" : x->hold ? "hold" :
+	       "move", false);
 	json_s(f, "calib_cpu_model", c->cpu, false);
 	json_s(f, "calib_from", c->from, false);
 	json_d(f, "shared_add_ns", c->shared_s * 1e9);
@@ -93,6 +94,8 @@ void emit_calib(FILE *f, const struct lm_run *x)
 	json_d(f, "alternation_latency_ns", c->alt_latency_s * 1e9);
 	json_d(f, "hold_run_from_alternation", c->alt_run);
 	json_d(f, "hold_runs_agree", c->alt_run / c->run);
+	json_d(f, "fetch_ns", c->fetch_s * 1e9);
+	json_d(f, "request_ns", c->request_s * 1e9);
 	json_d(f, "model_transfers_per_shared_add", c->model_per_add);
 	json_d(f, "model_shared_add_ns", c->model_shared_s * 1e9);
 	json_d(f, "model_over_measured_transfers",
@@ -127,6 +130,8 @@ void emit_result(const struct lm_run *x, const struct series *se,
 			r->hot[i], r->hot_shares[i], r->hot_acc[i]);
 	fprintf(f, "]");
 	json_d(f, "local_ns", r->local_s * 1e9);
+	if (se->sock)
+		json_d(f, "sock_work_ns", x->o->sock_work_ns);
 	json_d(f, "transfer_ns", x->transfer_s * 1e9);
 	emit_calib(f, x);
 	json_d(f, "replay_local_ns_per_op", r->t_local * 1e9);
