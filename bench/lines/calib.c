@@ -416,10 +416,21 @@ void calib_derive(struct lm_calib *c)
 	 * way back; the free-running handover (the latency) is the data's
 	 * way alone, the request having waited at the holder already.  So
 	 * the request's own way is what the fetch adds to the latency.  A
-	 * calibration without the reading (before 0.8) has none.
+	 * calibration without the reading (before 0.8) is given twice the
+	 * latency, the two ways alike, as the AMD EPYC reads (2.0x under
+	 * its near placement), and says so (fetch_assumed).  In the
+	 * free-running loop a request leaves when its core loses the line
+	 * and must reach the other core before that one's hold ends, or
+	 * the loop would move the line less often than it was counted to:
+	 * the way is at most the latency and the hold (a longer reading
+	 * says the fetch is slower than the handover for some other cause,
+	 * which the model does not price).
 	 */
-	c->request_s = isfinite(c->fetch_s) ?
-		       fmax(0, c->fetch_s - c->latency_s) : 0;
+	c->fetch_assumed = !isfinite(c->fetch_s);
+	if (c->fetch_assumed)
+		c->fetch_s = 2 * c->latency_s;
+	c->request_s = fmin(fmax(0, c->fetch_s - c->latency_s),
+			    c->latency_s + c->hold_s);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -740,6 +751,8 @@ int calib_read(struct lm_run *x, const char *path)
 			c->fetch_s = NAN;
 			if (json_num(rec, "fetch_ns", &c->fetch_s))
 				c->fetch_s *= 1e-9;
+			if (strstr(rec, "\"fetch_assumed\":true"))
+				c->fetch_s = NAN;	/* assume again */
 			if (!json_str(rec, "calib_cpu_model", c->cpu,
 				      sizeof(c->cpu)))
 				calib_cpu_beside(path, c->cpu,

@@ -363,7 +363,7 @@ int lines_main(const struct opts *o)
 	       "line %.1f adds, %.1f ns; transfer latency %.1f ns, line "
 	       "move %.1f ns, requester's loss %.1f ns; strict "
 	       "alternation %.1f ns per move, so a run of %.1f adds; "
-	       "idle fetch %.1f ns, so a request's way %.1f ns; "
+	       "idle fetch %.1f ns%s, so a request's way %.1f ns; "
 	       "the hold replay of "
 	       "the same loop: %.3f transfers per add, %.1f ns per add\n"
 	       "pricing %s (%.1f ns per transfer%s), remote factor %g; "
@@ -374,7 +374,9 @@ int lines_main(const struct opts *o)
 	       x.cal.hold_s * 1e9, x.cal.latency_s * 1e9,
 	       x.cal.move_s * 1e9, x.cal.loss_s * 1e9,
 	       x.cal.alternate_s * 1e9, x.cal.alt_run,
-	       x.cal.fetch_s * 1e9, x.cal.request_s * 1e9,
+	       x.cal.fetch_s * 1e9,
+	       x.cal.fetch_assumed ? " (not measured: twice the latency)" : "",
+	       x.cal.request_s * 1e9,
 	       x.cal.model_per_add,
 	       x.cal.model_shared_s * 1e9,
 	       x.request ? "measured" : x.hold ? "hold" : "move",

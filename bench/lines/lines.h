@@ -213,6 +213,7 @@ struct lm_calib {
 	double alt_run;			/* the run it implies */
 	double fetch_s;			/* an idle fetch, beyond a local add */
 	double request_s;		/* its request's way: fetch - latency */
+	bool fetch_assumed;		/* not measured: twice the latency */
 	double model_per_add;		/* the hold replay of the same loop */
 	double model_shared_s;
 	char cpu[128];			/* the CPU it was taken on */

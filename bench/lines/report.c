@@ -95,6 +95,7 @@ void emit_calib(FILE *f, const struct lm_run *x)
 	json_d(f, "hold_run_from_alternation", c->alt_run);
 	json_d(f, "hold_runs_agree", c->alt_run / c->run);
 	json_d(f, "fetch_ns", c->fetch_s * 1e9);
+	fprintf(f, ",\"fetch_assumed\":%s", c->fetch_assumed ? "true" : "false");
 	json_d(f, "request_ns", c->request_s * 1e9);
 	json_d(f, "model_transfers_per_shared_add", c->model_per_add);
 	json_d(f, "model_shared_add_ns", c->model_shared_s * 1e9);
