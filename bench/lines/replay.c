@@ -329,8 +329,13 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 		 */
 		if (m->asked[cpu] >= 0)
 			sent = m->asked[cpu];
+		/* To a holder in another package: a remote way. */
+		way = m->t_req * (l->owner >= 0 &&
+				  dir.pkg[l->owner] != dir.pkg[cpu] ?
+				  m->remote_factor : 1);
 		go = line_start(m, l, cpu);
-		way = store ? 0 : sent + m->t_req - fmax(go, m->clock[cpu]);
+		req = way;
+		way = store ? 0 : sent + req - fmax(go, m->clock[cpu]);
 		if (way > 0 || go > m->clock[cpu]) {
 			if (m->asked[cpu] < 0)
 				m->asked[cpu] = m->clock[cpu];
@@ -340,8 +345,7 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 			m->clock[cpu] = fmax(go, m->clock[cpu]) + way;
 			return false;
 		}
-		if (store)
-			req = fmax(0, sent + m->t_req - m->clock[cpu]);
+		req = store ? fmax(0, sent + req - m->clock[cpu]) : 0;
 	}
 	m->asked[cpu] = -1;
 	/* A locked op waits for the stores before it (x86). */
@@ -350,8 +354,8 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 		m->clock[cpu] = m->sb[cpu];
 	}
 	moved = dir_access(&dir, cpu, addr, a & 1, &l);
-	cost = moved ? (m->t_xfer + req) *
-		       (moved == 2 ? m->remote_factor : 1) : 0;
+	cost = moved ? m->t_xfer * (moved == 2 ? m->remote_factor : 1) + req :
+		       0;
 	if (m->hold && moved) {
 		/*
 		 * A locked op keeps the line while it runs; taken from a
