@@ -113,13 +113,26 @@ static bool has_room(struct pcstock_group *g, unsigned long need)
 	       pcs_counter_max(&g->memory);
 }
 
-/* An asynchronous victim: poll for its pages (see enum pcstock_oom_result). */
+/*
+ * An asynchronous victim: poll for its pages (see enum pcstock_oom_result).
+ * The thread that frees them may do so with pcstock_group_uncharge(), the
+ * natural call, which leaves them in its CPU's stock of the victim, where
+ * the counters do not see them: a poll that finds no room drains the
+ * stocks of @g's subtree and looks again, so that room sitting in any
+ * stock is room.
+ */
 static void oom_wait(struct pcstock_group *g, unsigned long need)
 {
 	const struct timespec ms = { 0, 1000000 };
 
-	for (int i = 0; i < PCSTOCK_OOM_WAIT_MS && !has_room(g, need); i++)
+	for (int i = 0; i < PCSTOCK_OOM_WAIT_MS; i++) {
+		if (has_room(g, need))
+			return;
+		pcstock_group_drain_all(g);
+		if (has_room(g, need))
+			return;
 		nanosleep(&ms, NULL);
+	}
 }
 
 /*

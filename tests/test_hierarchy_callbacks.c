@@ -44,6 +44,7 @@ struct fixture {
 	struct pcstock_group *victim;
 	unsigned long victim_pages;
 	long victim_delay_ms;
+	int reaper_cpu;			/* > 0: the reaper runs as that CPU */
 	pthread_t reaper;
 	bool reaper_started;
 	atomic_bool victim_pending;
@@ -99,7 +100,12 @@ static void *reaper(void *arg)
 	struct fixture *f = arg;
 
 	sleep_ms(f->victim_delay_ms);
+	if (f->reaper_cpu > 0 &&
+	    pcstock_cpu_enter(f->d, (unsigned int)f->reaper_cpu))
+		return NULL;
 	pcstock_group_uncharge(f->victim, f->victim_pages);
+	if (f->reaper_cpu > 0)
+		pcstock_cpu_exit(f->d);
 	atomic_store(&f->victim_pending, false);
 	return NULL;
 }
@@ -133,11 +139,13 @@ static int oom_cb(struct pcstock_group *g, void *arg)
 	return res;
 }
 
+static int tree_policy = PCSTOCK_TREE_NONE;
+
 static int setup(void **state)
 {
 	struct pcstock_domain_attr dattr = { NR_CPUS, PCSTOCK_CPU_SIM, NULL };
 	struct pcstock_tree_attr attr = {
-		.policy = PCSTOCK_TREE_NONE,
+		.policy = tree_policy,
 		.reclaim = reclaim_cb,
 		.oom = oom_cb,
 		.cb_arg = &fx,
@@ -154,6 +162,13 @@ static int setup(void **state)
 	return 0;
 }
 
+/* The same on a stocked tree: uncharges from other CPUs stay in stocks. */
+static int setup_stocked(void **state)
+{
+	tree_policy = PCSTOCK_TREE_DEFAULT;
+	return setup(state);
+}
+
 static int teardown(void **state)
 {
 	int err;
@@ -164,6 +179,7 @@ static int teardown(void **state)
 	err = pcstock_tree_destroy(fx.t);
 	pcstock_cpu_exit(fx.d);
 	pcstock_domain_destroy(fx.d);
+	tree_policy = PCSTOCK_TREE_NONE;
 	return err;
 }
 
@@ -324,6 +340,43 @@ static void test_async_oom_victim_frees_later(void **state)
 	fx.reaper_started = false;
 	assert_int_equal(pcstock_group_usage(a), 8);
 	rmgroup(v);
+	empty_group(a, 8);
+}
+
+/*
+ * The natural code for a daemon's asynchronous victim (issue 33's trap):
+ * another thread, on a CPU of its own, frees the victim's pages with
+ * pcstock_group_uncharge(), so they land in that CPU's stock of the
+ * victim, not in the counters.  The charge that waits for room must see
+ * them there: it succeeds with one kill, and once every stock is drained
+ * the usage is its own pages alone.
+ */
+static void test_async_oom_victim_frees_into_a_stock(void **state)
+{
+	struct pcstock_group *a = mkgroup(fx.root, "a");
+	struct pcstock_group *v = mkgroup(a, "victim");
+	struct pcstock_group *o = mkgroup(a, "other");
+
+	(void)state;
+	assert_int_equal(pcstock_group_set_max(a, 100), 0);
+	assert_int_equal(pcstock_group_charge(v, 40, 0), 0);
+	assert_int_equal(pcstock_group_charge(o, 60, 0), 0);
+	pcstock_group_drain_all(fx.root);
+	assert_int_equal(pcstock_group_usage(a), 100);
+	fx.victim = v;
+	fx.victim_pages = 40;	/* fits in one slot: no page goes up */
+	fx.victim_delay_ms = 3;
+	fx.reaper_cpu = 1;
+	assert_int_equal(pcstock_group_charge(a, 8, 0), 0);
+	assert_int_equal(pcstock_group_events(a, PCSTOCK_EVENT_OOM_KILL), 1);
+	pthread_join(fx.reaper, NULL);
+	fx.reaper_started = false;
+	pcstock_group_drain_all(fx.root);
+	assert_int_equal(pcstock_group_usage(v), 0);
+	assert_int_equal(pcstock_group_usage(a), 68);
+	rmgroup(v);
+	pcstock_group_uncharge(o, 60);
+	rmgroup(o);
 	empty_group(a, 8);
 }
 
@@ -541,6 +594,9 @@ int main(int argc, char **argv)
 		CASE(test_slow_lying_reclaim),
 		CASE(test_async_oom_never_frees),
 		CASE(test_async_oom_victim_frees_later),
+		cmocka_unit_test_setup_teardown(
+			test_async_oom_victim_frees_into_a_stock,
+			setup_stocked, teardown),
 		CASE(test_set_max_async_oom),
 		CASE(test_concurrent_oom_serialised),
 		CASE(test_oom_garbage_result),

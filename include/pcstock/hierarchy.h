@@ -207,16 +207,21 @@ typedef long (*pcstock_reclaim_fn)(struct pcstock_group *g,
  * @PCSTOCK_OOM_KILLED_ASYNC: a victim was killed and its pages will be
  *	uncharged later by another thread: an OOM_KILL event, then the caller
  *	waits (see below) and retries with a fresh reclaim budget.  That
- *	thread is outside the callback: it should give the pages back with
- *	pcstock_group_uncharge_direct(), as the kernel's exiting victim does,
- *	since pages it puts in its stock do not lower usage
+ *	thread is outside the callback and may give the pages back with
+ *	pcstock_group_uncharge() (into its CPU's stock: the wait drains
+ *	the stocks, below) or pcstock_group_uncharge_direct() (straight to
+ *	the counters, as the kernel's exiting victim does)
  * @PCSTOCK_OOM_WAIT: no new victim, but an earlier one has not uncharged
  *	its pages yet (the kernel's "victim already exiting" case): the
  *	caller waits and retries with a fresh reclaim budget
  *
  * Waiting means: with the tree's OOM lock held, polling every millisecond
  * until @g has room (a charge: its margin fits the charge; a memory.max
- * write: usage at or below max), at most PCSTOCK_OOM_WAIT_MS times.
+ * write: usage at or below max), at most PCSTOCK_OOM_WAIT_MS times; a
+ * poll that finds no room first drains the stocks of @g's subtree
+ * (pcstock_group_drain_all()) and looks again, so that pages freed into
+ * any CPU's stock count as room.  The kernel has no such wait (its
+ * victim's pages go straight to the counters); this one is ours.
  * Other threads that need the OOM callback of the tree meanwhile wait on
  * the lock, and skip the callback if the room is there when they get it:
  * the kernel's mem_cgroup_out_of_memory() check, a margin of 1 << order
