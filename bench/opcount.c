@@ -36,6 +36,13 @@
  * membarrier(2) it has no fence) and a pthread mutex (none on these
  * loops' paths).
  *
+ * The same accesses go to the line model's directory (bench/lines/
+ * model.c), warm-up included, as the stepping CPU's: the lines they move
+ * from one CPU to another per operation.  The CPUs alternate strictly,
+ * so a line that two of them write moves on every operation: an upper
+ * bound on what real interleavings move, and 0 exactly where no line of
+ * the library's is shared.
+ *
  * The instructions per operation are callgrind's, not counted here (the
  * trace hooks add their own): --profile NAME-tenants-N and NAME-scale-own
  * (profile.c) run this same loop on the installed library, each counted
@@ -64,7 +71,7 @@
 #include "strategy.h"
 
 #ifdef BENCH_LINES
-#include "atomic.h"
+#include "lines/lines.h"
 #endif
 
 #define OPC_STEPS 8192UL	/* counted operations per CPU */
@@ -128,15 +135,25 @@ bench_mark_op(const struct strategy *s, void *inst, unsigned int cpu,
 }
 
 #ifdef BENCH_LINES
-/* The counts, by kind of access, of the accesses made while on. */
+/*
+ * The counts, by kind of access, of the accesses made while opc_on; and
+ * every access of the loop, warm-up included, applied to the line
+ * model's directory (lines.h) as CPU opc_cpu's, so that it counts the
+ * cache lines moved between the CPUs.
+ */
 static _Thread_local bool opc_on;
+static _Thread_local int opc_cpu = -1;
 static unsigned long opc_n[PCS_OP_NR];
 
 static void opc_hook(enum pcs_atomic_op op, const void *obj)
 {
-	(void)obj;
+	struct lm_line *l;
+
 	if (opc_on)
 		opc_n[op]++;
+	if (opc_cpu >= 0 && obj)
+		dir_access(&dir, (unsigned int)opc_cpu, (uintptr_t)obj,
+			   op != PCS_OP_LOAD, &l);
 }
 #endif
 
@@ -159,6 +176,7 @@ static int opc_steps(struct opc_loop *l, unsigned long steps, bool mark)
 			leaf = l->k[cpu];
 #ifdef BENCH_LINES
 			opc_on = mark;
+			opc_cpu = (int)cpu;
 #endif
 			if (mark) {
 				ok = bench_mark_op(l->s, l->inst, cpu, leaf);
@@ -169,6 +187,7 @@ static int opc_steps(struct opc_loop *l, unsigned long steps, bool mark)
 			}
 #ifdef BENCH_LINES
 			opc_on = false;
+			opc_cpu = -1;
 #endif
 			l->fails += !ok;
 			l->s->exit(l->inst);
@@ -401,6 +420,7 @@ static void opc_measure_cost(struct opc_cost *c, int trials)
 struct opc_row {
 	double n[PCS_OP_NR];
 	double locked, locked_ns;
+	double xfer;			/* line transfers */
 	unsigned long ops, fails;
 };
 
@@ -409,12 +429,18 @@ static int opc_count(const struct strategy *s, const struct config *c,
 {
 	struct opc_loop l;
 	unsigned int k;
-	int ret = opc_start(&l, s, c);
+	int ret;
 
-	if (ret)
-		return ret;
-	memset(opc_n, 0, sizeof(opc_n));
+	dir_clear(&dir);
+	dir.nr_cpus = c->threads;
 	pcstock_trace_hook = opc_hook;
+	ret = opc_start(&l, s, c);
+	if (ret) {
+		pcstock_trace_hook = NULL;
+		return ret;
+	}
+	memset(opc_n, 0, sizeof(opc_n));
+	dir_zero(&dir);
 	ret = opc_steps(&l, steps, true);
 	pcstock_trace_hook = NULL;
 	memset(row, 0, sizeof(*row));
@@ -424,6 +450,8 @@ static int opc_count(const struct strategy *s, const struct config *c,
 		row->n[k] = (double)opc_n[k] / (double)row->ops;
 	row->locked = row->n[PCS_OP_ADD] + row->n[PCS_OP_SUB] +
 		      row->n[PCS_OP_XCHG] + row->n[PCS_OP_CAS];
+	row->xfer = (double)dir.xfer / (double)row->ops;
+	dir_clear(&dir);
 	k = opc_stop(&l) ? 1 : 0;
 	return ret ? ret : k ? -EPROTO : 0;
 }
@@ -483,11 +511,12 @@ static void opc_emit(FILE *md, FILE *js, const struct opc_shape *sh,
 		     const struct opc_row *r)
 {
 	opc_put(stdout, md, "| %s %s | %s | %s | %.3f | %.3f | %.3f | %.3f |"
-		" %.3f | %.2f | %.2f | %.1f | `%s` |\n", sh->workload,
+		" %.3f | %.2f | %.2f | %.3f | %.1f | `%s` |\n", sh->workload,
 		c->label, policy, cpu_mode_name(m), r->locked,
 		r->n[PCS_OP_CAS], r->n[PCS_OP_XCHG],
 		r->n[PCS_OP_ADD] + r->n[PCS_OP_SUB], r->n[PCS_OP_FENCE],
-		r->n[PCS_OP_LOAD], r->n[PCS_OP_STORE], r->locked_ns, prof);
+		r->n[PCS_OP_LOAD], r->n[PCS_OP_STORE], r->xfer, r->locked_ns,
+		prof);
 	if (!js)
 		return;
 	fprintf(js, "{\"kind\":\"opcount\",\"workload\":\"%s\","
@@ -496,16 +525,17 @@ static void opc_emit(FILE *md, FILE *js, const struct opc_shape *sh,
 		"\"locked_per_op\":%.6g,\"cas_per_op\":%.6g,"
 		"\"xchg_per_op\":%.6g,\"add_sub_per_op\":%.6g,"
 		"\"fences_per_op\":%.6g,\"loads_per_op\":%.6g,"
-		"\"stores_per_op\":%.6g,\"locked_ns_per_op\":%.6g}\n",
+		"\"stores_per_op\":%.6g,\"transfers_per_op\":%.6g,"
+		"\"locked_ns_per_op\":%.6g}\n",
 		sh->workload, c->label, policy, cpu_mode_name(m), prof, r->ops,
 		r->fails, r->locked, r->n[PCS_OP_CAS], r->n[PCS_OP_XCHG],
 		r->n[PCS_OP_ADD] + r->n[PCS_OP_SUB], r->n[PCS_OP_FENCE],
-		r->n[PCS_OP_LOAD], r->n[PCS_OP_STORE], r->locked_ns);
+		r->n[PCS_OP_LOAD], r->n[PCS_OP_STORE], r->xfer, r->locked_ns);
 }
 
 static bool opc_same(const struct opc_row *a, const struct opc_row *b)
 {
-	return !memcmp(a->n, b->n, sizeof(a->n));
+	return !memcmp(a->n, b->n, sizeof(a->n)) && a->xfer == b->xfer;
 }
 
 /* Each policy of @list on each shape: a row, and a SIM row if it differs. */
@@ -611,12 +641,18 @@ int opcount_main(const struct opts *o)
 		"Per operation (a charge of one page and its uncharge; "
 		"%lu counted per CPU after a warm-up, stepped one CPU at a "
 		"time: exact): locked instructions, of which cas, xchg and "
-		"add/sub, seq_cst fences, atomic loads and stores, and the "
-		"locked instructions' latency from the chains above "
-		"(counts x ns, nothing overlapped):\n\n"
+		"add/sub, seq_cst fences, atomic loads and stores, the cache "
+		"lines the library's accesses move between the CPUs (the "
+		"line model's directory, bench/lines/model.c; the CPUs "
+		"strictly alternating: a line two of them write moves on "
+		"every operation, an upper bound), and the locked "
+		"instructions' latency from the chains above (counts x ns, "
+		"nothing overlapped):\n\n"
 		"| config | policy | CPUs | locked | cas | xchg | add/sub | "
-		"fences | loads | stores | locked ns/op | --profile |\n"
-		"|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+		"fences | loads | stores | line transfers | locked ns/op | "
+		"--profile |\n"
+		"|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+		"---|\n",
 		mt ? mt : "", load[0], load[1], load[2], cost.cpu, cost.trials, cost.reg_ns,
 		cost.mem_ns, cost.mem_ns / cost.reg_ns, cost.lock_add_ns,
 		cost.lock_add_ns / cost.reg_ns, cost.cas_ns,
