@@ -162,6 +162,7 @@ struct opts {
 	bool full;
 	uint64_t seed;
 	bool lines;			/* --lines: the cache-line model */
+	bool opcount;			/* --opcount: locked ops per op */
 	const char *sim_cpus;		/* --cpus LIST for --lines */
 	const char *topology;		/* --topology for --lines */
 	double remote_factor;		/* --remote-factor for --lines */
@@ -282,5 +283,14 @@ void bench_mark_inline_uncharge_stock(struct pcstock_counter *c);
 /* lines/lines.c (pcstock-bench-lines only) */
 int lines_main(const struct opts *o);
 int netrr_main(const struct opts *o, unsigned long n);
+
+/*
+ * opcount.c: --opcount (pcstock-bench-lines only), and profile.c's
+ * NAME-tenants-N and NAME-scale-own kinds.
+ */
+int opcount_main(const struct opts *o);
+int opcount_profile(enum pcstock_tree_policy policy,
+		    enum pcstock_cpu_mode mode, const char *kind,
+		    unsigned long n);
 
 #endif /* BENCH_H */

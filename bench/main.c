@@ -60,6 +60,12 @@ static const char usage_text[] =
 "                     request/response (UDP; SCTP where the kernel has\n"
 "                     it), CPU and wall time per transaction, no pcstock\n"
 "                     call (for scripts/lkp-predict); --json: records\n"
+"  --opcount          the per-operation breakdown instead of the matrix:\n"
+"                     locked instructions per operation of tenants and\n"
+"                     scale for every policy (trace library, stepped:\n"
+"                     exact) and what a locked instruction costs on this\n"
+"                     CPU; writes opcount.md and opcount.jsonl\n"
+"                     (scripts/op-breakdown adds callgrind's instructions)\n"
 "  --lines            the cache-line model instead of the matrix: sock,\n"
 "                     scale, tenants and fault traced on simulated CPUs,\n"
 "                     predicted against measured (docs/lines-model.md);\n"
@@ -101,8 +107,8 @@ enum {
 	OPT_FULL, OPT_QUICK, OPT_JSON, OPT_OUT, OPT_LIST, OPT_PROFILE, OPT_OPS,
 	OPT_NET_RR,
 	OPT_HELP, OPT_LINES, OPT_CPUS, OPT_TOPOLOGY, OPT_REMOTE,
-	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB, OPT_LINES_FETCH, OPT_SOCK_WORK, OPT_LIST_STRATEGIES,
-	OPT_LIST_POLICIES,
+	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB, OPT_LINES_FETCH,
+	OPT_SOCK_WORK, OPT_LIST_STRATEGIES, OPT_LIST_POLICIES, OPT_OPCOUNT,
 };
 
 static const struct option long_opts[] = {
@@ -129,6 +135,7 @@ static const struct option long_opts[] = {
 	{ "ops", required_argument, NULL, OPT_OPS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "lines", no_argument, NULL, OPT_LINES },
+	{ "opcount", no_argument, NULL, OPT_OPCOUNT },
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
 	{ "remote-factor", required_argument, NULL, OPT_REMOTE },
@@ -433,9 +440,10 @@ static int pick(struct opts *o, const struct strategy **st,
 }
 
 /*
- * --lines needs the trace variant of the library (src/atomic.h), which
- * the measuring binary must not carry: it lives in pcstock-bench-lines,
- * next to this one, which does everything --lines reports.
+ * --lines and --opcount need the trace variant of the library
+ * (src/atomic.h), which the measuring binary must not carry: they live in
+ * pcstock-bench-lines, next to this one, which does everything they
+ * report.
  */
 static int run_lines(struct opts *o, char **argv)
 {
@@ -445,7 +453,7 @@ static int run_lines(struct opts *o, char **argv)
 	(void)argv;
 	if (ret)
 		return 1;
-	ret = lines_main(o);
+	ret = o->opcount ? opcount_main(o) : lines_main(o);
 	free(o->os_cpus);
 	return ret;
 #else
@@ -561,6 +569,9 @@ int main(int argc, char **argv)
 		case OPT_LINES:
 			o.lines = true;
 			break;
+		case OPT_OPCOUNT:
+			o.opcount = true;
+			break;
 		case OPT_CPUS:
 			o.sim_cpus = optarg;
 			break;
@@ -621,7 +632,7 @@ int main(int argc, char **argv)
 	}
 	if (o.warmup < 0)
 		o.warmup = o.duration / 5;
-	if (o.lines)
+	if (o.lines || o.opcount)
 		return run_lines(&o, argv);
 	ret = allowed_cpus(&o);
 	if (!ret)

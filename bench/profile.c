@@ -28,6 +28,11 @@
  *   g-miss      pcstock_group_charge(1) with the stock drained
  *   g-drain     pcstock_group_drain_all() of the root over 66 groups x 16
  *               CPUs, every slot empty (divide by 1056 for a slot)
+ *   tenants-N   one operation of the tenants loop, N groups round-robin
+ *               on 2 CPUs (a charge of one page and its uncharge through
+ *               the group strategy, marked bench_mark_op), as --opcount
+ *               steps it (opcount.c)
+ *   scale-own   the same on one CPU and its own leaf
  * The g- kinds run on a group tree (root, middle, leaf: the root's counter
  * is charged too, so 3 counters again).  Prefix NAME- for any registered
  * policy (pcstock_tree_policy_name(): v4-, memcg7-, none-, exact-, ...;
@@ -415,6 +420,15 @@ int profile_main(const char *what, unsigned long n)
 	struct prof p;
 	int ret;
 
+	if (!strncmp(kind, "tenants-", 8) || !strcmp(kind, "scale-own")) {
+		ret = opcount_profile(policy, mode, kind, n);
+		if (ret)
+			fprintf(stderr, "pcstock-bench: --profile %s: %s\n",
+				what, strerror(-ret));
+		else
+			printf("profiled %s x %lu\n", what, n);
+		return ret;
+	}
 	ret = prof_setup(&p, policy, mode);
 	if (!ret && !strncmp(kind, "g-", 2))
 		ret = run_group(&p, kind, n);

@@ -8,7 +8,11 @@
  * configuration back to back, so the ratio of two strategies is taken per
  * repetition and then summarised (median, min, max).  A ratio is always a
  * speedup: above 1 means the first strategy did better, whatever the
- * direction of the metric.
+ * direction of the metric.  A ratio whose repetitions disagree (fewer
+ * than 3 paired, or spread over more than a quarter of the median) is
+ * marked † in the table with its reason below, "not stable" in the key
+ * figures, and "stable": false with a "_why" in its JSON record
+ * (ratio_stable()).
  *
  * Every strategy, so every registered policy, gets its columns, records
  * and plot lines from the strategy table.  The policies this file names
@@ -175,6 +179,34 @@ static struct stats ratio_stats(const struct result *r,
 	return summarise(v, n);
 }
 
+/*
+ * Whether a paired ratio is steady enough to quote: not when fewer than
+ * STABLE_MIN_REPS repetitions paired, nor when the paired ratios spread
+ * over more than STABLE_SPREAD of their median ((max - min) / median):
+ * the repetitions then disagree on how much faster one is, or on which
+ * (issue 32: tenants N=1 on the Xeon read 0.56x (0.51-0.72) in one run
+ * and 1.09x (1.00-1.23) an hour later).  The flag sees within one run
+ * only: a ratio its repetitions agree on can still move to another run
+ * (where a VM's vCPUs sit is fixed for a process's life).  @why gets the
+ * reason, or "".
+ */
+#define STABLE_MIN_REPS 3U
+#define STABLE_SPREAD 0.25
+
+static bool ratio_stable(const struct stats *st, char *why, size_t len)
+{
+	double spread = st->median > 0 ? (st->max - st->min) / st->median : 0;
+
+	why[0] = 0;
+	if (st->n < STABLE_MIN_REPS)
+		snprintf(why, len, "%u paired repetitions, fewer than %u",
+			 st->n, STABLE_MIN_REPS);
+	else if (spread > STABLE_SPREAD)
+		snprintf(why, len, "spread (max - min) %.1f %% of the median, "
+			 "over %.0f %%", spread * 100, STABLE_SPREAD * 100);
+	return !why[0];
+}
+
 static int strat_index(const struct ctx *x, const char *name)
 {
 	char alt[32];
@@ -252,12 +284,40 @@ static unsigned int versus_list(const struct ctx *x,
 	return n;
 }
 
+/* Below a workload's table: why each ratio marked † is not stable. */
+static void unstable_notes(const struct ctx *x, const struct workload *wl,
+			   int ref, const int *vs, unsigned int nvs)
+{
+	unsigned int c, i, n = 0;
+	struct stats st;
+	char why[96];
+
+	for (c = 0; c < x->res->nr_cfg; c++) {
+		if (x->cfg[c].wl != wl)
+			continue;
+		for (i = 0; i < nvs; i++) {
+			st = ratio_stats(x->res, x->cfg, c, (unsigned)ref,
+					 (unsigned)vs[i]);
+			if (!st.n || ratio_stable(&st, why, sizeof(why)))
+				continue;
+			if (!n++)
+				put_table(x, "\n† not stable: ");
+			else
+				put_table(x, "; ");
+			put_table(x, "%s %s vs %s, %s", x->cfg[c].label,
+				  x->st[ref]->name, x->st[vs[i]]->name, why);
+		}
+	}
+	if (n)
+		put_table(x, ".\n");
+}
+
 static void table_workload(const struct ctx *x, const struct workload *wl)
 {
 	const struct result *r = x->res;
 	int ref = strat_index(x, "default"), vs[4];
 	unsigned int nvs = versus_list(x, wl, ref, vs), c, s, i;
-	char a[16], b[16];
+	char a[16], b[16], why[96];
 	struct stats st;
 
 	if (wl->no_ratio)
@@ -306,8 +366,10 @@ static void table_workload(const struct ctx *x, const struct workload *wl)
 			if (!st.n)
 				put_table(x, " - |");
 			else
-				put_table(x, " %.2fx (%.2f-%.2f) |", st.median,
-					  st.min, st.max);
+				put_table(x, " %.2fx (%.2f-%.2f)%s |",
+					  st.median, st.min, st.max,
+					  ratio_stable(&st, why, sizeof(why)) ?
+					  "" : " †");
 		}
 		for (i = 0; i < 2 && wl->aux_name[i]; i++) {
 			put_table(x, " ");
@@ -321,6 +383,7 @@ static void table_workload(const struct ctx *x, const struct workload *wl)
 		}
 		put_table(x, "\n");
 	}
+	unstable_notes(x, wl, ref, vs, nvs);
 }
 
 /*
@@ -471,6 +534,7 @@ static void key_figures(const struct ctx *x)
 	unsigned int k, c;
 	int a, b;
 	struct stats st;
+	char why[96];
 
 	put_table(x, "\n### Key figures (paired, median [min-max] over %u "
 		  "repetitions)\n\n", r->reps);
@@ -489,13 +553,16 @@ static void key_figures(const struct ctx *x)
 			if (!st.n)
 				continue;
 			if (keys[k].cost)
-				put_table(x, " %s %.2fx [%.2f-%.2f];",
+				put_table(x, " %s %.2fx [%.2f-%.2f]",
 					  x->cfg[c].label, 1 / st.median,
 					  1 / st.max, 1 / st.min);
 			else
-				put_table(x, " %s %.2fx [%.2f-%.2f];",
+				put_table(x, " %s %.2fx [%.2f-%.2f]",
 					  x->cfg[c].label, st.median, st.min,
 					  st.max);
+			if (!ratio_stable(&st, why, sizeof(why)))
+				put_table(x, " (not stable: %s)", why);
+			put_table(x, ";");
 		}
 		put_table(x, "\n");
 	}
@@ -537,6 +604,20 @@ static void json_num(FILE *f, const char *key, double v)
 		fprintf(f, ",\"%s\":%.6g", key, v);
 	else
 		fprintf(f, ",\"%s\":null", key);
+}
+
+/* ,"KEY":true, or ,"KEY":false,"KEY_why":"reason" (ratio_stable()). */
+static void json_stable(FILE *f, const char *key, const struct stats *st)
+{
+	char why[96], k[48];
+	bool ok = ratio_stable(st, why, sizeof(why));
+
+	fprintf(f, ",\"%s\":%s", key, ok ? "true" : "false");
+	if (ok)
+		return;
+	snprintf(k, sizeof(k), "%s_why", key);
+	fputc(',', f);
+	json_str(f, k, why);
 }
 
 static void json_head(FILE *f, const char *kind, const struct config *c,
@@ -641,6 +722,7 @@ static void emit_summary(const struct ctx *x, FILE *j, unsigned int c,
 		json_num(j, "ratio_median", rt.median);
 		json_num(j, "ratio_min", rt.min);
 		json_num(j, "ratio_max", rt.max);
+		json_stable(j, "ratio_stable", &rt);
 	}
 	fprintf(j, "}\n");
 	if (!x->csv)
@@ -673,6 +755,7 @@ static void emit_pairs(const struct ctx *x, FILE *j, unsigned int c)
 		json_num(j, "speedup_min", rt.min);
 		json_num(j, "speedup_max", rt.max);
 		json_num(j, "reps", rt.n);
+		json_stable(j, "stable", &rt);
 		fprintf(j, "}\n");
 	}
 }

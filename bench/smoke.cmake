@@ -2,7 +2,7 @@
 #
 # The benchmark's smoke test (ctest label bench), run as
 #   cmake -DBENCH=<pcstock-bench> -DOUT=<dir> [-DARGS="<extra args>"]
-#         [-DWORKLOADS=<w,...>] -P smoke.cmake
+#         [-DWORKLOADS=<w,...>] [-DOPCOUNT=1] -P smoke.cmake
 # Runs pcstock-bench --quick and checks what it wrote, not how fast it was:
 # exit status 0 (so conservation held in every run), every JSON Lines
 # record parses, every rep record says cons_ok, every workload has a
@@ -79,16 +79,24 @@ foreach(d IN LISTS policies)
 	endif()
 endforeach()
 
+# Run the bench with the arguments after @regex; exit 0 and a table on
+# stdout matching @regex, which is left in @out.
+function(run_bench out regex)
+	execute_process(COMMAND "${BENCH}" ${ARGN}
+		RESULT_VARIABLE rc OUTPUT_VARIABLE text ERROR_VARIABLE err)
+	if(NOT rc EQUAL 0)
+		message(FATAL_ERROR "pcstock-bench ${ARGN} exited with "
+			"${rc}:\n${err}")
+	endif()
+	if(NOT text MATCHES "${regex}")
+		message(FATAL_ERROR "no table on stdout:\n${text}")
+	endif()
+	set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+
 file(REMOVE_RECURSE "${OUT}")
-execute_process(COMMAND "${BENCH}" --quick --reps 2 --workload ${wl_arg}
-		--out "${OUT}" ${ARGS}
-	RESULT_VARIABLE rc OUTPUT_VARIABLE table ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-	message(FATAL_ERROR "pcstock-bench exited with ${rc}:\n${err}")
-endif()
-if(NOT table MATCHES "### Key figures")
-	message(FATAL_ERROR "no table on stdout:\n${table}")
-endif()
+run_bench(table "### Key figures" --quick --reps 2 --workload ${wl_arg}
+	--out "${OUT}" ${ARGS})
 
 file(STRINGS "${OUT}/bench.jsonl" lines)
 list(LENGTH lines nr)
@@ -129,6 +137,14 @@ foreach(line IN LISTS lines)
 		string(JSON w GET "${line}" workload)
 		string(JSON s GET "${line}" strategy)
 		list(APPEND seen "${w}/${s}")
+	elseif(kind STREQUAL "pair")
+		# --reps 2: every ratio is too short to be stable, and says so.
+		string(JSON stable ERROR_VARIABLE jerr GET "${line}" stable)
+		string(JSON why ERROR_VARIABLE jerr2 GET "${line}" stable_why)
+		if(jerr OR stable OR jerr2 OR NOT why MATCHES "repetitions")
+			message(FATAL_ERROR "bench.jsonl:${n}: a pair of 2 "
+				"repetitions not marked unstable: ${line}")
+		endif()
 	endif()
 endforeach()
 foreach(w IN LISTS WORKLOADS)
@@ -182,3 +198,64 @@ if(GNUPLOT AND NOT pngs)
 	message(FATAL_ERROR "gnuplot is installed but no plot was drawn")
 endif()
 message(STATUS "pcstock-bench smoke: ${nr} JSON records, ${nr_csv} CSV rows")
+
+# -DOPCOUNT=1: --opcount too (bench/opcount.c), checked for what it counts,
+# never for its ns: it exits 0, every record parses, the lock_cost record
+# is there, every registered policy has a row for every configuration, no
+# charge failed, the none policy's operation (a charge and an uncharge,
+# each walking both levels of the tree, no stock) has at least one locked
+# instruction a level each way, and memcg7 on COOP CPUs (the kernel's
+# owner-exclusive hit) has none at N=1.
+if(OPCOUNT)
+	run_bench(table "\\| locked ns/op \\|" --opcount --quick
+		--out "${OUT}/opcount")
+	file(STRINGS "${OUT}/opcount/opcount.jsonl" lines)
+	set(rows "")
+	set(have_cost FALSE)
+	foreach(line IN LISTS lines)
+		string(JSON kind ERROR_VARIABLE jerr GET "${line}" kind)
+		if(jerr)
+			message(FATAL_ERROR "opcount.jsonl: ${line}: ${jerr}")
+		endif()
+		if(kind STREQUAL "lock_cost")
+			set(have_cost TRUE)
+			continue()
+		endif()
+		string(JSON w GET "${line}" workload)
+		string(JSON c GET "${line}" config)
+		string(JSON s GET "${line}" strategy)
+		string(JSON m GET "${line}" cpu_mode)
+		string(JSON locked GET "${line}" locked_per_op)
+		string(JSON fails GET "${line}" fails)
+		list(APPEND rows "${w} ${c}/${s}")
+		if(NOT fails EQUAL 0)
+			message(FATAL_ERROR "opcount: ${w} ${c} ${s}: ${fails} "
+				"failed charges")
+		endif()
+		if(s STREQUAL "none" AND w STREQUAL "scale" AND
+		   locked LESS 4)
+			message(FATAL_ERROR "opcount: none on ${c}: ${locked} "
+				"locked instructions per operation, < 2 levels "
+				"x charge and uncharge")
+		endif()
+		if(s STREQUAL "memcg7" AND m STREQUAL "coop" AND
+		   c MATCHES "^N=1 " AND NOT locked EQUAL 0)
+			message(FATAL_ERROR "opcount: memcg7 owner-exclusive "
+				"at N=1: ${locked} locked instructions per "
+				"operation, not 0")
+		endif()
+	endforeach()
+	if(NOT have_cost)
+		message(FATAL_ERROR "opcount.jsonl has no lock_cost record")
+	endif()
+	foreach(cfg "tenants N=1 T=2" "tenants N=64 T=2" "scale T=1 own")
+		foreach(d IN LISTS policies)
+			if(NOT "${cfg}/${d}" IN_LIST rows)
+				message(FATAL_ERROR "opcount: no row for ${d} "
+					"on ${cfg}")
+			endif()
+		endforeach()
+	endforeach()
+	list(LENGTH rows nr_rows)
+	message(STATUS "pcstock-bench --opcount: ${nr_rows} rows")
+endif()

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # pcstock-bench smoke tests (label bench): every workload with tiny
-# durations, output validated (bench/smoke.cmake); then the CPU modes
+# durations, output validated (bench/smoke.cmake), and --opcount's
+# counts; then the CPU modes
 # other than sim on the tenants workload.  They check output and
 # conservation, never speed (pinned threads on a loaded machine can be
 # slow: the timeouts are generous).  bench/ is added after tests/, so test the option, not the
@@ -11,6 +12,7 @@ if(PCSTOCK_BUILD_BENCH AND EXISTS ${PROJECT_SOURCE_DIR}/bench/CMakeLists.txt)
 	add_test(NAME bench_smoke COMMAND ${CMAKE_COMMAND}
 		-DBENCH=$<TARGET_FILE:pcstock-bench>
 		-DOUT=${CMAKE_CURRENT_BINARY_DIR}/bench-smoke
+		-DOPCOUNT=1
 		-P ${PROJECT_SOURCE_DIR}/bench/smoke.cmake)
 	set_tests_properties(bench_smoke PROPERTIES LABELS bench TIMEOUT 300)
 	foreach(mode pinned rseq thread)
