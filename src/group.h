@@ -37,7 +37,9 @@ struct pcstock_group {
 	/*
 	 * memory's stock key while a hit on it is the whole charge (a policy
 	 * that stocks at the counter, no memsw, online), else 0: the group
-	 * hit paths' one check.  Published by the policy (policy.h).
+	 * hit paths' one check.  Published by the policy (policy.h), which
+	 * may also publish a key of its own that those paths never match
+	 * (plain's, policy_plain.h); cleared when the group goes offline.
 	 */
 	_Atomic unsigned long long hit_key;
 	_Atomic(struct pcstock_group *) children;

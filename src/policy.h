@@ -15,8 +15,9 @@
  *
  * The hit is not in the table: the group hit paths (charge.c) run the
  * per-counter stock's inline hit on the key a policy publishes in
- * struct pcstock_group's hit_key, and a policy that publishes none pays a
- * failed key compare before its miss.  A policy that wants its own hit on
+ * struct pcstock_group's hit_key, and a policy that publishes none (or a
+ * key of its own that hit never matches: plain's) pays the failed key
+ * compares before its miss.  A policy that wants its own hit on
  * the fast path adds it to charge.c as reviewed hot-path code, or is a
  * kind of the per-counter stock (policy_counter.c).
  */
