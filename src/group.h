@@ -80,6 +80,9 @@ struct pcstock_tree {
 	/* The flows' copies of ops' hot members, resolved (policy.h). */
 	int (*miss)(struct pcstock_group *g, unsigned long nr_pages,
 			   unsigned int flags, struct pcstock_tree *t);
+	/* Where an uncharge the inline stock did not take goes (charge.c). */
+	int (*unmiss)(struct pcstock_group *g, unsigned long nr_pages,
+		      struct pcstock_tree *t);
 	bool (*consume)(struct pcstock_tree *t, struct pcstock_group *g,
 			unsigned long nr_pages);
 	bool (*counter_try)(struct pcstock_counter *c, unsigned long nr_pages,

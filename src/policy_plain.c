@@ -141,6 +141,8 @@ static void plain_membarrier(struct plain_seq *s)
 
 static int plain_miss(struct pcstock_group *g, unsigned long nr_pages,
 		      unsigned int flags, struct pcstock_tree *t);
+static int plain_unmiss(struct pcstock_group *g, unsigned long nr_pages,
+			struct pcstock_tree *t);
 static void plain_cpu_dead(struct pcstock_domain *d, unsigned int cpu,
 			   void *arg);
 
@@ -215,6 +217,9 @@ static int plain_tree_init(struct pcstock_tree *t)
 	/* The hit in front of the miss (policy.h, @consume). */
 	s->next_miss = t->miss;
 	t->miss = plain_miss;
+	/* The uncharge into the slot in front of the uncharge miss (@uncharge). */
+	s->next_unmiss = t->unmiss;
+	t->unmiss = plain_unmiss;
 	return 0;
 }
 
@@ -385,12 +390,24 @@ static void plain_refill(struct pcstock_group *g, unsigned long nr_pages)
 		pcs_group_uncharge_counters(g, nr_pages);
 }
 
-/* Inside a reclaim or OOM callback the pages go straight up (reclaim.c). */
-static void plain_uncharge(struct pcstock_group *g, unsigned long nr_pages)
+/*
+ * Every uncharge, as pcstock_group_uncharge()'s uncharge miss (tree_init):
+ * into the slot, so that it is one call from there, else the miss it
+ * replaced, which checks the request and sends the pages to the counters
+ * (the policy's @uncharge is the default's).  Any request reaches it: a
+ * root's or a destroyed group's key is 0, and a request of more than a
+ * batch (an invalid one too) does not fit; 0 pages are an open slot's
+ * no-op, as the miss's.  Inside a reclaim or OOM callback the pages go
+ * straight up (reclaim.c).
+ */
+static int plain_unmiss(struct pcstock_group *g, unsigned long nr_pages,
+			struct pcstock_tree *t)
 {
-	if (pcs_in_callback ||
-	    !plain_give(tree_seq(g->tree), &g->hit_key, nr_pages))
-		pcs_group_uncharge_counters(g, nr_pages);
+	struct plain_seq *s = tree_seq(t);
+
+	if (!pcs_in_callback && plain_give(s, &g->hit_key, nr_pages))
+		return 0;
+	return s->next_unmiss(g, nr_pages, t);
 }
 
 /* ---- drains and readers ------------------------------------------------ */
@@ -448,7 +465,6 @@ const struct pcs_policy_ops pcs_policy_plain = {
 	.group_free = plain_group_free,
 	.consume = plain_consume,
 	.refill = plain_refill,
-	.uncharge = plain_uncharge,
 	.drain_all = plain_drain_all,
 	.stock_pages = plain_stock_pages,
 	.stock_bound = plain_stock_bound,

@@ -94,6 +94,8 @@ struct plain_model_cpu {
  * @model: PLAIN_MODEL builds, a domain of another mode than RSEQ: one
  *	entry per domain CPU, and the sequences are the model's; else NULL
  * @next_miss: the tree's miss before the policy put its hit in front
+ * @next_unmiss: the tree's uncharge miss before the policy put its
+ *	uncharge in front
  * @hook: the CPU offline hook's registration
  * @region: by OS CPU number, the address of the arena region of the domain
  *	CPU that OS CPU is, less PLAIN_KEY, so that adding a group's key
@@ -111,6 +113,8 @@ struct plain_seq {
 	struct plain_model_cpu *model;
 	int (*next_miss)(struct pcstock_group *g, unsigned long nr_pages,
 			 unsigned int flags, struct pcstock_tree *t);
+	int (*next_unmiss)(struct pcstock_group *g, unsigned long nr_pages,
+			   struct pcstock_tree *t);
 	struct pcstock_cpu_hook *hook;
 	uintptr_t region[];
 };
