@@ -278,8 +278,14 @@ int pcstock_group_charge(struct pcstock_group *g, unsigned long nr_pages,
 	return g->tree->miss(g, nr_pages, flags, g->tree);
 }
 
-static __attribute__((noinline)) int
-group_uncharge_slow(struct pcstock_group *g, unsigned long nr_pages)
+/*
+ * The tree's uncharge miss (its @unmiss), where an uncharge the inline
+ * stock did not take goes, with @t, @g's tree, loaded once: the one call
+ * a policy may put its own uncharge in front of (policy.h), as it may put
+ * its hit in front of the charge's miss.
+ */
+static int group_uncharge_slow(struct pcstock_group *g,
+			       unsigned long nr_pages, struct pcstock_tree *t)
 {
 	if (nr_pages > PCSTOCK_COUNTER_MAX)	/* @g: not NULL */
 		return -EINVAL;
@@ -289,7 +295,7 @@ group_uncharge_slow(struct pcstock_group *g, unsigned long nr_pages)
 	 * Inside a callback the pages go straight up (callback_enter()): each
 	 * policy's uncharge sees to it (policy.h).
 	 */
-	g->tree->uncharge(g, nr_pages);
+	t->uncharge(g, nr_pages);
 	return 0;
 }
 
@@ -300,11 +306,12 @@ int pcstock_group_uncharge(struct pcstock_group *g, unsigned long nr_pages)
 	if (!g)
 		return -EINVAL;
 	batch = pcs_load(&g->memory.stock_refill_batch, PCS_RELAXED);
-	if (pcstock_stock_refills_(batch, nr_pages) &&
+	/* Expected: the stock's layout, its hit falling through. */
+	if (__builtin_expect(pcstock_stock_refills_(batch, nr_pages), 1) &&
 	    pcs_stock_give(&g->memory, pcs_load(&g->hit_key, PCS_RELAXED),
 			   batch, nr_pages))
 		return 0;
-	return group_uncharge_slow(g, nr_pages);
+	return g->tree->unmiss(g, nr_pages, g->tree);
 }
 
 int pcstock_group_uncharge_direct(struct pcstock_group *g,
@@ -332,6 +339,7 @@ void pcs_tree_set_policy(struct pcstock_tree *t,
 	t->ops = ops;
 	t->consume = ops->consume;
 	t->miss = ops->consume ? miss_consume_first : miss_slow;
+	t->unmiss = group_uncharge_slow;
 	t->counter_try = ops->counter_try ? ops->counter_try :
 					    counter_try_plain;
 	t->uncharge = ops->uncharge ? ops->uncharge :

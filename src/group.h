@@ -37,7 +37,9 @@ struct pcstock_group {
 	/*
 	 * memory's stock key while a hit on it is the whole charge (a policy
 	 * that stocks at the counter, no memsw, online), else 0: the group
-	 * hit paths' one check.  Published by the policy (policy.h).
+	 * hit paths' one check.  Published by the policy (policy.h), which
+	 * may also publish a key of its own that those paths never match
+	 * (plain's, policy_plain.h); cleared when the group goes offline.
 	 */
 	_Atomic unsigned long long hit_key;
 	_Atomic(struct pcstock_group *) children;
@@ -78,6 +80,9 @@ struct pcstock_tree {
 	/* The flows' copies of ops' hot members, resolved (policy.h). */
 	int (*miss)(struct pcstock_group *g, unsigned long nr_pages,
 			   unsigned int flags, struct pcstock_tree *t);
+	/* Where an uncharge the inline stock did not take goes (charge.c). */
+	int (*unmiss)(struct pcstock_group *g, unsigned long nr_pages,
+		      struct pcstock_tree *t);
 	bool (*consume)(struct pcstock_tree *t, struct pcstock_group *g,
 			unsigned long nr_pages);
 	bool (*counter_try)(struct pcstock_counter *c, unsigned long nr_pages,

@@ -15,8 +15,9 @@
  *
  * The hit is not in the table: the group hit paths (charge.c) run the
  * per-counter stock's inline hit on the key a policy publishes in
- * struct pcstock_group's hit_key, and a policy that publishes none pays a
- * failed key compare before its miss.  A policy that wants its own hit on
+ * struct pcstock_group's hit_key, and a policy that publishes none (or a
+ * key of its own that hit never matches: plain's) pays the failed key
+ * compares before its miss.  A policy that wants its own hit on
  * the fast path adds it to charge.c as reviewed hot-path code, or is a
  * kind of the per-counter stock (policy_counter.c).
  */
@@ -105,7 +106,15 @@ struct pcstock_counter;
  * @uncharge: @nr_pages (1..PCSTOCK_COUNTER_MAX) of a non-root group that
  *	the inline uncharge did not take.  Inside a reclaim or OOM callback
  *	(pcs_in_callback) the pages must reach the counters at once.  NULL:
- *	straight to the counters, memory and (v1) memsw.
+ *	straight to the counters, memory and (v1) memsw.  @tree_init may
+ *	also put the policy's own uncharge in front of the tree's @unmiss
+ *	(what pcstock_group_uncharge() jumps to when the inline uncharge
+ *	did not take the pages, which checks the request and calls
+ *	@uncharge): a function of @unmiss's type, reached by every such
+ *	uncharge (any group, root and offline ones too, any @nr_pages),
+ *	that calls the @unmiss it replaced for what it does not keep, so
+ *	that an uncharge into its stock pays no second call
+ *	(policy_plain.c).
  * @drain_all: pcstock_group_drain_all() under RCU: return every page the
  *	subtree of @g has in stock to the counters.  False if another drain
  *	was running and this one did nothing (counted as drain_all_busy).

@@ -19,13 +19,13 @@
  * from another CPU (drain_all; the destroy of a group; a CPU's offline).
  * A store by a sequence that loaded the slot before the drain would
  * overwrite what the drain did, so a drain closes the slots first (the
- * tree's @draining for drain_all and an offline, the group's @state for a
- * destroy, which stays closed), then
- * calls membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ): an
+ * tree's @open for drain_all and an offline; for a destroy, the group's
+ * key, which pcstock_group_destroy() clears for good), then calls
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ): an
  * inter-processor interrupt to every CPU that runs a thread of the
  * process at that moment, which restarts the sequence it was in.  A
- * sequence reads both flags after its start and serves nothing while
- * either is closed.  So when the membarrier returns, every sequence that
+ * sequence reads both after its start and serves nothing while either
+ * is closed.  So when the membarrier returns, every sequence that
  * read the slots open has committed before it or has restarted and found
  * them closed, and the drain's exchanges of the slots with 0 race no
  * store: every page is taken once.  One drain_all of any subtree, one
@@ -60,9 +60,9 @@
  * (policy_plain.h).
  *
  * Its hit is one call from pcstock_group_charge(), after the group hit's
- * failed key compare (it publishes no hit key): tree_init puts it in
- * front of the tree's miss (policy.h, @consume), and @consume serves the
- * flow's retries.
+ * failed key compares (the key a group publishes is never one of the
+ * group hit's, policy_plain.h): tree_init puts it in front of the tree's
+ * miss (policy.h, @consume), and @consume serves the flow's retries.
  */
 #include <errno.h>
 #include <string.h>
@@ -141,6 +141,8 @@ static void plain_membarrier(struct plain_seq *s)
 
 static int plain_miss(struct pcstock_group *g, unsigned long nr_pages,
 		      unsigned int flags, struct pcstock_tree *t);
+static int plain_unmiss(struct pcstock_group *g, unsigned long nr_pages,
+			struct pcstock_tree *t);
 static void plain_cpu_dead(struct pcstock_domain *d, unsigned int cpu,
 			   void *arg);
 
@@ -177,11 +179,16 @@ static int plain_tree_init(struct pcstock_tree *t)
 		return -ENOMEM;
 	s->batch = t->attr.batch;
 	s->nr_os = nr_os;
+	/* The model's CPU numbers are the domain's. */
+	pcs_store(&s->open, nr_os ? (long)nr_os : (long)pcs_nr_cpus(d),
+		  PCS_RELAXED);
 	s->rseq_offset = d->rseq_offset;
 	s->domain = d;
 	for (i = 0; i < nr_os; i++)
-		s->region[i] = d->os_map[i] < 0 ? NULL :
-			pcs_percpu_ptr(d, 0, (unsigned int)d->os_map[i]);
+		s->region[i] = d->os_map[i] < 0 ? PLAIN_OUTSIDE :
+			(uintptr_t)pcs_percpu_ptr(d, 0,
+						  (unsigned int)d->os_map[i]) -
+			PLAIN_KEY;
 #if PLAIN_MODEL
 	if (!nr_os) {
 		s->model = pcs_aligned_alloc(_Alignof(struct plain_model_cpu),
@@ -210,6 +217,9 @@ static int plain_tree_init(struct pcstock_tree *t)
 	/* The hit in front of the miss (policy.h, @consume). */
 	s->next_miss = t->miss;
 	t->miss = plain_miss;
+	/* The uncharge into the slot in front of the uncharge miss (@uncharge). */
+	s->next_unmiss = t->unmiss;
+	t->unmiss = plain_unmiss;
 	return 0;
 }
 
@@ -224,7 +234,10 @@ static void plain_tree_fini(struct pcstock_tree *t)
 
 /* ---- groups ------------------------------------------------------------- */
 
-/* A slot of zeroes on every CPU; without one, the group charges plain. */
+/*
+ * A slot of zeroes on every CPU, and the key that opens it to the
+ * sequences (policy_plain.h); without one, the group charges plain.
+ */
 static void plain_group_init(struct pcstock_group *g)
 {
 	struct pcstock_domain *d = g->tree->domain;
@@ -237,6 +250,7 @@ static void plain_group_init(struct pcstock_group *g)
 		atomic_init(slot_on(g, cpu), 0);
 	/* Published with the group (link_child()'s release). */
 	pcs_store(&p->state, PLAIN_OPEN, PCS_RELAXED);
+	pcs_store(&g->hit_key, PLAIN_KEY + p->handle, PCS_RELAXED);
 }
 
 /*
@@ -272,15 +286,15 @@ static unsigned long take_all_slots(struct pcstock_group *g)
 
 static bool has_slots(const struct pcstock_group *g)
 {
-	return pcs_load(&group_slot(g)->state, PCS_RELAXED) & PLAIN_OPEN;
+	return pcs_load(&group_slot(g)->state, PCS_RELAXED) == PLAIN_OPEN;
 }
 
 /*
  * Close every slot of @t, wait out the sequences, take the slots of CPUs
  * @first..@last of every group of @root's subtree (under RCU), reopen.  A
- * hit anywhere in the tree meanwhile charges its counters: one flag and
- * one membarrier, whatever the size of the subtree, and groups created
- * meanwhile are closed too.
+ * hit anywhere in the tree meanwhile charges its counters: one word (@open
+ * below every CPU number) and one membarrier, whatever the size of the
+ * subtree, and groups created meanwhile are closed too.
  */
 static void drain_subtree(struct pcstock_tree *t, struct pcstock_group *root,
 			  unsigned int first, unsigned int last)
@@ -289,13 +303,15 @@ static void drain_subtree(struct pcstock_tree *t, struct pcstock_group *root,
 	struct pcstock_group *pos;
 
 	/* seq_cst: before the membarrier, as the sequences read it. */
-	pcs_fetch_add(&s->draining, 1, PCS_ORDER(PLAIN_CLOSE, PCS_SEQ_CST));
+	pcs_fetch_sub(&s->open, PLAIN_DRAINING,
+		      PCS_ORDER(PLAIN_CLOSE, PCS_SEQ_CST));
 	plain_membarrier(s);
 	for_each_in_subtree(pos, root)
 		if (has_slots(pos))
 			take_slots(pos, first, last);
 	/* release: a sequence that reads it open sees the slots taken. */
-	pcs_fetch_sub(&s->draining, 1, PCS_ORDER(PLAIN_REOPEN, PCS_RELEASE));
+	pcs_fetch_add(&s->open, PLAIN_DRAINING,
+		      PCS_ORDER(PLAIN_REOPEN, PCS_RELEASE));
 }
 
 /* A CPU went offline (memcg_hotplug_cpu_dead()): its slots go up. */
@@ -311,18 +327,17 @@ static void plain_cpu_dead(struct pcstock_domain *d, unsigned int cpu,
 }
 
 /*
- * A destroyed group's slots close for good, and their pages go up.  Its
- * destroy cleared online before (release), which the hit tests too.
+ * A destroyed group's slots are closed for good, and their pages go up.
+ * Its destroy cleared its key (the sequences' only test of the group)
+ * before it cleared online, so a caller that saw it offline is served no
+ * more, and before this membarrier, which is a full barrier: every
+ * sequence that read the key before has committed or restarts and reads
+ * it 0.
  */
 static void plain_group_offline(struct pcstock_group *g)
 {
-	struct plain_slot *p = group_slot(g);
-
 	if (!has_slots(g))
 		return;
-	/* seq_cst: before the membarrier, as the sequences read it. */
-	pcs_fetch_add(&p->state, PLAIN_CLOSER,
-		      PCS_ORDER(PLAIN_CLOSE_GROUP, PCS_SEQ_CST));
 	plain_membarrier(tree_seq(g->tree));
 	take_all_slots(g);
 }
@@ -336,16 +351,15 @@ static void plain_group_free(struct pcstock_group *g)
 /* ---- the charge and the uncharge --------------------------------------- */
 
 /*
- * The hit.  An offline group is never served: a caller that saw it
- * offline (acquire) reads online false here too (coherence), even before
- * its destroy closed the slots.
+ * The hit.  An offline group is never served: its destroy cleared its key
+ * before online (release), so a caller that saw it offline (acquire)
+ * reads the key 0.
  */
 static inline __attribute__((always_inline)) bool
 plain_hit(struct pcstock_tree *t, struct pcstock_group *g,
 	  unsigned long nr_pages)
 {
-	return pcs_load(&g->online, PCS_RELAXED) &&
-	       plain_take(tree_seq(t), group_slot(g), nr_pages);
+	return plain_take(tree_seq(t), &g->hit_key, nr_pages);
 }
 
 /* @consume: the flow's retries (try_charge_group()). */
@@ -372,16 +386,28 @@ static int plain_miss(struct pcstock_group *g, unsigned long nr_pages,
 /* done_restock(): the surplus of a batch charged by a miss. */
 static void plain_refill(struct pcstock_group *g, unsigned long nr_pages)
 {
-	if (!plain_give(tree_seq(g->tree), group_slot(g), nr_pages))
+	if (!plain_give(tree_seq(g->tree), &g->hit_key, nr_pages))
 		pcs_group_uncharge_counters(g, nr_pages);
 }
 
-/* Inside a reclaim or OOM callback the pages go straight up (reclaim.c). */
-static void plain_uncharge(struct pcstock_group *g, unsigned long nr_pages)
+/*
+ * Every uncharge, as pcstock_group_uncharge()'s uncharge miss (tree_init):
+ * into the slot, so that it is one call from there, else the miss it
+ * replaced, which checks the request and sends the pages to the counters
+ * (the policy's @uncharge is the default's).  Any request reaches it: a
+ * root's or a destroyed group's key is 0, and a request of more than a
+ * batch (an invalid one too) does not fit; 0 pages are an open slot's
+ * no-op, as the miss's.  Inside a reclaim or OOM callback the pages go
+ * straight up (reclaim.c).
+ */
+static int plain_unmiss(struct pcstock_group *g, unsigned long nr_pages,
+			struct pcstock_tree *t)
 {
-	if (pcs_in_callback ||
-	    !plain_give(tree_seq(g->tree), group_slot(g), nr_pages))
-		pcs_group_uncharge_counters(g, nr_pages);
+	struct plain_seq *s = tree_seq(t);
+
+	if (!pcs_in_callback && plain_give(s, &g->hit_key, nr_pages))
+		return 0;
+	return s->next_unmiss(g, nr_pages, t);
 }
 
 /* ---- drains and readers ------------------------------------------------ */
@@ -439,7 +465,6 @@ const struct pcs_policy_ops pcs_policy_plain = {
 	.group_free = plain_group_free,
 	.consume = plain_consume,
 	.refill = plain_refill,
-	.uncharge = plain_uncharge,
 	.drain_all = plain_drain_all,
 	.stock_pages = plain_stock_pages,
 	.stock_bound = plain_stock_bound,

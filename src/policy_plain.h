@@ -77,44 +77,83 @@ struct plain_model_cpu {
 };
 
 /*
- * What a sequence reads of its tree: whether a drain_all has the tree's
- * slots closed, where each OS CPU's slots are, and the batch.
- * @draining: the number of drains of the whole tree's slots running
- *	(drain_all, a CPU's offline); a sequence finding it non-zero
- *	serves nothing
+ * What a sequence reads of its tree: which OS CPUs it may serve (none
+ * while a drain of the whole tree's slots runs), where each OS CPU's slots
+ * are, and the batch.
+ * @open: the OS CPUs 0..@open-1 are served, less PLAIN_DRAINING for each
+ *	drain of the whole tree's slots running (drain_all, a CPU's
+ *	offline), so a sequence finds every CPU number at or above it
+ *	while one runs: the CPU's range check and the drains' closing in
+ *	one compare.  @nr_os while none runs (the model's: the domain's
+ *	CPUs).
  * @batch: the tree's; a slot never holds more
- * @nr_os: entries of @region
  * @rseq_offset: glibc's __rseq_offset, the area's offset from the thread
  *	pointer
+ * @nr_os: entries of @region
  * @domain: the tree's domain
  * @model: PLAIN_MODEL builds, a domain of another mode than RSEQ: one
  *	entry per domain CPU, and the sequences are the model's; else NULL
  * @next_miss: the tree's miss before the policy put its hit in front
+ * @next_unmiss: the tree's uncharge miss before the policy put its
+ *	uncharge in front
  * @hook: the CPU offline hook's registration
- * @region: by OS CPU number, the arena region of the domain CPU that OS
- *	CPU is, NULL for one outside the domain
+ * @region: by OS CPU number, the address of the arena region of the domain
+ *	CPU that OS CPU is, less PLAIN_KEY, so that adding a group's key
+ *	gives its slot; PLAIN_OUTSIDE for an OS CPU outside the domain
  */
 struct pcstock_group;
 struct pcstock_tree;
 
 struct plain_seq {
-	_Atomic int draining;
-	unsigned int batch;
-	unsigned int nr_os;
+	_Atomic long open;
+	long batch;
 	ptrdiff_t rseq_offset;
+	unsigned int nr_os;
 	struct pcstock_domain *domain;
 	struct plain_model_cpu *model;
 	int (*next_miss)(struct pcstock_group *g, unsigned long nr_pages,
 			 unsigned int flags, struct pcstock_tree *t);
+	int (*next_unmiss)(struct pcstock_group *g, unsigned long nr_pages,
+			   struct pcstock_tree *t);
 	struct pcstock_cpu_hook *hook;
-	char *region[];
+	uintptr_t region[];
 };
 
+/* What a drain subtracts from @open: more than any OS CPU number. */
+#define PLAIN_DRAINING (1L << 32)
+
 /*
- * A group's slot.  @state: 0 for a group without one (the root, a failed
- * allocation); else 1, plus 2 for each drain closing it, forever once
- * the group was destroyed.  Sequences serve only at exactly 1.
- * @handle: the slot's offset in each CPU's region (an int, the pages).
+ * A group's key, which it publishes as its hit_key (struct pcstock_group)
+ * while its sequences may serve it: its slot's handle plus PLAIN_KEY.
+ * 0 (the root, a group without a slot, a destroyed one: pcstock_group_
+ * destroy() clears it before the group goes offline) serves nothing, so
+ * the sequences need no other test of the group.
+ *
+ * The group hit paths (charge.c) never take it for a key of their own:
+ * they compare a group's hit_key with the thread's cached domain key (a
+ * domain's, below 2^32, or PCS_NO_HIT_KEY, all ones), and the thread's
+ * RSEQ tag with the key xor the first word of the area the tag goes
+ * with.  A key has bit 63 set and bit 62 clear; that word has both clear
+ * or both set (cpu_id at least 0, or -1 and -2), so the xor has exactly
+ * one of them set, while a tag has neither, or is the empty one, 2^63,
+ * whose word is 0: the xor is then the key, which is not 2^63.
+ *
+ * The region table makes "region + key" the slot: for a CPU of the
+ * domain, its region less PLAIN_KEY; for one outside, PLAIN_OUTSIDE.  A
+ * slot's address is a user address (below 2^56, even with 5-level
+ * paging): its sign bit is clear.  A key of 0 on a region leaves the
+ * region less 2^63 + 1, and PLAIN_OUTSIDE plus 0 or plus a key is all
+ * ones or 2^63 + handle: each has the sign bit set, so the add's sign
+ * rejects a closed group and a CPU outside the domain, with no compare.
+ */
+#define PLAIN_KEY ((1ULL << 63) + 1)
+#define PLAIN_OUTSIDE UINTPTR_MAX
+
+/*
+ * A group's slot.  @state: PLAIN_OPEN for a group with slots, else 0 (the
+ * root, a failed allocation); it never changes after the group is
+ * published.  @handle: the slot's offset in each CPU's region (an int,
+ * the pages).
  */
 struct plain_slot {
 	_Atomic int state;
@@ -122,7 +161,6 @@ struct plain_slot {
 };
 
 #define PLAIN_OPEN 1
-#define PLAIN_CLOSER 2
 
 /*
  * Sequences restarted after an abort, machine code's and model's: a
@@ -136,7 +174,8 @@ extern unsigned long pcs_plain_restarts __attribute__((visibility("hidden")));
  * The sequence.  ADD is the instruction that makes the new value from the
  * old one in %rax (sub or add of %[n]); TEST the branch to %l[miss] after
  * it, on its flags or on a compare of its own.  Every input a register or
- * memory the sequence only reads; %rax and %rcx are scratch.  Local labels
+ * memory the sequence only reads; %rax and %r11 are scratch (no argument
+ * register: the caller's miss passes its own on).  Local labels
  * (numbers) only, so that every inlined copy has its own descriptor and
  * abort handler:
  *  3: the descriptor, in section __rseq_cs (32-byte aligned, as the
@@ -162,21 +201,16 @@ extern unsigned long pcs_plain_restarts __attribute__((visibility("hidden")));
 	"leaq 3b(%%rip), %%rax\n\t"                                          \
 	"movq %%rax, %%fs:8(%[off])\n\t"                                     \
 	"1:\n\t"                                                             \
-	"movl %%fs:4(%[off]), %%ecx\n\t"                                     \
-	"cmpl %c[nr_os](%[s]), %%ecx\n\t"                                    \
-	"jae %l[miss]\n\t"                                                   \
-	"cmpl $0, %c[draining](%[s])\n\t"                                    \
-	"jne %l[miss]\n\t"                                                   \
-	"cmpl $1, %c[state](%[g])\n\t"                                       \
-	"jne %l[miss]\n\t"                                                   \
-	"movq %c[region](%[s],%%rcx,8), %%rcx\n\t"                           \
-	"testq %%rcx, %%rcx\n\t"                                             \
-	"jz %l[miss]\n\t"                                                    \
-	"addq %c[handle](%[g]), %%rcx\n\t"                                   \
-	"movslq (%%rcx), %%rax\n\t"                                          \
+	"movl %%fs:4(%[off]), %%r11d\n\t"                                    \
+	"cmpq %[open], %%r11\n\t"                                            \
+	"jge %l[miss]\n\t"                                                   \
+	"movq %c[region](%[s],%%r11,8), %%r11\n\t"                           \
+	"addq %[key], %%r11\n\t"                                             \
+	"js %l[miss]\n\t"                                                    \
+	"movslq (%%r11), %%rax\n\t"                                          \
 	ADD "\n\t"                                                           \
 	TEST "\n\t"                                                          \
-	"movl %%eax, (%%rcx)\n\t"                                            \
+	"movl %%eax, (%%r11)\n\t"                                            \
 	"2:\n\t"                                                             \
 	".pushsection __rseq_failure, \"ax\"\n\t"                            \
 	".byte 0x0f, 0xb9, 0x3d\n\t"                                         \
@@ -186,14 +220,16 @@ extern unsigned long pcs_plain_restarts __attribute__((visibility("hidden")));
 	"jmp 0b\n\t"                                                         \
 	".popsection\n\t"
 
-/* The sequences' operands: the tree's and the group's fields by offset. */
-#define PLAIN_RSEQ_IN(s, g)                                                  \
-	[s] "r"(s), [g] "r"(g), [off] "r"((s)->rseq_offset),                 \
-	[nr_os] "i"(offsetof(struct plain_seq, nr_os)),                      \
-	[draining] "i"(offsetof(struct plain_seq, draining)),                \
+/*
+ * The sequences' operands: the tree's fields, the group's key.  cpu_id is
+ * zero-extended, so its -1 and -2 (no rseq registered) are above @open
+ * as any CPU is while a drain runs (@open at most 0): one signed compare.
+ */
+#define PLAIN_RSEQ_IN(s, key)                                                \
+	[s] "r"(s), [off] "r"((s)->rseq_offset),                             \
+	[open] "m"(*(const long *)&(s)->open),                               \
+	[key] "m"(*(const unsigned long long *)(key)),                       \
 	[region] "i"(offsetof(struct plain_seq, region)),                    \
-	[state] "i"(offsetof(struct plain_slot, state)),                     \
-	[handle] "i"(offsetof(struct plain_slot, handle)),                   \
 	[restarts] "m"(pcs_plain_restarts)
 
 _Static_assert(RSEQ_SIG == 0x53053053, "the signature the handlers carry");
@@ -202,18 +238,20 @@ _Static_assert(offsetof(struct rseq, cpu_id) == 4 &&
 	       "the offsets the sequences use");
 
 /*
- * Take @n pages from the slot @g has on the CPU the thread runs on: true
- * if it held them (and the slot is open), else nothing changed.  The
- * memory clobber keeps the compiler from moving accesses across it (a
- * miss's charge before a refill's commit, the pages' use after a take).
+ * Take @n pages from the slot of the group whose key is at @key on the
+ * CPU the thread runs on: true if it held them (and the group and the
+ * tree's slots are open), else nothing changed.  The memory clobber keeps
+ * the compiler from moving accesses across it (a miss's charge before a
+ * refill's commit, the pages' use after a take).
  */
 static inline __attribute__((always_inline)) bool
-plain_rseq_take(struct plain_seq *s, struct plain_slot *g, unsigned long n)
+plain_rseq_take(struct plain_seq *s, const _Atomic unsigned long long *key,
+		unsigned long n)
 {
 	__asm__ goto(PLAIN_RSEQ("subq %[n], %%rax", "jl %l[miss]")
 		     :
-		     : PLAIN_RSEQ_IN(s, g), [n] "r"(n)
-		     : "rax", "rcx", "cc", "memory"
+		     : PLAIN_RSEQ_IN(s, key), [n] "r"(n)
+		     : "rax", "r11", "cc", "memory"
 		     : miss);
 	return true;
 miss:
@@ -225,14 +263,15 @@ miss:
  * did, else nothing changed.
  */
 static inline __attribute__((always_inline)) bool
-plain_rseq_give(struct plain_seq *s, struct plain_slot *g, unsigned long n)
+plain_rseq_give(struct plain_seq *s, const _Atomic unsigned long long *key,
+		unsigned long n)
 {
 	__asm__ goto(PLAIN_RSEQ("addq %[n], %%rax",
 				"cmpq %[batch], %%rax\n\tjg %l[miss]")
 		     :
-		     : PLAIN_RSEQ_IN(s, g), [n] "r"(n),
-		       [batch] "r"((unsigned long)s->batch)
-		     : "rax", "rcx", "cc", "memory"
+		     : PLAIN_RSEQ_IN(s, key), [n] "r"(n),
+		       [batch] "m"((s)->batch)
+		     : "rax", "r11", "cc", "memory"
 		     : miss);
 	return true;
 miss:
@@ -347,11 +386,13 @@ static inline void plain_model_membarrier(struct plain_seq *s)
  * value must stay within 0..batch.  Loads in the order of the machine
  * code, each a scheduling point; acquire, as x86-64's loads are.
  */
-static inline bool plain_model_seq(struct plain_seq *s, struct plain_slot *g,
+static inline bool plain_model_seq(struct plain_seq *s,
+				   const _Atomic unsigned long long *key,
 				   long delta)
 {
 	int cpu = pcs_this_cpu(s->domain);
 	struct plain_model_cpu *m;
+	unsigned long long k;
 	atomic_int *slot;
 	unsigned long gen;
 	long v;
@@ -361,12 +402,15 @@ static inline bool plain_model_seq(struct plain_seq *s, struct plain_slot *g,
 	m = &s->model[cpu];
 	for (;;) {
 		gen = plain_model_start(m);
-		if (pcs_load(&s->draining, PCS_ACQUIRE) ||
-		    pcs_load(&g->state, PCS_ACQUIRE) != PLAIN_OPEN)
+		if (cpu >= pcs_load(&s->open, PCS_ACQUIRE))
 			return false;
-		slot = pcs_percpu_ptr(s->domain, g->handle, (unsigned int)cpu);
+		k = pcs_load((_Atomic unsigned long long *)key, PCS_ACQUIRE);
+		if (!k)
+			return false;
+		slot = pcs_percpu_ptr(s->domain, (size_t)(k - PLAIN_KEY),
+				      (unsigned int)cpu);
 		v = pcs_load(slot, PCS_ACQUIRE) + delta;
-		if (v < 0 || v > (long)s->batch)
+		if (v < 0 || v > s->batch)
 			return false;
 		if (plain_model_commit(m, gen, slot, (int)v))
 			return true;
@@ -376,30 +420,34 @@ static inline bool plain_model_seq(struct plain_seq *s, struct plain_slot *g,
 }
 #endif /* PLAIN_MODEL */
 
-/* The sequences, as the tree runs them. */
+/* The sequences, as the tree runs them, on the group whose key is @key. */
 static inline __attribute__((always_inline)) bool
-plain_take(struct plain_seq *s, struct plain_slot *g, unsigned long n)
+plain_take(struct plain_seq *s, const _Atomic unsigned long long *key,
+	   unsigned long n)
 {
 #if PLAIN_MODEL
 	if (s->model)
-		return n <= s->batch && plain_model_seq(s, g, -(long)n);
+		return n <= (unsigned long)s->batch &&
+		       plain_model_seq(s, key, -(long)n);
 #endif
 #if PLAIN_HAVE_RSEQ
-	return plain_rseq_take(s, g, n);
+	return plain_rseq_take(s, key, n);
 #else
 	return false;
 #endif
 }
 
 static inline __attribute__((always_inline)) bool
-plain_give(struct plain_seq *s, struct plain_slot *g, unsigned long n)
+plain_give(struct plain_seq *s, const _Atomic unsigned long long *key,
+	   unsigned long n)
 {
 #if PLAIN_MODEL
 	if (s->model)
-		return n <= s->batch && plain_model_seq(s, g, (long)n);
+		return n <= (unsigned long)s->batch &&
+		       plain_model_seq(s, key, (long)n);
 #endif
 #if PLAIN_HAVE_RSEQ
-	return plain_rseq_give(s, g, n);
+	return plain_rseq_give(s, key, n);
 #else
 	return false;
 #endif
