@@ -318,34 +318,41 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 	bool store = a & 2, locked = (a & 1) && !store;
 	int prev = l->owner;
 	unsigned int moved;
-	double cost, go, sent = m->clock[cpu], way, req = 0;
+	double cost, go, sent = m->clock[cpu], way, req = 0, at;
 
 	if (m->hold && dir_waits(l, cpu, a & 1)) {
 		/*
-		 * The request left when the CPU first asked; it reaches the
-		 * holder m->t_req later, and the holder cannot let go before.
-		 * A buffered store does not wait for it: its way is paid with
-		 * the transfer, in the store buffer.
+		 * The request left when the CPU first asked and reaches the
+		 * holder @way later (remote to another package); the line
+		 * cannot leave before.  A buffered store does not wait for
+		 * it: what is left of the way is paid with the transfer, in
+		 * the store buffer (@req).
 		 */
 		if (m->asked[cpu] >= 0)
 			sent = m->asked[cpu];
-		/* To a holder in another package: a remote way. */
 		way = m->t_req * (l->owner >= 0 &&
 				  dir.pkg[l->owner] != dir.pkg[cpu] ?
 				  m->remote_factor : 1);
 		go = line_start(m, l, cpu);
-		req = way;
-		way = store ? 0 : sent + req - fmax(go, m->clock[cpu]);
-		if (way > 0 || go > m->clock[cpu]) {
+		at = fmax(go, m->clock[cpu]);
+		if (!store && sent + way > at) {
+			/* the line's own wait, then the way's rest */
 			if (m->asked[cpu] < 0)
 				m->asked[cpu] = m->clock[cpu];
-			way = fmax(0, way);
-			m->spent_wait += fmax(0, go - m->clock[cpu]);
-			m->spent_xfer += way;
-			m->clock[cpu] = fmax(go, m->clock[cpu]) + way;
+			m->spent_wait += at - m->clock[cpu];
+			m->spent_xfer += sent + way - at;
+			m->clock[cpu] = sent + way;
 			return false;
 		}
-		req = store ? fmax(0, sent + req - m->clock[cpu]) : 0;
+		if (go > m->clock[cpu]) {
+			if (m->asked[cpu] < 0)
+				m->asked[cpu] = m->clock[cpu];
+			m->spent_wait += go - m->clock[cpu];
+			m->clock[cpu] = go;
+			return false;
+		}
+		if (store)
+			req = fmax(0, sent + way - m->clock[cpu]);
 	}
 	m->asked[cpu] = -1;
 	/* A locked op waits for the stores before it (x86). */
