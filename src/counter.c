@@ -98,7 +98,9 @@ void pcstock_warn_reset(void)
 	pcs_store(&warn_done, false, PCS_RELAXED);
 }
 
-static void warn_underflow(const struct pcstock_counter *c, long value,
+/* Inlined at each caller, as when it had one. */
+static inline __attribute__((always_inline)) void
+warn_underflow(const struct pcstock_counter *c, long value,
 			   unsigned long nr_pages)
 {
 	pcs_fetch_add(&warn_count, 1, PCS_RELAXED);
@@ -107,89 +109,17 @@ static void warn_underflow(const struct pcstock_counter *c, long value,
 		warn_fn("page_counter underflow", c, value, nr_pages, warn_arg);
 }
 
-/* ---- helpers ------------------------------------------------------------ */
+/* The walks, over pointer links (counter_walk.h). */
+#define PCW_PARENT(c) ((c)->parent)
+#define PCW_NAME(x) priv_##x
+#define PCW_WARN(c, value, nr_pages) warn_underflow((c), (value), (nr_pages))
+#define PCW_CANCEL pcstock_counter_cancel
+#include "counter_walk.h"
 
-static unsigned long min_ul(unsigned long a, unsigned long b)
+void pcs_counter_warn_underflow(const struct pcstock_counter *c, long value,
+				unsigned long nr_pages)
 {
-	return a < b ? a : b;
-}
-
-/*
- * Wrapping long arithmetic, as the kernel (built with -fno-strict-overflow)
- * has it: do it in unsigned long and convert back (gcc and clang define the
- * conversion as modulo 2^64).
- */
-static long add_return(atomic_long *v, unsigned long nr, memory_order mo)
-{
-	return (long)((unsigned long)pcs_fetch_add(v, (long)nr, mo) + nr);
-}
-
-static long sub_return(atomic_long *v, unsigned long nr, memory_order mo)
-{
-	return (long)((unsigned long)pcs_fetch_sub(v, (long)nr, mo) - nr);
-}
-
-/*
- * Publish min(usage, setting) as this counter's protected usage and add the
- * change to the parent's children sum.  The exchange makes each publisher's
- * delta relative to the value it actually replaced, so the parent's sum stays
- * exact at quiescence whatever the interleaving; the published value itself
- * may be stale when two publishers race (accepted upstream).
- */
-static void propagate_one(atomic_ulong *setting, atomic_long *published,
-			  atomic_long *children_sum, unsigned long usage)
-{
-	unsigned long protected, old;
-	long delta;
-
-	protected = min_ul(usage, pcs_load(setting, PCS_RELAXED));
-	old = (unsigned long)pcs_load(published, PCS_RELAXED);
-	if (protected == old)
-		return;
-	/*
-	 * Fully ordered in the kernel (atomic_long_xchg), so seq_cst here.
-	 * What matters is the atomicity, against the other publishers'
-	 * exchanges of this field; no load in the library relies on its
-	 * ordering.
-	 */
-	old = (unsigned long)pcs_xchg(published, (long)protected,
-				      PCS_ORDER(COUNTER_PROTECT, PCS_SEQ_CST));
-	delta = (long)(protected - old);
-	if (delta)
-		pcs_fetch_add(children_sum, delta, PCS_RELAXED);
-}
-
-static void propagate_protected_usage(struct pcstock_counter *c,
-				      unsigned long usage)
-{
-	struct pcstock_counter *parent = c->parent;
-
-	/* The root never publishes: its own min/low_usage stay 0. */
-	if (!parent)
-		return;
-	propagate_one(&c->min, &c->min_usage, &parent->children_min_usage,
-		      usage);
-	propagate_one(&c->low, &c->low_usage, &parent->children_low_usage,
-		      usage);
-}
-
-/*
- * Racy, lossy peak tracking (the kernel's READ_ONCE/WRITE_ONCE pair): a
- * concurrent higher value can be overwritten by a lower one; the error is
- * bounded by the racing charges' sizes.  The global watermark is only
- * looked at when the local one moved, which is sound because both are reset
- * together and the global is never below the local.  `new` is compared as
- * unsigned, as the kernel's long/unsigned long comparison does.
- */
-static void update_watermarks(struct pcstock_counter *c, long new)
-{
-	unsigned long v = (unsigned long)new;
-
-	if (v > pcs_load(&c->local_watermark, PCS_RELAXED)) {
-		pcs_store(&c->local_watermark, v, PCS_RELAXED);
-		if (v > pcs_load(&c->watermark, PCS_RELAXED))
-			pcs_store(&c->watermark, v, PCS_RELAXED);
-	}
+	warn_underflow(c, value, nr_pages);
 }
 
 /* ---- lifecycle ------------------------------------------------------------ */
@@ -228,112 +158,33 @@ unsigned long pcstock_counter_read(const struct pcstock_counter *c)
 
 /* ---- charging ------------------------------------------------------------- */
 
+/*
+ * Out of line, as before the walks moved to counter_walk.h: uncharge and a
+ * failed try_charge call it per level, and the instruction counts of
+ * those paths (scripts/callgrind-fastpath) stay what they were.
+ */
+__attribute__((noinline))
 void pcstock_counter_cancel(struct pcstock_counter *c, unsigned long nr_pages)
 {
-	/*
-	 * Fully ordered in the kernel (atomic_long_sub_return), so seq_cst
-	 * here.  Its partner: the seq_cst usage loads of
-	 * pcstock_counter_set_max(), which then see usage only after the
-	 * decrement (a stale, larger value can only make set_max refuse).
-	 */
-	long new = sub_return(&c->usage, nr_pages,
-			      PCS_ORDER(COUNTER_CANCEL, PCS_SEQ_CST));
-
-	if (new < 0) {
-		warn_underflow(c, new, nr_pages);
-		/*
-		 * Clamp this level only, with a separate store: a charge that
-		 * lands between the subtraction and this store is lost.  The
-		 * kernel accepts that because an underflow is already a bug;
-		 * leaving the level negative would make it look over its
-		 * limit forever.
-		 */
-		new = 0;
-		pcs_store(&c->usage, 0, PCS_RELAXED);
-	}
-	/* Cancel looks at this level's own flag, unlike the charge paths. */
-	if (c->protection_support)
-		propagate_protected_usage(c, (unsigned long)new);
+	priv_cancel(c, nr_pages);
 }
 
 void pcstock_counter_charge(struct pcstock_counter *c, unsigned long nr_pages)
 {
-	/* The leaf's flag decides for every level. */
-	bool protection = c->protection_support;
-	struct pcstock_counter *p;
-
-	for (p = c; p; p = p->parent) {
-		/*
-		 * Fully ordered in the kernel (atomic_long_add_return), so
-		 * seq_cst here.  Partner: the seq_cst usage loads of
-		 * pcstock_counter_set_max(); a forced charge is outside the
-		 * set_max guarantee, but the setter still sees it in order.
-		 */
-		long new = add_return(&p->usage, nr_pages,
-				      PCS_ORDER(COUNTER_CHARGE, PCS_SEQ_CST));
-
-		if (protection)
-			propagate_protected_usage(p, (unsigned long)new);
-		update_watermarks(p, new);
-	}
+	priv_charge(c, nr_pages);
 }
 
 bool pcstock_counter_try_charge(struct pcstock_counter *c,
 				unsigned long nr_pages,
 				struct pcstock_counter **fail)
 {
-	bool protection = c->protection_support;
-	bool track = c->track_failcnt;
-	struct pcstock_counter *p, *q;
-
-	for (p = c; p; p = p->parent) {
-		/*
-		 * Speculative add, then the limit check.  seq_cst: pairs with
-		 * the seq_cst exchange of max and the seq_cst usage loads in
-		 * pcstock_counter_set_max() (see the file comment).
-		 */
-		long new = add_return(&p->usage, nr_pages,
-				      PCS_ORDER(COUNTER_TRY_ADD, PCS_SEQ_CST));
-
-		if ((unsigned long)new > pcs_load(&p->max,
-				PCS_ORDER(COUNTER_TRY_MAX, PCS_SEQ_CST))) {
-			/* Undo this level with a relaxed subtraction ... */
-			pcs_fetch_sub(&p->usage, (long)nr_pages, PCS_RELAXED);
-			/*
-			 * ... count the failure on the failing level if the
-			 * leaf asks for it: a lossy increment, as the kernel's
-			 * data_race() one (concurrent failures may count
-			 * once) ...
-			 */
-			if (track) {
-				struct pcstock_counter *counted = p;
-				pcs_store(&counted->failcnt,
-					  pcs_load(&counted->failcnt,
-						   PCS_RELAXED) + 1,
-					  PCS_RELAXED);
-			}
-			if (fail)
-				*fail = p;
-			/* ... and cancel the levels below it. */
-			for (q = c; q != p; q = q->parent)
-				pcstock_counter_cancel(q, nr_pages);
-			return false;
-		}
-		if (protection)
-			propagate_protected_usage(p, (unsigned long)new);
-		/* Raised by the speculative value even if a level above fails. */
-		update_watermarks(p, new);
-	}
-	return true;
+	return priv_try_charge(c, nr_pages, fail);
 }
 
 void pcstock_counter_uncharge(struct pcstock_counter *c,
 			      unsigned long nr_pages)
 {
-	struct pcstock_counter *p;
-
-	for (p = c; p; p = p->parent)
-		pcstock_counter_cancel(p, nr_pages);
+	priv_uncharge(c, nr_pages);
 }
 
 /* ---- limits and settings ----------------------------------------------------- */
@@ -369,25 +220,14 @@ int pcstock_counter_set_max(struct pcstock_counter *c, unsigned long nr_pages)
 	}
 }
 
-static void set_protection(struct pcstock_counter *c, atomic_ulong *setting,
-			   unsigned long nr_pages)
-{
-	struct pcstock_counter *p;
-
-	pcs_store(setting, nr_pages, PCS_RELAXED);
-	/* Unconditional: does not look at protection_support. */
-	for (p = c; p; p = p->parent)
-		propagate_protected_usage(p, pcs_counter_usage(p));
-}
-
 void pcstock_counter_set_min(struct pcstock_counter *c, unsigned long nr_pages)
 {
-	set_protection(c, &c->min, nr_pages);
+	priv_set_protection(c, &c->min, nr_pages);
 }
 
 void pcstock_counter_set_low(struct pcstock_counter *c, unsigned long nr_pages)
 {
-	set_protection(c, &c->low, nr_pages);
+	priv_set_protection(c, &c->low, nr_pages);
 }
 
 void pcstock_counter_set_high(struct pcstock_counter *c,
@@ -497,37 +337,7 @@ void pcstock_counter_calculate_protection(struct pcstock_counter *root,
 					  struct pcstock_counter *c,
 					  bool recursive)
 {
-	struct pcstock_counter *parent = c->parent;
-	unsigned long usage, parent_usage;
-
-	/* The reclaim target's own values are left stale on purpose. */
-	if (c == root)
-		return;
-	usage = pcs_counter_usage(c);
-	if (!usage)
-		return;
-	if (parent == root) {
-		pcs_store(&c->emin, pcs_load(&c->min, PCS_RELAXED), PCS_RELAXED);
-		pcs_store(&c->elow, pcs_load(&c->low, PCS_RELAXED), PCS_RELAXED);
-		return;
-	}
-	parent_usage = pcs_counter_usage(parent);
-	pcs_store(&c->emin,
-		  pcstock_effective_protection(
-			  usage, parent_usage, pcs_load(&c->min, PCS_RELAXED),
-			  pcs_load(&parent->emin, PCS_RELAXED),
-			  (unsigned long)pcs_load(&parent->children_min_usage,
-						  PCS_RELAXED),
-			  recursive),
-		  PCS_RELAXED);
-	pcs_store(&c->elow,
-		  pcstock_effective_protection(
-			  usage, parent_usage, pcs_load(&c->low, PCS_RELAXED),
-			  pcs_load(&parent->elow, PCS_RELAXED),
-			  (unsigned long)pcs_load(&parent->children_low_usage,
-						  PCS_RELAXED),
-			  recursive),
-		  PCS_RELAXED);
+	priv_calculate_protection(root, c, recursive);
 }
 
 /* ---- readers ------------------------------------------------------------------- */

@@ -52,6 +52,11 @@ static inline void *pcs_aligned_alloc(size_t align, size_t size,
 __attribute__((noreturn, format(printf, 1, 2)))
 void pcs_die(const char *fmt, ...);
 
+/* counter.c's underflow report (the kernel's WARN_ONCE), for shm.c's walks. */
+struct pcstock_counter;
+void pcs_counter_warn_underflow(const struct pcstock_counter *c, long value,
+				unsigned long nr_pages);
+
 struct pcstock_domain;
 /*
  * Trees and stocked counters count themselves as users of their domain, so
