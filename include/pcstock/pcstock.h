@@ -6,7 +6,8 @@
  * per-CPU charge stock, with simulated or pinned CPUs.  Layers, bottom up:
  * counter.h (the faithful page_counter), cpu.h (domains of CPUs),
  * percpu.h (per-CPU arena), stock.h (per-counter per-CPU stock),
- * hierarchy.h (memcg-like groups over all of them).
+ * hierarchy.h (memcg-like groups over all of them), shared.h (one tree
+ * shared by many processes, in a shared memory region).
  * kernel_compat.h (kernel spellings) is not included here on purpose.
  */
 #ifndef PCSTOCK_PCSTOCK_H
@@ -19,5 +20,6 @@
 #include <pcstock/percpu.h>
 #include <pcstock/stock.h>
 #include <pcstock/hierarchy.h>
+#include <pcstock/shared.h>
 
 #endif /* PCSTOCK_PCSTOCK_H */

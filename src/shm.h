@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * shm.h - the shared region's layout and the handle (private to
+ * shm_region.c, shm.c and shm_recover.c).
+ *
+ * Everything in the region is found by an offset from its start: the
+ * header (page 0), the process records, the groups, the name index, the
+ * figures (records x groups) and the slots (CPUs x groups, one page-
+ * aligned row per CPU so that no two CPUs' slots share a line).
+ */
+#ifndef PCSTOCK_SHM_INTERNAL_H
+#define PCSTOCK_SHM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <pcstock/counter.h>
+#include <pcstock/shared.h>
+
+#include "atomic.h"
+
+#define SHM_MAGIC "PCSTKSHM"
+#define SHM_MAX_GROUPS (1U << 20)
+#define SHM_MAX_PROCS 4096U
+#define SHM_MAX_CPUS 4096U
+#define SHM_NO_INDEX UINT32_MAX
+
+/* The immutable part of the header, under its checksum. */
+struct shm_layout {
+	char magic[8];
+	uint32_t abi;
+	uint32_t page_shift;
+	uint64_t size;			/* the region, bytes */
+	uint32_t max_groups;
+	uint32_t max_procs;		/* records; one more row: the orphan */
+	uint32_t nr_cpus;
+	uint32_t batch;			/* 0: no stock */
+	uint32_t name_mask;		/* name buckets - 1 (a power of 2) */
+	uint32_t pad;
+	uint64_t off_procs, off_groups, off_names, off_charged, off_slots;
+	uint64_t slot_stride;		/* bytes between two CPUs' rows */
+	uint64_t sum;			/* FNV-1a of every byte above */
+};
+
+enum shm_state { SHM_BUILDING = 0, SHM_READY = 1, SHM_CLOSED = 2 };
+
+struct shm_hdr {
+	struct shm_layout l;
+	/* Mutable. */
+	_Alignas(64) atomic_uint state;		/* enum shm_state */
+	int32_t creator_pid;
+	uint64_t creator_start;
+	atomic_uint needs_repair;	/* a structure-lock holder died */
+	atomic_uint fenced;		/* someone could not register membarrier */
+	atomic_ulong recoveries;
+	uint32_t next_free;		/* group allocation hint (tree_lock) */
+	_Alignas(64) pthread_mutex_t tree_lock;		/* robust, pshared */
+	_Alignas(64) pthread_mutex_t recover_lock;	/* robust, pshared */
+	_Alignas(64) atomic_uint frozen;	/* a pause: windows wait (futex) */
+};
+
+enum shm_proc_state {
+	PROC_FREE = PCSTOCK_SHM_PROC_FREE,
+	PROC_LIVE = PCSTOCK_SHM_PROC_LIVE,
+	PROC_DEAD = PCSTOCK_SHM_PROC_DEAD,
+	PROC_LEFT = PCSTOCK_SHM_PROC_LEFT,
+};
+
+struct shm_proc {
+	/* The owner's line: its window mark. */
+	_Alignas(64) atomic_uint active;
+	uint32_t fenced;		/* the owner fences its windows */
+	/* Everyone's: who it is (records are claimed under tree_lock). */
+	_Alignas(64) atomic_uint state;	/* enum shm_proc_state */
+	int32_t pid;
+	uint64_t start;			/* /proc/<pid>/stat's starttime */
+};
+
+enum shm_group_state {
+	GROUP_FREE = 0,
+	GROUP_ONLINE,
+	GROUP_OFFLINE,
+};
+
+struct shm_group {
+	/* First: its address is the group's, for the walks' links. */
+	struct pcstock_counter memory;
+	_Alignas(64) int64_t parent_rel;	/* to the parent's, 0 for root */
+	uint32_t parent;			/* index, SHM_NO_INDEX for root */
+	atomic_uint state;			/* enum shm_group_state */
+	atomic_uint gen;			/* the gid's high half */
+	atomic_uint first_child;		/* child list (tree_lock) */
+	atomic_uint next_sibling;
+	uint32_t name_len;
+	/* Written by failing charges: off the line the hit reads (gen). */
+	_Alignas(64) atomic_ulong events[PCSTOCK_NR_EVENTS];
+	char name[PCSTOCK_SHM_NAME_MAX + 1];
+};
+
+enum shm_handle_state { HANDLE_LIVE = 0x5348u, HANDLE_DETACHED = 0xdeadu };
+
+struct pcstock_shm {
+	unsigned int state;		/* enum shm_handle_state */
+	bool forked;			/* a fork()'s copy: -ECHILD */
+	bool fence;			/* this record fences its windows */
+	bool creator;
+	int fd;
+	char *base;
+	size_t size;
+	struct shm_hdr *h;
+	unsigned int self;		/* record index */
+	struct shm_proc *me;
+	atomic_long *figures;		/* this record's row */
+	uint32_t max_groups, max_procs, nr_cpus, batch;
+	struct pcstock_shm_callbacks cb;
+	struct pcstock_shm *next_handle;	/* every handle, for fork */
+};
+
+/* ---- addressing ------------------------------------------------------------ */
+
+static inline struct shm_proc *shm_proc(const struct pcstock_shm *s,
+					unsigned int i)
+{
+	return (struct shm_proc *)(s->base + s->h->l.off_procs) + i;
+}
+
+static inline struct shm_group *shm_group(const struct pcstock_shm *s,
+					  uint32_t i)
+{
+	return (struct shm_group *)(s->base + s->h->l.off_groups) + i;
+}
+
+static inline atomic_ulong *shm_names(const struct pcstock_shm *s)
+{
+	return (atomic_ulong *)(s->base + s->h->l.off_names);
+}
+
+/* Record @p's figure for group @i (p == max_procs: the orphan row). */
+static inline atomic_long *shm_figure(const struct pcstock_shm *s,
+				      unsigned int p, uint32_t i)
+{
+	return (atomic_long *)(s->base + s->h->l.off_charged) +
+	       (size_t)p * s->max_groups + i;
+}
+
+static inline atomic_uint *shm_slot(const struct pcstock_shm *s,
+				    unsigned int cpu, uint32_t i)
+{
+	return (atomic_uint *)(s->base + s->h->l.off_slots +
+			       cpu * s->h->l.slot_stride) + i;
+}
+
+static inline uint32_t shm_gid_index(pcstock_shm_gid g)
+{
+	return (uint32_t)g;
+}
+
+static inline uint32_t shm_gid_gen(pcstock_shm_gid g)
+{
+	return (uint32_t)(g >> 32);
+}
+
+static inline pcstock_shm_gid shm_make_gid(uint32_t gen, uint32_t i)
+{
+	return ((pcstock_shm_gid)gen << 32) | i;
+}
+
+/* ---- windows (shm_recover.c) ------------------------------------------------- */
+
+void shm_enter_slow(struct pcstock_shm *s);
+
+/*
+ * An operation's window: every step that moves pages between a slot, the
+ * counters and a figure happens between shm_enter() and shm_exit().  The
+ * mark is a plain store; the pauser's membarrier(2) makes the Dekker pair
+ * (our mark then its frozen flag; its flag then our mark) hold without a
+ * fence here (pcstock_shm_recover()).  A record that could not register
+ * fences instead.
+ */
+static inline void shm_enter(struct pcstock_shm *s)
+{
+	pcs_store(&s->me->active, 1, PCS_RELAXED);
+	if (s->fence)
+		pcs_fence(PCS_SEQ_CST);
+	else
+		atomic_signal_fence(memory_order_seq_cst);
+	if (pcs_load(&s->h->frozen, PCS_RELAXED))
+		shm_enter_slow(s);
+}
+
+static inline void shm_exit(struct pcstock_shm *s)
+{
+	/* Release: the window's accesses before the pauser sees it closed. */
+	pcs_store(&s->me->active, 0, PCS_RELEASE);
+}
+
+/* Every live record's window closed once since the call (shm_recover.c). */
+void shm_synchronize(struct pcstock_shm *s);
+
+/* ---- the structure lock (shm_recover.c) ------------------------------------------ */
+
+int shm_tree_lock(struct pcstock_shm *s);
+void shm_tree_unlock(struct pcstock_shm *s);
+
+/* ---- shared helpers (shm.c) --------------------------------------------------- */
+
+/* Drain group @i's slots on every CPU, each in its own window. */
+unsigned long shm_drain_index(struct pcstock_shm *s, uint32_t i);
+
+/* Uncharge @n pages from group @i's counters (inside a window). */
+void shm_counter_uncharge(struct pcstock_shm *s, uint32_t i, unsigned long n);
+
+/* Rebuild the child lists and the name index from the group table. */
+void shm_rebuild_structure(struct pcstock_shm *s);
+
+/* /proc/<pid>/stat's starttime of a live (not zombie) @pid, else 0. */
+uint64_t shm_pid_start(pid_t pid);
+
+/* Is record @p's process gone (dead, zombie, or its pid reused)? */
+bool shm_proc_gone(const struct pcstock_shm *s, unsigned int p);
+
+/*
+ * The group behind @g if its generation matches and its state is allowed
+ * (@offline_ok: ONLINE or OFFLINE, else ONLINE only); NULL otherwise.
+ * Called inside a window, so a recycle waits for us (shm_synchronize()).
+ */
+static inline struct shm_group *group_of(struct pcstock_shm *s, pcstock_shm_gid g,
+				  bool offline_ok)
+{
+	uint32_t i = shm_gid_index(g);
+	struct shm_group *grp;
+	unsigned int st;
+
+	if (i >= s->max_groups)
+		return NULL;
+	grp = shm_group(s, i);
+	st = pcs_load(&grp->state, PCS_ACQUIRE);
+	if (st == GROUP_FREE || (st == GROUP_OFFLINE && !offline_ok))
+		return NULL;
+	if (pcs_load(&grp->gen, PCS_RELAXED) != shm_gid_gen(g))
+		return NULL;
+	return grp;
+}
+
+
+/* Validate a handle for an operation: 0, -EBADF or -ECHILD. */
+static inline int shm_check(const struct pcstock_shm *s)
+{
+	if (!s || s->state != HANDLE_LIVE)
+		return -EBADF;
+	if (s->forked)
+		return -ECHILD;
+	return 0;
+}
+
+#endif /* PCSTOCK_SHM_INTERNAL_H */

@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * shm_charge.c - a shared tree's charges, uncharges, drains, limits and
+ * readers.
+ *
+ * The counters are the kernel's page_counter walks of counter_walk.h over
+ * self-relative parent links.  Every step that moves pages between a
+ * slot, the counters and the caller's figure runs inside a window
+ * (shm.h); callbacks and waits run outside.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/rseq.h>
+#include <time.h>
+
+#include <pcstock/shared.h>
+
+#include "counter_read.h"
+#include "internal.h"
+#include "shm.h"
+
+/* ---- the counters' walks, over offsets ----------------------------------------- */
+
+static inline struct pcstock_counter *shm_parent(const struct pcstock_counter *c)
+{
+	const struct shm_group *g = (const struct shm_group *)c;
+
+	return g->parent_rel ?
+		       (struct pcstock_counter *)((char *)c + g->parent_rel) :
+		       NULL;
+}
+
+#define PCW_PARENT(c) shm_parent(c)
+#define PCW_NAME(x) shm_walk_##x
+#define PCW_WARN(c, value, nr_pages) pcs_counter_warn_underflow((c), (value), (nr_pages))
+#include "counter_walk.h"
+
+void shm_counter_uncharge(struct pcstock_shm *s, uint32_t i, unsigned long n)
+{
+	shm_walk_uncharge(&shm_group(s, i)->memory, n);
+}
+
+/* ---- small helpers --------------------------------------------------------------- */
+
+/* Callbacks mark the thread: charges made inside them are forced. */
+static _Thread_local bool in_callback;
+
+static unsigned int this_cpu(const struct pcstock_shm *s)
+{
+	int cpu = -1;
+
+	/* glibc's rseq area: the CPU this thread runs on, one load. */
+	if (__rseq_size) {
+		const struct rseq *r = (const struct rseq *)
+			((char *)__builtin_thread_pointer() + __rseq_offset);
+
+		cpu = (int)__atomic_load_n(&r->cpu_id, __ATOMIC_RELAXED);
+	}
+	if (cpu < 0)
+		cpu = sched_getcpu();
+	if (cpu < 0)
+		cpu = 0;
+	return (unsigned int)cpu % s->nr_cpus;
+}
+
+static void figure_add(struct pcstock_shm *s, uint32_t i, long n)
+{
+	atomic_long *f = &s->figures[i];
+
+	/* Only this record's owner writes it: no RMW needed. */
+	pcs_store(f, pcs_load(f, PCS_RELAXED) + n, PCS_RELAXED);
+}
+
+/* ---- drains ------------------------------------------------------------------------ */
+
+unsigned long shm_drain_index(struct pcstock_shm *s, uint32_t i)
+{
+	unsigned long total = 0;
+
+	if (!s->batch)
+		return 0;
+	for (unsigned int c = 0; c < s->nr_cpus; c++) {
+		atomic_uint *slot = shm_slot(s, c, i);
+		unsigned int v;
+
+		if (!pcs_load(slot, PCS_RELAXED))
+			continue;
+		shm_enter(s);
+		/* The kernel's drain: take the whole slot, give it back. */
+		v = pcs_xchg(slot, 0, PCS_ACQ_REL);
+		if (v)
+			shm_counter_uncharge(s, i, v);
+		shm_exit(s);
+		total += v;
+	}
+	return total;
+}
+
+/* Drain @i and every group below it (lock-free walk, bounded). */
+static unsigned long drain_subtree(struct pcstock_shm *s, uint32_t i)
+{
+	unsigned long total = shm_drain_index(s, i);
+	uint32_t k = pcs_load(&shm_group(s, i)->first_child, PCS_ACQUIRE);
+
+	for (uint32_t n = 0; k != SHM_NO_INDEX && n < s->max_groups; n++) {
+		total += drain_subtree(s, k);
+		k = pcs_load(&shm_group(s, k)->next_sibling, PCS_ACQUIRE);
+	}
+	return total;
+}
+
+/* ---- charging --------------------------------------------------------------------- */
+
+/*
+ * One attempt at the counters, in a window: a batch (the surplus to this
+ * CPU's slot), then @n alone; the pages to the figure on success.
+ * Returns 0, -ENOENT, or -ENOMEM with *fail the over-limit level's index.
+ */
+static int try_counters(struct pcstock_shm *s, pcstock_shm_gid gid,
+			unsigned long n, bool force, uint32_t *fail)
+{
+	uint32_t i = shm_gid_index(gid);
+	unsigned long batch = s->batch > n ? s->batch : n;
+	struct pcstock_counter *over = NULL;
+	struct shm_group *g;
+	int err = 0;
+
+	shm_enter(s);
+	g = group_of(s, gid, false);
+	if (!g) {
+		err = -ENOENT;
+		goto out;
+	}
+	if (force) {
+		shm_walk_charge(&g->memory, n);
+	} else if (shm_walk_try_charge(&g->memory, batch, &over)) {
+		if (batch > n) {
+			atomic_uint *slot = shm_slot(s, this_cpu(s), i);
+			unsigned int v = pcs_load(slot, PCS_RELAXED), put;
+
+			/* Surplus to the slot, up to the batch; the rest back. */
+			for (;;) {
+				put = (unsigned int)(batch - n);
+				if (v + put > s->batch)
+					put = v < s->batch ? s->batch - v : 0;
+				if (!put ||
+				    pcs_cas(slot, &v, v + put, PCS_ACQ_REL,
+					    PCS_RELAXED))
+					break;
+			}
+			if (batch - n > put)
+				shm_walk_uncharge(&g->memory, batch - n - put);
+		}
+	} else if (batch > n && shm_walk_try_charge(&g->memory, n, &over)) {
+		/* The batch failed, the pages alone fit. */
+	} else {
+		*fail = (uint32_t)(((struct shm_group *)over) - shm_group(s, 0));
+		err = -ENOMEM;
+		goto out;
+	}
+	figure_add(s, i, (long)n);
+out:
+	shm_exit(s);
+	return err;
+}
+
+static unsigned long margin(struct pcstock_shm *s, uint32_t i)
+{
+	struct pcstock_counter *m = &shm_group(s, i)->memory;
+	unsigned long usage = pcs_counter_usage(m), max = pcs_counter_max(m);
+
+	return usage < max ? max - usage : 0;
+}
+
+static void event(struct pcstock_shm *s, uint32_t i, enum pcstock_event ev)
+{
+	pcs_fetch_add(&shm_group(s, i)->events[ev], 1, PCS_RELAXED);
+}
+
+static pcstock_shm_gid gid_of_index(struct pcstock_shm *s, uint32_t i)
+{
+	return shm_make_gid(pcs_load(&shm_group(s, i)->gen, PCS_RELAXED), i);
+}
+
+static void sleep_ms(void)
+{
+	struct timespec ts = { 0, 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * The failure half of the kernel's try_charge_memcg(), for a process's
+ * own callbacks: MAX event, reclaim, a drain of the over-limit subtree's
+ * slots on every CPU, retries, OOM.  Every wait for room (an asynchronous
+ * OOM kill's victim, in another process) drains the slots again before
+ * each look: freed pages may sit in any CPU's slot.
+ */
+static int charge_slow(struct pcstock_shm *s, pcstock_shm_gid gid,
+		       unsigned long n, unsigned int flags, uint32_t fail)
+{
+	int retries = PCSTOCK_MAX_RECLAIM_RETRIES, ooms = 0, err;
+	bool drained = false;
+
+	if (flags & PCSTOCK_CHARGE_NOWAIT)
+		goto nomem;
+	for (;;) {
+		unsigned long progress = 0;
+
+		event(s, fail, PCSTOCK_EVENT_MAX);
+		if (s->cb.reclaim) {
+			in_callback = true;
+			progress = s->cb.reclaim(s, gid_of_index(s, fail), n,
+						 s->cb.arg);
+			in_callback = false;
+		}
+		if (margin(s, fail) < n && !drained) {
+			drain_subtree(s, fail);
+			drained = true;
+		}
+		err = try_counters(s, gid, n, false, &fail);
+		if (err != -ENOMEM)
+			return err;
+		if (flags & PCSTOCK_CHARGE_NORETRY)
+			break;
+		if (progress && retries-- > 0)
+			continue;
+		if (retries-- > 0)
+			continue;
+		if (n > 8 || !s->cb.oom || ooms++ >= PCSTOCK_MAX_OOM_CALLS)
+			break;
+		event(s, fail, PCSTOCK_EVENT_OOM);
+		in_callback = true;
+		err = s->cb.oom(s, gid_of_index(s, fail), s->cb.arg);
+		in_callback = false;
+		if (err == PCSTOCK_OOM_NONE || err < 0 ||
+		    err > PCSTOCK_OOM_KILLED_ASYNC)
+			break;
+		event(s, fail, PCSTOCK_EVENT_OOM_KILL);
+		if (err == PCSTOCK_OOM_KILLED_ASYNC)
+			for (int w = 0; w < PCSTOCK_OOM_WAIT_MS; w++) {
+				drain_subtree(s, fail);
+				if (margin(s, fail) >= n)
+					break;
+				sleep_ms();
+			}
+		retries = PCSTOCK_MAX_RECLAIM_RETRIES;
+	}
+nomem:
+	if (flags & PCSTOCK_CHARGE_NOFAIL)
+		return try_counters(s, gid, n, true, &fail);
+	return -ENOMEM;
+}
+
+#define CHARGE_FLAGS                                                          \
+	(PCSTOCK_CHARGE_NOWAIT | PCSTOCK_CHARGE_NOFAIL | PCSTOCK_CHARGE_NORETRY)
+
+int pcstock_shm_charge(struct pcstock_shm *s, pcstock_shm_gid gid,
+		       unsigned long n, unsigned int flags)
+{
+	uint32_t i = shm_gid_index(gid), fail = 0;
+	int err = shm_check(s);
+
+	if (err)
+		return err;
+	if (!n || n > PCSTOCK_COUNTER_MAX || (flags & ~CHARGE_FLAGS))
+		return -EINVAL;
+	if (i >= s->max_groups || !i)
+		return i ? -ENOENT : -EINVAL;
+	if (n <= s->batch) {
+		atomic_uint *slot = shm_slot(s, this_cpu(s), i);
+		unsigned int v;
+
+		shm_enter(s);
+		/*
+		 * The hit: the slot of the CPU we run on, whoever filled it.
+		 * The generation only: an offline group's slots are drained
+		 * once every window that saw it online has closed, and never
+		 * refilled; a stale gid goes to the miss path's -ENOENT.
+		 */
+		v = pcs_load(&shm_group(s, i)->gen, PCS_RELAXED) ==
+				    shm_gid_gen(gid) ?
+			    pcs_load(slot, PCS_RELAXED) :
+			    0;
+		while (v >= n) {
+			if (pcs_cas(slot, &v, v - (unsigned int)n, PCS_ACQ_REL,
+				    PCS_RELAXED)) {
+				figure_add(s, i, (long)n);
+				shm_exit(s);
+				return 0;
+			}
+		}
+		shm_exit(s);
+	}
+	err = try_counters(s, gid, n, in_callback, &fail);
+	if (err != -ENOMEM)
+		return err;
+	return charge_slow(s, gid, n, flags, fail);
+}
+
+int pcstock_shm_uncharge(struct pcstock_shm *s, pcstock_shm_gid gid,
+			 unsigned long n)
+{
+	uint32_t i = shm_gid_index(gid);
+	struct shm_group *g;
+	int err = shm_check(s);
+
+	if (err)
+		return err;
+	if (!n || n > PCSTOCK_COUNTER_MAX)
+		return -EINVAL;
+	if (!i)
+		return -EINVAL;
+	shm_enter(s);
+	g = group_of(s, gid, true);
+	if (!g) {
+		shm_exit(s);
+		return -ENOENT;
+	}
+	figure_add(s, i, -(long)n);
+	if (s->batch && !in_callback &&
+	    pcs_load(&g->state, PCS_RELAXED) == GROUP_ONLINE) {
+		atomic_uint *slot = shm_slot(s, this_cpu(s), i);
+		unsigned int v = pcs_load(slot, PCS_RELAXED), put;
+
+		for (;;) {
+			put = v < s->batch ? s->batch - v : 0;
+			if (put > n)
+				put = (unsigned int)n;
+			if (!put || pcs_cas(slot, &v, v + put, PCS_ACQ_REL,
+					    PCS_RELAXED))
+				break;
+		}
+		n -= put;
+	}
+	if (n)
+		shm_walk_uncharge(&g->memory, n);
+	shm_exit(s);
+	return 0;
+}
+
+long pcstock_shm_drain(struct pcstock_shm *s, pcstock_shm_gid gid)
+{
+	int err = shm_check(s);
+
+	if (err)
+		return err;
+	shm_enter(s);
+	if (!group_of(s, gid, true)) {
+		shm_exit(s);
+		return -ENOENT;
+	}
+	shm_exit(s);
+	return (long)shm_drain_index(s, shm_gid_index(gid));
+}
+
+/* ---- limits and readers ------------------------------------------------------------- */
+
+int pcstock_shm_set_limit(struct pcstock_shm *s, pcstock_shm_gid gid,
+			  enum pcstock_limit which, unsigned long n)
+{
+	struct shm_group *g;
+	int err = shm_check(s);
+
+	if (err)
+		return err;
+	if (n > PCSTOCK_COUNTER_MAX)
+		return -EINVAL;
+	if (which != PCSTOCK_LIMIT_MAX && which != PCSTOCK_LIMIT_HIGH &&
+	    which != PCSTOCK_LIMIT_MIN && which != PCSTOCK_LIMIT_LOW)
+		return -EOPNOTSUPP;
+	shm_enter(s);
+	g = group_of(s, gid, false);
+	if (g && which == PCSTOCK_LIMIT_HIGH)
+		pcstock_counter_set_high(&g->memory, n);
+	else if (g && which == PCSTOCK_LIMIT_MIN)
+		shm_walk_set_protection(&g->memory, &g->memory.min, n);
+	else if (g && which == PCSTOCK_LIMIT_LOW)
+		shm_walk_set_protection(&g->memory, &g->memory.low, n);
+	shm_exit(s);
+	if (!g)
+		return -ENOENT;
+	if (which != PCSTOCK_LIMIT_MAX)
+		return 0;
+	err = pcstock_counter_set_max(&g->memory, n);
+	if (err == -EBUSY) {
+		/* Pages parked in slots are not in use: return them, once. */
+		drain_subtree(s, shm_gid_index(gid));
+		err = pcstock_counter_set_max(&g->memory, n);
+	}
+	return err;
+}
+
+unsigned long pcstock_shm_usage(struct pcstock_shm *s, pcstock_shm_gid gid)
+{
+	struct shm_group *g;
+	unsigned long v = 0;
+
+	if (shm_check(s))
+		return 0;
+	shm_enter(s);
+	g = group_of(s, gid, true);
+	if (g)
+		v = pcs_counter_usage(&g->memory);
+	shm_exit(s);
+	return v;
+}
+
+unsigned long pcstock_shm_events(struct pcstock_shm *s, pcstock_shm_gid gid,
+				 enum pcstock_event ev)
+{
+	struct shm_group *g;
+	unsigned long v = 0;
+
+	if (shm_check(s) || (unsigned int)ev >= PCSTOCK_NR_EVENTS)
+		return 0;
+	shm_enter(s);
+	g = group_of(s, gid, true);
+	if (g)
+		v = pcs_load(&g->events[ev], PCS_RELAXED);
+	shm_exit(s);
+	return v;
+}
+
+unsigned long pcstock_shm_stock_pages(struct pcstock_shm *s, pcstock_shm_gid gid)
+{
+	unsigned long v = 0;
+
+	if (shm_check(s) || shm_gid_index(gid) >= s->max_groups)
+		return 0;
+	for (unsigned int c = 0; c < s->nr_cpus && s->batch; c++)
+		v += pcs_load(shm_slot(s, c, shm_gid_index(gid)), PCS_RELAXED);
+	return v;
+}
+
+/* "max" for the unlimited value, else bytes (the kernel's format). */
+static int put_limit(char *buf, size_t size, unsigned long pages)
+{
+	if (pages >= PCSTOCK_COUNTER_MAX)
+		return snprintf(buf, size, "max\n");
+	return snprintf(buf, size, "%lu\n", pages << PCSTOCK_PAGE_SHIFT);
+}
+
+ssize_t pcstock_shm_read(struct pcstock_shm *s, pcstock_shm_gid gid,
+			 const char *file, char *buf, size_t size)
+{
+	struct pcstock_counter *m;
+	struct shm_group *g;
+	unsigned long ev[PCSTOCK_NR_EVENTS];
+	int n = -1, err = shm_check(s);
+
+	if (err)
+		return err;
+	if (!file || !buf)
+		return -EINVAL;
+	shm_enter(s);
+	g = group_of(s, gid, false);
+	if (g)
+		for (int e = 0; e < PCSTOCK_NR_EVENTS; e++)
+			ev[e] = pcs_load(&g->events[e], PCS_RELAXED);
+	shm_exit(s);
+	if (!g)
+		return -ENOENT;
+	m = &g->memory;
+	if (!strcmp(file, "memory.current"))
+		n = snprintf(buf, size, "%lu\n",
+			     pcs_counter_usage(m) << PCSTOCK_PAGE_SHIFT);
+	else if (!strcmp(file, "memory.max"))
+		n = put_limit(buf, size, pcs_counter_max(m));
+	else if (!strcmp(file, "memory.high"))
+		n = put_limit(buf, size, pcs_counter_high(m));
+	else if (!strcmp(file, "memory.min"))
+		n = snprintf(buf, size, "%lu\n",
+			     pcs_counter_min(m) << PCSTOCK_PAGE_SHIFT);
+	else if (!strcmp(file, "memory.low"))
+		n = snprintf(buf, size, "%lu\n",
+			     pcs_counter_low(m) << PCSTOCK_PAGE_SHIFT);
+	else if (!strcmp(file, "memory.peak"))
+		n = snprintf(buf, size, "%lu\n",
+			     pcs_counter_watermark(m) << PCSTOCK_PAGE_SHIFT);
+	else if (!strcmp(file, "memory.events"))
+		n = snprintf(buf, size,
+			     "low 0\nhigh %lu\nmax %lu\noom %lu\noom_kill %lu\n",
+			     ev[PCSTOCK_EVENT_HIGH], ev[PCSTOCK_EVENT_MAX],
+			     ev[PCSTOCK_EVENT_OOM], ev[PCSTOCK_EVENT_OOM_KILL]);
+	else
+		return -ENOENT;
+	if (n < 0 || (size_t)n >= size)
+		return -ERANGE;
+	return n;
+}

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * shm_recover.c - a shared tree after a death: pauses, the structure
+ * lock's repair, the recount, and the reaping of a dead process's figures.
+ *
+ * The invariant (pcstock/shared.h): at every group, outside every window,
+ *   usage = sum over records of their figure + sum over CPUs of the slot
+ *           + sum over children of their usage.
+ * Each operation keeps it across its window.  A process killed inside a
+ * window leaves it broken by at most its one operation; a pause (no live
+ * window open, none opening) makes the figures and slots the truth, from
+ * which every usage is derived again.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <pcstock/shared.h>
+
+#include "shm.h"
+
+/* ---- pauses ------------------------------------------------------------------- */
+
+static void futex_wait(atomic_uint *w, unsigned int val)
+{
+#ifdef PCSTOCK_EXPLORE
+	(void)w;
+	(void)val;
+	pcs_spin_yield();
+#else
+	/* Shared (no FUTEX_PRIVATE_FLAG): waiters are in other processes. */
+	syscall(SYS_futex, w, FUTEX_WAIT, val, NULL, NULL, 0);
+#endif
+}
+
+static void futex_wake_all(atomic_uint *w)
+{
+#ifdef PCSTOCK_EXPLORE
+	(void)w;
+#else
+	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+#endif
+}
+
+void shm_enter_slow(struct pcstock_shm *s)
+{
+	for (;;) {
+		/* Out of the window while the pause lasts. */
+		pcs_store(&s->me->active, 0, PCS_RELEASE);
+		while (pcs_load(&s->h->frozen, PCS_ACQUIRE))
+			futex_wait(&s->h->frozen, 1);
+		pcs_store(&s->me->active, 1, PCS_RELAXED);
+		if (s->fence)
+			pcs_fence(PCS_SEQ_CST);
+		else
+			atomic_signal_fence(memory_order_seq_cst);
+		if (!pcs_load(&s->h->frozen, PCS_RELAXED))
+			return;
+	}
+}
+
+/*
+ * Make every attached process's next load of a word the pauser just
+ * stored see it, or make its window mark visible here: membarrier's
+ * global expedited command runs a full barrier on every CPU running a
+ * registered process (a process not running passed one when it was
+ * switched out).  Processes that could not register fence each window.
+ */
+static void barrier_all(struct pcstock_shm *s)
+{
+	pcs_fence(PCS_SEQ_CST);
+#ifndef PCSTOCK_EXPLORE
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0))
+		syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+#else
+	(void)s;
+#endif
+}
+
+/* Wait until record @p's window is closed (or its process is gone). */
+static bool wait_closed(struct pcstock_shm *s, unsigned int p)
+{
+	struct shm_proc *r = shm_proc(s, p);
+
+	for (unsigned long spins = 0;; spins++) {
+		if (!pcs_load(&r->active, PCS_ACQUIRE))
+			return true;
+		if (pcs_load(&r->state, PCS_ACQUIRE) != PROC_LIVE)
+			return true;
+		if (spins % 64 == 63 && shm_proc_gone(s, p))
+			return false;
+		pcs_spin_yield();
+	}
+}
+
+void shm_synchronize(struct pcstock_shm *s)
+{
+	barrier_all(s);
+	for (unsigned int p = 0; p < s->max_procs; p++)
+		if (p != s->self &&
+		    pcs_load(&shm_proc(s, p)->state, PCS_ACQUIRE) == PROC_LIVE)
+			wait_closed(s, p);
+}
+
+/* ---- the structure lock ------------------------------------------------------------ */
+
+static int robust_lock(pthread_mutex_t *m, bool *owner_died)
+{
+	int err = pthread_mutex_lock(m);
+
+	if (err == EOWNERDEAD) {
+		pthread_mutex_consistent(m);
+		*owner_died = true;
+		return 0;
+	}
+	return -err;
+}
+
+int shm_tree_lock(struct pcstock_shm *s)
+{
+	bool died = false;
+	int err = robust_lock(&s->h->tree_lock, &died);
+
+	if (err)
+		return err;
+	if (died || pcs_load(&s->h->needs_repair, PCS_ACQUIRE)) {
+		/*
+		 * A holder died midway through a create or destroy.  The
+		 * group table is consistent at every step; what it derives
+		 * (child lists, the name index) is rebuilt in a pause.
+		 */
+		pcs_store(&s->h->needs_repair, 1, PCS_RELEASE);
+		pthread_mutex_unlock(&s->h->tree_lock);
+		err = pcstock_shm_recover(s, NULL);
+		if (err)
+			return err;
+		return shm_tree_lock(s);
+	}
+	return 0;
+}
+
+void shm_tree_unlock(struct pcstock_shm *s)
+{
+	pthread_mutex_unlock(&s->h->tree_lock);
+}
+
+/* ---- the recount ------------------------------------------------------------------- */
+
+static long local_pages(struct pcstock_shm *s, uint32_t i)
+{
+	long sum = 0;
+
+	for (unsigned int p = 0; p <= s->max_procs; p++) {
+		if (p < s->max_procs &&
+		    pcs_load(&shm_proc(s, p)->state, PCS_RELAXED) == PROC_FREE)
+			continue;
+		sum += pcs_load(shm_figure(s, p, i), PCS_RELAXED);
+	}
+	for (unsigned int c = 0; c < s->nr_cpus; c++)
+		sum += (long)pcs_load(shm_slot(s, c, i), PCS_RELAXED);
+	return sum;
+}
+
+static unsigned long min_ul(unsigned long a, unsigned long b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * Post-order over the child lists with an explicit stack (a chain may be
+ * as deep as the table): every level's usage, then its published
+ * protected usage and its children's sums, as a quiescent tree has them.
+ */
+static int recount(struct pcstock_shm *s)
+{
+	uint32_t *stack = malloc(sizeof(*stack) * s->max_groups);
+	uint32_t *cursor = malloc(sizeof(*cursor) * s->max_groups);
+	uint32_t depth = 0;
+
+	if (!stack || !cursor) {
+		free(stack);
+		free(cursor);
+		return -ENOMEM;
+	}
+	stack[0] = 0;
+	cursor[0] = pcs_load(&shm_group(s, 0)->first_child, PCS_RELAXED);
+	for (;;) {
+		uint32_t top = stack[depth], next = cursor[depth];
+
+		if (next != SHM_NO_INDEX && depth + 1 < s->max_groups) {
+			struct shm_group *c = shm_group(s, next);
+
+			cursor[depth] = pcs_load(&c->next_sibling, PCS_RELAXED);
+			if (pcs_load(&c->state, PCS_RELAXED) == GROUP_FREE)
+				continue;
+			stack[++depth] = next;
+			cursor[depth] = pcs_load(&c->first_child, PCS_RELAXED);
+			continue;
+		}
+		/* All of @top's children are done: sum them. */
+		{
+			struct shm_group *g = shm_group(s, top);
+			struct pcstock_counter *m = &g->memory;
+			long usage = local_pages(s, top), cmin = 0, clow = 0;
+
+			for (uint32_t k = pcs_load(&g->first_child, PCS_RELAXED);
+			     k != SHM_NO_INDEX;
+			     k = pcs_load(&shm_group(s, k)->next_sibling,
+					  PCS_RELAXED)) {
+				struct shm_group *c = shm_group(s, k);
+
+				if (pcs_load(&c->state, PCS_RELAXED) ==
+				    GROUP_FREE)
+					continue;
+				usage += pcs_load(&c->memory.usage, PCS_RELAXED);
+				cmin += pcs_load(&c->memory.min_usage,
+						 PCS_RELAXED);
+				clow += pcs_load(&c->memory.low_usage,
+						 PCS_RELAXED);
+			}
+			if (usage < 0)
+				usage = 0;
+			pcs_store(&m->usage, usage, PCS_RELAXED);
+			pcs_store(&m->children_min_usage, cmin, PCS_RELAXED);
+			pcs_store(&m->children_low_usage, clow, PCS_RELAXED);
+			if (top) {
+				pcs_store(&m->min_usage,
+					  (long)min_ul((unsigned long)usage,
+						       pcs_load(&m->min,
+								PCS_RELAXED)),
+					  PCS_RELAXED);
+				pcs_store(&m->low_usage,
+					  (long)min_ul((unsigned long)usage,
+						       pcs_load(&m->low,
+								PCS_RELAXED)),
+					  PCS_RELAXED);
+			}
+		}
+		if (!depth)
+			break;
+		depth--;
+	}
+	free(stack);
+	free(cursor);
+	return 0;
+}
+
+/* ---- recovery ----------------------------------------------------------------------- */
+
+int pcstock_shm_recover(struct pcstock_shm *s, unsigned int *nr_dead)
+{
+	unsigned int dead = 0;
+	bool died = false, repair;
+	int err = shm_check(s);
+
+	if (nr_dead)
+		*nr_dead = 0;
+	if (err)
+		return err;
+	err = robust_lock(&s->h->recover_lock, &died);
+	if (err)
+		return err;
+	/* Not shm_tree_lock(): its repair is this function. */
+	err = robust_lock(&s->h->tree_lock, &repair);
+	if (err) {
+		pthread_mutex_unlock(&s->h->recover_lock);
+		return err;
+	}
+	if (repair)
+		pcs_store(&s->h->needs_repair, 1, PCS_RELAXED);
+	repair = pcs_load(&s->h->needs_repair, PCS_ACQUIRE);
+
+	for (unsigned int p = 0; p < s->max_procs; p++)
+		if (p != s->self &&
+		    pcs_load(&shm_proc(s, p)->state, PCS_ACQUIRE) == PROC_LIVE &&
+		    shm_proc_gone(s, p))
+			dead++;
+	/* A recoverer killed midway left the tree frozen: finish its work. */
+	if (!dead && !repair && !pcs_load(&s->h->frozen, PCS_RELAXED))
+		goto out;
+
+	pcs_store(&s->h->frozen, 1, PCS_SEQ_CST);
+	barrier_all(s);
+	for (unsigned int p = 0; p < s->max_procs; p++) {
+		struct shm_proc *r = shm_proc(s, p);
+
+		if (p == s->self ||
+		    pcs_load(&r->state, PCS_ACQUIRE) != PROC_LIVE)
+			continue;
+		if (!wait_closed(s, p) || shm_proc_gone(s, p)) {
+			/* Dead: its window (if open) never continues. */
+			pcs_store(&r->active, 0, PCS_RELAXED);
+			pcs_store(&r->state, PROC_DEAD, PCS_RELEASE);
+		}
+	}
+	if (repair)
+		shm_rebuild_structure(s);
+	err = recount(s);
+	if (!err) {
+		pcs_store(&s->h->needs_repair, 0, PCS_RELAXED);
+		pcs_fetch_add(&s->h->recoveries, 1, PCS_RELAXED);
+	}
+	pcs_store(&s->h->frozen, 0, PCS_RELEASE);
+	futex_wake_all(&s->h->frozen);
+out:
+	pthread_mutex_unlock(&s->h->tree_lock);
+	pthread_mutex_unlock(&s->h->recover_lock);
+	if (nr_dead)
+		*nr_dead = dead;
+	return err;
+}
+
+int pcstock_shm_reap(struct pcstock_shm *s, unsigned int proc,
+		     unsigned long *pages)
+{
+	unsigned long total = 0;
+	struct shm_proc *r;
+	bool died = false;
+	int err = shm_check(s), st;
+
+	if (pages)
+		*pages = 0;
+	if (err)
+		return err;
+	if (proc >= s->max_procs)
+		return -EINVAL;
+	r = shm_proc(s, proc);
+	err = robust_lock(&s->h->recover_lock, &died);
+	if (err)
+		return err;
+	st = (int)pcs_load(&r->state, PCS_ACQUIRE);
+	if (st == PROC_LIVE) {
+		err = -EBUSY;
+		goto out;
+	}
+	if (st == PROC_FREE) {
+		err = -EINVAL;
+		goto out;
+	}
+	for (uint32_t i = 0; i < s->max_groups; i++) {
+		atomic_long *f = shm_figure(s, proc, i);
+		long v = pcs_load(f, PCS_RELAXED);
+
+		if (!v)
+			continue;
+		/*
+		 * One window per group: the figure and the counters move
+		 * together, or a recount (ours is serialised by the lock, a
+		 * later one after our death) puts them right.
+		 */
+		shm_enter(s);
+		pcs_store(f, 0, PCS_RELAXED);
+		if (v > 0) {
+			shm_counter_uncharge(s, i, (unsigned long)v);
+			total += (unsigned long)v;
+		} else {
+			atomic_long *o = shm_figure(s, s->max_procs, i);
+
+			pcs_store(o, pcs_load(o, PCS_RELAXED) + v, PCS_RELAXED);
+		}
+		shm_exit(s);
+	}
+	pcs_store(&r->state, PROC_FREE, PCS_RELEASE);
+out:
+	pthread_mutex_unlock(&s->h->recover_lock);
+	if (pages)
+		*pages = total;
+	return err;
+}
