@@ -169,6 +169,21 @@ static inline pcstock_shm_gid shm_make_gid(uint32_t gen, uint32_t i)
 	return ((pcstock_shm_gid)gen << 32) | i;
 }
 
+/*
+ * Under the explorer (a test build with its hook set) the processes are
+ * simulated threads of one process, scheduled one at a time: no
+ * membarrier(2), no futex(2) (a wait is a scheduling point).  A test
+ * build without the hook set (the fork tests) makes the real calls.
+ */
+static inline bool shm_simulated(void)
+{
+#ifdef PCSTOCK_EXPLORE
+	return pcstock_explore_hook != NULL;
+#else
+	return false;
+#endif
+}
+
 /* ---- windows (shm_recover.c) ------------------------------------------------- */
 
 void shm_enter_slow(struct pcstock_shm *s);

@@ -30,23 +30,17 @@
 
 static void futex_wait(atomic_uint *w, unsigned int val)
 {
-#ifdef PCSTOCK_EXPLORE
-	(void)w;
-	(void)val;
-	pcs_spin_yield();
-#else
-	/* Shared (no FUTEX_PRIVATE_FLAG): waiters are in other processes. */
-	syscall(SYS_futex, w, FUTEX_WAIT, val, NULL, NULL, 0);
-#endif
+	if (shm_simulated())
+		pcs_spin_yield();
+	else
+		/* Shared (no FUTEX_PRIVATE_FLAG): waiters are elsewhere. */
+		syscall(SYS_futex, w, FUTEX_WAIT, val, NULL, NULL, 0);
 }
 
 static void futex_wake_all(atomic_uint *w)
 {
-#ifdef PCSTOCK_EXPLORE
-	(void)w;
-#else
-	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-#endif
+	if (!shm_simulated())
+		syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 void shm_enter_slow(struct pcstock_shm *s)
@@ -75,13 +69,12 @@ void shm_enter_slow(struct pcstock_shm *s)
  */
 static void barrier_all(struct pcstock_shm *s)
 {
+	(void)s;
 	pcs_fence(PCS_SEQ_CST);
-#ifndef PCSTOCK_EXPLORE
+	if (shm_simulated())
+		return;
 	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0))
 		syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
-#else
-	(void)s;
-#endif
 }
 
 /* Wait until record @p's window is closed (or its process is gone). */

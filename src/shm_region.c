@@ -113,13 +113,11 @@ bool shm_proc_gone(const struct pcstock_shm *s, unsigned int p)
 
 static bool membarrier_register(void)
 {
-#ifdef PCSTOCK_EXPLORE
 	/* The explorer's simulated processes are threads of one. */
-	return true;
-#else
+	if (shm_simulated())
+		return true;
 	return syscall(SYS_membarrier,
 		       MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
-#endif
 }
 
 /* Take a FREE record (tree lock held). */
