@@ -40,3 +40,4 @@ const struct explore_scenario *const explore_protect_scenarios[] = { NULL };
 const struct explore_scenario *const explore_limits_scenarios[] = { NULL };
 const struct explore_scenario *const explore_tree_scenarios[] = { NULL };
 const struct explore_scenario *const explore_drain_scenarios[] = { NULL };
+const struct explore_scenario *const explore_shm_scenarios[] = { NULL };

@@ -11,6 +11,7 @@
 #ifndef PCSTOCK_SHM_INTERNAL_H
 #define PCSTOCK_SHM_INTERNAL_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -184,6 +185,20 @@ static inline bool shm_simulated(void)
 #endif
 }
 
+#ifdef PCSTOCK_EXPLORE
+/*
+ * What an explorer scenario's simulated processes (threads of one
+ * process) cannot show the library: which of them died, and which CPU
+ * each runs on (so that a seed replays the same slots).  NULL members:
+ * the real answers.  Test builds only (shm_region.c).
+ */
+struct pcstock_shm_sim {
+	bool (*gone)(unsigned int proc);
+	int (*cpu)(void);
+};
+extern struct pcstock_shm_sim pcstock_shm_sim;
+#endif
+
 /* ---- windows (shm_recover.c) ------------------------------------------------- */
 
 void shm_enter_slow(struct pcstock_shm *s);
@@ -231,6 +246,9 @@ void shm_counter_uncharge(struct pcstock_shm *s, uint32_t i, unsigned long n);
 
 /* Rebuild the child lists and the name index from the group table. */
 void shm_rebuild_structure(struct pcstock_shm *s);
+
+/* The checksum of a layout (FNV-1a of the bytes before its sum). */
+uint64_t shm_layout_sum(const struct shm_layout *l);
 
 /* /proc/<pid>/stat's starttime of a live (not zombie) @pid, else 0. */
 uint64_t shm_pid_start(pid_t pid);

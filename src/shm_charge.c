@@ -53,6 +53,10 @@ static unsigned int this_cpu(const struct pcstock_shm *s)
 {
 	int cpu = -1;
 
+#ifdef PCSTOCK_EXPLORE
+	if (pcstock_shm_sim.cpu)
+		return (unsigned int)pcstock_shm_sim.cpu() % s->nr_cpus;
+#endif
 	/* glibc's rseq area: the CPU this thread runs on, one load. */
 	if (__rseq_size) {
 		const struct rseq *r = (const struct rseq *)

@@ -103,10 +103,20 @@ uint64_t shm_pid_start(pid_t pid)
 	return start ? start : 1;
 }
 
+#ifdef PCSTOCK_EXPLORE
+struct pcstock_shm_sim pcstock_shm_sim;
+#endif
+
 bool shm_proc_gone(const struct pcstock_shm *s, unsigned int p)
 {
 	const struct shm_proc *r = shm_proc(s, p);
-	uint64_t start = shm_pid_start(r->pid);
+	uint64_t start;
+
+#ifdef PCSTOCK_EXPLORE
+	if (pcstock_shm_sim.gone)
+		return pcstock_shm_sim.gone(p);
+#endif
+	start = shm_pid_start(r->pid);
 
 	return !start || start != r->start;
 }
@@ -158,7 +168,7 @@ static uint64_t fnv1a(const void *p, size_t n)
 	return h;
 }
 
-static uint64_t layout_sum(const struct shm_layout *l)
+uint64_t shm_layout_sum(const struct shm_layout *l)
 {
 	return fnv1a(l, offsetof(struct shm_layout, sum));
 }
@@ -224,7 +234,7 @@ static int plan(const struct pcstock_shm_attr *attr, struct shm_layout *l)
 				  REGION_PAGE);
 	off += l->slot_stride * a.nr_cpus;
 	l->size = off;
-	l->sum = layout_sum(l);
+	l->sum = shm_layout_sum(l);
 	return 0;
 }
 
@@ -236,7 +246,7 @@ static int check_layout(const struct shm_layout *l, uint64_t avail)
 
 	if (memcmp(l->magic, SHM_MAGIC, sizeof(l->magic)))
 		return -EBADMSG;
-	if (layout_sum(l) != l->sum)
+	if (shm_layout_sum(l) != l->sum)
 		return -EBADMSG;
 	if (l->abi != PCSTOCK_SHM_ABI || l->page_shift != PCSTOCK_PAGE_SHIFT)
 		return -EPROTONOSUPPORT;

@@ -10,6 +10,7 @@ set(EXPLORE_SOURCES ${EXPLORE_DIR}/explore.c ${EXPLORE_DIR}/explore_wmm.c
 	${EXPLORE_DIR}/explore_group.c ${EXPLORE_DIR}/explore_memcg7.c
 	${EXPLORE_DIR}/explore_protect.c ${EXPLORE_DIR}/explore_limits.c
 	${EXPLORE_DIR}/explore_tree.c ${EXPLORE_DIR}/explore_drain.c
+	${EXPLORE_DIR}/explore_shm.c
 	${CMAKE_CURRENT_SOURCE_DIR}/memcg7_fake.c)
 # Every explorer's library hands its atomics to the weak-memory model
 # (src/atomic.h, PCSTOCK_EXPLORE_WMM); --weak turns the model on.
@@ -81,7 +82,7 @@ pcstock_add_mutant_explorers(plain_refill read_zero_drain no_disable_mark
 		relaxed_unlink exact_no_make_room no_xchg_fence
 		m7_drain_key_unlocked_scan disown_release_first
 		destroy_offline_after_unlock protection_online_unlocked
-		reap_next_once)
+		reap_next_once shm_no_recount)
 
 include(${EXPLORE_DIR}/budget.cmake)
 
@@ -282,6 +283,20 @@ foreach(strategy random pct)
 endforeach()
 pcstock_add_detection_test(reap_next_once pcstock-explore-reap-next-once
 	tree-reap)
+
+# A shared tree's process killed at a scheduled point of a charge, an
+# uncharge, a drain or a destroy (shm-death, tests/explore/explore_shm.c):
+# recovery must conserve every page at every level.  Sequential
+# consistency only (the windows' fence is a membarrier(2), not modelled).
+# A recovery that trusts the counters instead of deriving them again from
+# the figures and slots keeps a dead miss's surplus for good.
+foreach(strategy random pct)
+	pcstock_add_explore_test(explore_shm-death_${strategy}
+		ARGS --scenario shm-death --strategy ${strategy}
+		--schedules 5000 --seed 1)
+endforeach()
+pcstock_add_detection_test(shm_no_recount pcstock-explore-shm-no-recount
+	shm-death)
 
 # An owner's exit hands its CPU over to a thread waiting for it
 # (memcg7-handover): the work queued to the owner runs before the CPU is

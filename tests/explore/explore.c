@@ -39,6 +39,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,10 @@ static struct {
 	sem_t sem[EXPLORE_MAX_THREADS];
 	sem_t main_sem;
 	bool done[EXPLORE_MAX_THREADS];
+	/* Deaths (explore_die_within()): own steps left, 0 = immortal. */
+	unsigned long death_in[EXPLORE_MAX_THREADS];
+	bool died[EXPLORE_MAX_THREADS];
+	sigjmp_buf grave[EXPLORE_MAX_THREADS];
 	unsigned int live;
 	bool shutdown;
 	pthread_t driver;		/* the thread that runs the schedules */
@@ -728,6 +733,15 @@ static void hook(enum pcs_atomic_op op, const void *obj)
 		sem_post(&X.sem[next]);
 		sem_wait_intr(&X.sem[self]);
 	}
+	if (X.death_in[self] && !--X.death_in[self]) {
+		/*
+		 * Killed before this access, as SIGKILL stops a process
+		 * between two instructions: the rest of run() never happens
+		 * (explore_die_within()).
+		 */
+		X.died[self] = true;
+		siglongjmp(X.grave[self], 1);
+	}
 	if (X.trace_len < X.max_steps) {
 		struct step *st = &X.trace[X.trace_len++];
 
@@ -738,6 +752,18 @@ static void hook(enum pcs_atomic_op op, const void *obj)
 		st->has_new = false;
 		st->stale = 0;
 	}
+}
+
+void explore_die_within(unsigned long bound)
+{
+	if (self < 0 || checking || !bound)
+		return;
+	X.death_in[self] = 1 + X.src->pick(X.src, bound);
+}
+
+bool explore_died(unsigned int t)
+{
+	return t < EXPLORE_MAX_THREADS && X.died[t];
 }
 
 int explore_weak_self(void)
@@ -809,7 +835,12 @@ static void *worker(void *arg)
 		sem_wait_intr(&X.sem[t]);
 		if (X.shutdown)
 			break;
-		X.s->run(X.s, t);
+		/* A death (hook()) lands here, its run() abandoned. */
+		if (!sigsetjmp(X.grave[t], 0))
+			X.s->run(X.s, t);
+		else if (X.s->on_death)
+			X.s->on_death(X.s, t);
+		X.death_in[t] = 0;
 		finish(t);
 	}
 	return NULL;
@@ -918,6 +949,8 @@ static void run_one(struct explore_source *src)
 	X.nr_labels = 0;
 	X.live = X.s->nr_threads;
 	memset(X.done, 0, sizeof(X.done));
+	memset(X.died, 0, sizeof(X.died));
+	memset(X.death_in, 0, sizeof(X.death_in));
 	if (X.strategy == EXPLORE_PCT)
 		pct_init();
 	X.running = true;

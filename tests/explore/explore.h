@@ -68,6 +68,10 @@ void explore_source_bytes(struct explore_source *src, const uint8_t *bytes,
  * @check_step: at every scheduling point, with scheduling off; returns a
  *              description of the violated invariant, or NULL
  * @check_end: after all threads finished, unscheduled; same return
+ * @on_death: on explored thread @t right after it died
+ *            (explore_die_within()), scheduling off for it: what the
+ *            kernel does at a process's exit (the robust futex list);
+ *            may be NULL
  * @teardown: after each schedule, unscheduled
  * @fini: once per process after the last schedule, unscheduled, while the
  *        library's hook is still the explorer's (wait here for work the
@@ -100,6 +104,7 @@ struct explore_scenario {
 	void (*run)(const struct explore_scenario *s, unsigned int t);
 	const char *(*check_step)(const struct explore_scenario *s);
 	const char *(*check_end)(const struct explore_scenario *s);
+	void (*on_death)(const struct explore_scenario *s, unsigned int t);
 	void (*teardown)(const struct explore_scenario *s);
 	void (*fini)(const struct explore_scenario *s);
 	const void *arg;
@@ -120,6 +125,7 @@ extern const struct explore_scenario *const explore_protect_scenarios[];
 extern const struct explore_scenario *const explore_limits_scenarios[];
 extern const struct explore_scenario *const explore_tree_scenarios[];
 extern const struct explore_scenario *const explore_drain_scenarios[];
+extern const struct explore_scenario *const explore_shm_scenarios[];
 
 /*
  * explore_model_mutex() - slot @i (0 or 1) of the mutexes the model knows
@@ -228,6 +234,20 @@ void explore_run_source(const struct explore_options *opt,
 
 /* Called by scenarios' run(): the explored thread's own index. */
 unsigned int explore_self(void);
+
+/*
+ * explore_die_within() - called by a scenario's run(): the calling
+ * thread dies at one of its next @bound scheduling points, the one drawn
+ * from the schedule's decision source (so a seed names the moment of
+ * death too): at that point, before its access, the rest of its run() is
+ * abandoned (siglongjmp), as SIGKILL stops a process at any instruction
+ * (every shared access of the library is a scheduling point).  Then
+ * on_death() runs on it.  A bound above the thread's remaining steps may
+ * let it live.
+ */
+void explore_die_within(unsigned long bound);
+/* explore_died() - whether thread @t died in the schedule just run */
+bool explore_died(unsigned int t);
 
 /* ---- the weak-memory model's interface to the engine -------------------- */
 

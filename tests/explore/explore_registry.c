@@ -19,6 +19,7 @@ static const struct explore_scenario *const *const lists[] = {
 	explore_limits_scenarios,
 	explore_tree_scenarios,
 	explore_drain_scenarios,
+	explore_shm_scenarios,
 };
 
 bool explore_caps_slots(const struct pcstock_policy_info *info)

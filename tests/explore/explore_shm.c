@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * explore_shm.c - a shared tree whose process dies at a scheduled point.
+ *
+ * shm-death: two simulated processes (explored threads, each attached to
+ * one region with a handle and a process record of its own) charge one
+ * shared tree:
+ *
+ *	root - A (max 12) - B
+ *	                  - C
+ *
+ * Process 0 runs a script of charges (hits, misses with a surplus for the
+ * slot, a charge above the batch), uncharges (into the slot and past it),
+ * a drain and the destroy of C (the structure lock, the wait for windows,
+ * the drain of C's slots), and dies at a point the schedule's decision
+ * source draws among its scheduling points (explore_die_within()): before
+ * any shared access of any of those steps.  If it held the structure lock,
+ * on_death() does what the kernel's robust futex list does at exit: the
+ * lock goes, and the next holder learns its holder died.  Process 1
+ * charges and uncharges B and survives; each process counts what it holds
+ * in a ledger after each call returns.
+ *
+ * Then, unscheduled, a third handle (the supervisor, the region's
+ * creator) runs pcstock_shm_recover() and the checks:
+ *  - the dead process, and only it, is found dead;
+ *  - at every level: usage = every record's figure + every CPU's slot +
+ *    the children's usage (the invariant of pcstock/shared.h);
+ *  - a survivor's figures are its ledger, page for page;
+ *  - after the dead record is reaped, the survivors give back their
+ *    ledgers and every slot is drained, every level is at 0 and no
+ *    counter underflowed (pcstock_warn_count()): no page lost, none
+ *    counted twice.
+ *
+ * The CPU of each simulated process is fixed (process t on CPU t), so a
+ * seed replays the same slots.  Sequential consistency only: the windows'
+ * fence is membarrier(2), which the weak-memory model does not simulate.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <pcstock/counter.h>
+#include <pcstock/shared.h>
+
+#include "atomic.h"
+#include "explore.h"
+#include "shm.h"
+
+#define NR_PROCS 2
+/* Process 0's scheduling points are about 300: most schedules kill it. */
+#define DEATH_BOUND 360
+
+enum { GA, GB, GC, NR_GROUPS };
+
+static struct {
+	struct pcstock_shm *sup;
+	struct pcstock_shm *h[NR_PROCS];
+	pcstock_shm_gid g[NR_GROUPS];
+	long held[NR_PROCS][NR_GROUPS];	/* ledgers */
+	int record[NR_PROCS];		/* each handle's record */
+	char msg[200];
+} S;
+
+static bool sim_gone(unsigned int proc)
+{
+	for (unsigned int t = 0; t < NR_PROCS; t++)
+		if (S.record[t] == (int)proc)
+			return explore_died(t);
+	return false;
+}
+
+static int sim_cpu(void)
+{
+	return (int)explore_self();
+}
+
+static void shm_setup(const struct explore_scenario *s)
+{
+	struct pcstock_shm_attr attr = { .max_groups = 8, .max_procs = 4,
+					 .nr_cpus = NR_PROCS, .batch = 4 };
+	int err;
+
+	(void)s;
+	memset(&S, 0, sizeof(S));
+	pcstock_warn_reset();
+	pcstock_shm_sim.gone = sim_gone;
+	pcstock_shm_sim.cpu = sim_cpu;
+	err = pcstock_shm_create(NULL, &attr, &S.sup);
+	err = err ?: pcstock_shm_group_create(S.sup, PCSTOCK_SHM_ROOT, "A",
+					      &S.g[GA]);
+	err = err ?: pcstock_shm_group_create(S.sup, S.g[GA], "B", &S.g[GB]);
+	err = err ?: pcstock_shm_group_create(S.sup, S.g[GA], "C", &S.g[GC]);
+	err = err ?: pcstock_shm_set_limit(S.sup, S.g[GA], PCSTOCK_LIMIT_MAX,
+					   12);
+	for (int t = 0; t < NR_PROCS && !err; t++) {
+		err = pcstock_shm_attach_fd(pcstock_shm_fd(S.sup), &S.h[t]);
+		S.record[t] = err ? -1 : pcstock_shm_self(S.h[t]);
+	}
+	if (err) {
+		snprintf(S.msg, sizeof(S.msg), "setup failed: %d", err);
+		explore_fail(S.msg);
+	}
+}
+
+/* A call and, once it returned, the ledger (a death between: ambiguous). */
+static void charge(unsigned int t, int g, unsigned long n)
+{
+	if (!pcstock_shm_charge(S.h[t], S.g[g], n, PCSTOCK_CHARGE_NOWAIT))
+		S.held[t][g] += (long)n;
+}
+
+static void uncharge(unsigned int t, int g, unsigned long n)
+{
+	if (S.held[t][g] >= (long)n &&
+	    !pcstock_shm_uncharge(S.h[t], S.g[g], n))
+		S.held[t][g] -= (long)n;
+}
+
+static void shm_run(const struct explore_scenario *s, unsigned int t)
+{
+	(void)s;
+	if (t == 0) {
+		explore_die_within(DEATH_BOUND);
+		charge(0, GB, 3);	/* miss: 4 charged, 1 to the slot */
+		charge(0, GB, 1);	/* hit */
+		uncharge(0, GB, 2);	/* into the slot */
+		charge(0, GC, 2);	/* miss in C */
+		charge(0, GB, 6);	/* above the batch: straight */
+		pcstock_shm_drain(S.h[0], S.g[GB]);
+		uncharge(0, GB, 5);	/* slot full: the rest straight */
+		pcstock_shm_group_destroy(S.h[0], S.g[GC]);
+		uncharge(0, GC, 2);	/* an offline group: straight */
+		return;
+	}
+	charge(1, GB, 2);
+	charge(1, GB, 1);
+	uncharge(1, GB, 3);
+	charge(1, GB, 4);
+	uncharge(1, GB, 1);
+}
+
+static void shm_on_death(const struct explore_scenario *s, unsigned int t)
+{
+	(void)s;
+	/*
+	 * The robust futex list at exit: a lock the dead held is released
+	 * and its next holder told (EOWNERDEAD, which the library turns
+	 * into a repair).  A robust mutex refuses an unlock by a thread
+	 * that does not hold it, so this unlocks only a held lock.
+	 */
+	if (!pthread_mutex_unlock(&S.h[t]->h->tree_lock))
+		pcs_store(&S.h[t]->h->needs_repair, 1, PCS_RELAXED);
+}
+
+static long figures(pcstock_shm_gid g)
+{
+	long sum = pcstock_shm_proc_charged(S.sup, PCSTOCK_SHM_ORPHAN, g);
+
+	for (unsigned int p = 0; p < pcstock_shm_max_procs(S.sup); p++)
+		sum += pcstock_shm_proc_charged(S.sup, p, g);
+	return sum;
+}
+
+/* usage = figures + slots + children, at B, C, A and the root. */
+static const char *check_levels(void)
+{
+	static const int below[NR_GROUPS][2] = {
+		[GA] = { GB, GC }, [GB] = { -1, -1 }, [GC] = { -1, -1 },
+	};
+	long top = 0;
+
+	for (int g = NR_GROUPS - 1; g >= 0; g--) {
+		long want = figures(S.g[g]) +
+			    (long)pcstock_shm_stock_pages(S.sup, S.g[g]);
+		long have = (long)pcstock_shm_usage(S.sup, S.g[g]);
+
+		for (int k = 0; k < 2; k++)
+			if (below[g][k] >= 0)
+				want += (long)pcstock_shm_usage(S.sup,
+						S.g[below[g][k]]);
+		if (have != want) {
+			snprintf(S.msg, sizeof(S.msg),
+				 "group %c: usage %ld, but figures + slots + "
+				 "children = %ld (process 0 %s)",
+				 'A' + g, have, want,
+				 explore_died(0) ? "died" : "lived");
+			return S.msg;
+		}
+		if (g == GA)
+			top = have;
+	}
+	if ((long)pcstock_shm_usage(S.sup, PCSTOCK_SHM_ROOT) != top) {
+		snprintf(S.msg, sizeof(S.msg), "root %lu, A %ld",
+			 pcstock_shm_usage(S.sup, PCSTOCK_SHM_ROOT), top);
+		return S.msg;
+	}
+	return NULL;
+}
+
+static const char *shm_check_end(const struct explore_scenario *s)
+{
+	unsigned int dead = 0;
+	unsigned long pages;
+	const char *msg;
+	int err;
+
+	(void)s;
+	err = pcstock_shm_recover(S.sup, &dead);
+	if (err || dead != (explore_died(0) ? 1U : 0U)) {
+		snprintf(S.msg, sizeof(S.msg),
+			 "recover: %d, %u dead (process 0 %s)", err, dead,
+			 explore_died(0) ? "died" : "lived");
+		return S.msg;
+	}
+	msg = check_levels();
+	if (msg)
+		return msg;
+	for (unsigned int t = 0; t < NR_PROCS; t++) {
+		if (explore_died(t))
+			continue;
+		for (int g = 0; g < NR_GROUPS; g++)
+			if (pcstock_shm_proc_charged(S.sup,
+						     (unsigned int)S.record[t],
+						     S.g[g]) != S.held[t][g]) {
+				snprintf(S.msg, sizeof(S.msg),
+					 "process %u's figure for %c: %ld, "
+					 "its ledger: %ld", t, 'A' + g,
+					 pcstock_shm_proc_charged(S.sup,
+						(unsigned int)S.record[t],
+						S.g[g]),
+					 S.held[t][g]);
+				return S.msg;
+			}
+	}
+	/* Give everything back: the dead by reaping, the living by hand. */
+	if (explore_died(0) &&
+	    pcstock_shm_reap(S.sup, (unsigned int)S.record[0], &pages))
+		return "reap failed";
+	for (unsigned int t = 0; t < NR_PROCS; t++)
+		for (int g = 0; g < NR_GROUPS && !explore_died(t); g++)
+			if (S.held[t][g] &&
+			    pcstock_shm_uncharge(S.h[t], S.g[g],
+						 (unsigned long)S.held[t][g]))
+				return "a survivor's uncharge failed";
+	for (int g = 0; g < NR_GROUPS; g++)
+		pcstock_shm_drain(S.sup, S.g[g]);
+	for (int g = 0; g < NR_GROUPS; g++)
+		if (pcstock_shm_usage(S.sup, S.g[g]) ||
+		    pcstock_shm_stock_pages(S.sup, S.g[g])) {
+			snprintf(S.msg, sizeof(S.msg),
+				 "group %c keeps %lu pages (%lu in slots) "
+				 "once everything was given back (process 0 "
+				 "%s)", 'A' + g,
+				 pcstock_shm_usage(S.sup, S.g[g]),
+				 pcstock_shm_stock_pages(S.sup, S.g[g]),
+				 explore_died(0) ? "died" : "lived");
+			return S.msg;
+		}
+	if (pcstock_shm_usage(S.sup, PCSTOCK_SHM_ROOT))
+		return "the root keeps pages";
+	if (pcstock_warn_count()) {
+		snprintf(S.msg, sizeof(S.msg),
+			 "%lu counter underflows: pages given back twice",
+			 pcstock_warn_count());
+		return S.msg;
+	}
+	return NULL;
+}
+
+static void shm_teardown(const struct explore_scenario *s)
+{
+	(void)s;
+	for (unsigned int t = 0; t < NR_PROCS; t++)
+		pcstock_shm_detach(S.h[t]);
+	pcstock_shm_detach(S.sup);
+	pcstock_shm_sim.gone = NULL;
+	pcstock_shm_sim.cpu = NULL;
+}
+
+static const struct explore_scenario shm_death = {
+	.name = "shm-death",
+	.help = "a shared tree's process dies at any step of a charge, "
+		"uncharge, drain or destroy; recovery conserves every page",
+	.nr_threads = NR_PROCS,
+	.setup = shm_setup,
+	.run = shm_run,
+	.on_death = shm_on_death,
+	.check_end = shm_check_end,
+	.teardown = shm_teardown,
+};
+
+const struct explore_scenario *const explore_shm_scenarios[] = {
+	&shm_death,
+	NULL,
+};
