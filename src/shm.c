@@ -357,6 +357,35 @@ out:
 	return err;
 }
 
+void shm_walk_subtree(struct pcstock_shm *s, uint32_t top,
+		      void (*fn)(struct pcstock_shm *s, uint32_t i, void *arg),
+		      void *arg)
+{
+	uint32_t i = top;
+
+	/* Pre-order by the links alone, no stack; bounded by the table. */
+	for (uint32_t n = 0; n < s->max_groups; n++) {
+		struct shm_group *g = shm_group(s, i);
+		uint32_t next;
+
+		if (pcs_load(&g->state, PCS_ACQUIRE) != GROUP_FREE)
+			fn(s, i, arg);
+		next = pcs_load(&g->first_child, PCS_ACQUIRE);
+		while (next == SHM_NO_INDEX) {
+			if (i == top)
+				return;
+			next = pcs_load(&shm_group(s, i)->next_sibling,
+					PCS_ACQUIRE);
+			if (next == SHM_NO_INDEX) {
+				i = shm_group(s, i)->parent;
+				if (i >= s->max_groups)
+					return;
+			}
+		}
+		i = next;
+	}
+}
+
 /*
  * After a structure-lock holder's death (inside a pause, both locks
  * held): the child lists and the name index are derived again from the

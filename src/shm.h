@@ -244,6 +244,18 @@ unsigned long shm_drain_index(struct pcstock_shm *s, uint32_t i);
 /* Uncharge @n pages from group @i's counters (inside a window). */
 void shm_counter_uncharge(struct pcstock_shm *s, uint32_t i, unsigned long n);
 
+/*
+ * Call @fn on group @top and every group below it, parents first (a
+ * lock-free walk: groups created or destroyed meanwhile may be missed).
+ */
+void shm_walk_subtree(struct pcstock_shm *s, uint32_t top,
+		      void (*fn)(struct pcstock_shm *s, uint32_t i, void *arg),
+		      void *arg);
+
+/* The kernel's effective protection of @c under @root (shm_charge.c). */
+void shm_calc_protection(struct pcstock_counter *root,
+			 struct pcstock_counter *c, bool recursive);
+
 /* Rebuild the child lists and the name index from the group table. */
 void shm_rebuild_structure(struct pcstock_shm *s);
 

@@ -104,20 +104,48 @@ unsigned long shm_drain_index(struct pcstock_shm *s, uint32_t i)
 	return total;
 }
 
-/* Drain @i and every group below it (lock-free walk, bounded). */
+static void drain_one(struct pcstock_shm *s, uint32_t i, void *total)
+{
+	*(unsigned long *)total += shm_drain_index(s, i);
+}
+
+/* Drain @i and every group below it. */
 static unsigned long drain_subtree(struct pcstock_shm *s, uint32_t i)
 {
-	unsigned long total = shm_drain_index(s, i);
-	uint32_t k = pcs_load(&shm_group(s, i)->first_child, PCS_ACQUIRE);
+	unsigned long total = 0;
 
-	for (uint32_t n = 0; k != SHM_NO_INDEX && n < s->max_groups; n++) {
-		total += drain_subtree(s, k);
-		k = pcs_load(&shm_group(s, k)->next_sibling, PCS_ACQUIRE);
-	}
+	shm_walk_subtree(s, i, drain_one, &total);
 	return total;
 }
 
+void shm_calc_protection(struct pcstock_counter *root,
+			 struct pcstock_counter *c, bool recursive)
+{
+	shm_walk_calculate_protection(root, c, recursive);
+}
+
 /* ---- charging --------------------------------------------------------------------- */
+
+/*
+ * Pages into this CPU's slot of group @i, in a window: as mainline's
+ * refill_stock() and the private default policy (docs/deviations.md), an
+ * addition that would take the slot above the batch empties the whole
+ * slot up the hierarchy with the new pages.
+ */
+static void refill(struct pcstock_shm *s, struct shm_group *g, uint32_t i,
+		   unsigned long n)
+{
+	atomic_uint *slot = shm_slot(s, this_cpu(s), i);
+	unsigned int v = pcs_load(slot, PCS_RELAXED);
+
+	while (v + n <= s->batch) {
+		if (pcs_cas(slot, &v, v + (unsigned int)n, PCS_ACQ_REL,
+			    PCS_RELAXED))
+			return;
+	}
+	v = pcs_xchg(slot, 0, PCS_ACQ_REL);
+	shm_walk_uncharge(&g->memory, n + v);
+}
 
 /*
  * One attempt at the counters, in a window: a batch (the surplus to this
@@ -142,23 +170,8 @@ static int try_counters(struct pcstock_shm *s, pcstock_shm_gid gid,
 	if (force) {
 		shm_walk_charge(&g->memory, n);
 	} else if (shm_walk_try_charge(&g->memory, batch, &over)) {
-		if (batch > n) {
-			atomic_uint *slot = shm_slot(s, this_cpu(s), i);
-			unsigned int v = pcs_load(slot, PCS_RELAXED), put;
-
-			/* Surplus to the slot, up to the batch; the rest back. */
-			for (;;) {
-				put = (unsigned int)(batch - n);
-				if (v + put > s->batch)
-					put = v < s->batch ? s->batch - v : 0;
-				if (!put ||
-				    pcs_cas(slot, &v, v + put, PCS_ACQ_REL,
-					    PCS_RELAXED))
-					break;
-			}
-			if (batch - n > put)
-				shm_walk_uncharge(&g->memory, batch - n - put);
-		}
+		if (batch > n)
+			refill(s, g, i, batch - n);
 	} else if (batch > n && shm_walk_try_charge(&g->memory, n, &over)) {
 		/* The batch failed, the pages alone fit. */
 	} else {
@@ -327,21 +340,9 @@ int pcstock_shm_uncharge(struct pcstock_shm *s, pcstock_shm_gid gid,
 	}
 	figure_add(s, i, -(long)n);
 	if (s->batch && !in_callback &&
-	    pcs_load(&g->state, PCS_RELAXED) == GROUP_ONLINE) {
-		atomic_uint *slot = shm_slot(s, this_cpu(s), i);
-		unsigned int v = pcs_load(slot, PCS_RELAXED), put;
-
-		for (;;) {
-			put = v < s->batch ? s->batch - v : 0;
-			if (put > n)
-				put = (unsigned int)n;
-			if (!put || pcs_cas(slot, &v, v + put, PCS_ACQ_REL,
-					    PCS_RELAXED))
-				break;
-		}
-		n -= put;
-	}
-	if (n)
+	    pcs_load(&g->state, PCS_RELAXED) == GROUP_ONLINE)
+		refill(s, g, i, n);
+	else
 		shm_walk_uncharge(&g->memory, n);
 	shm_exit(s);
 	return 0;
@@ -439,61 +440,4 @@ unsigned long pcstock_shm_stock_pages(struct pcstock_shm *s, pcstock_shm_gid gid
 	for (unsigned int c = 0; c < s->nr_cpus && s->batch; c++)
 		v += pcs_load(shm_slot(s, c, shm_gid_index(gid)), PCS_RELAXED);
 	return v;
-}
-
-/* "max" for the unlimited value, else bytes (the kernel's format). */
-static int put_limit(char *buf, size_t size, unsigned long pages)
-{
-	if (pages >= PCSTOCK_COUNTER_MAX)
-		return snprintf(buf, size, "max\n");
-	return snprintf(buf, size, "%lu\n", pages << PCSTOCK_PAGE_SHIFT);
-}
-
-ssize_t pcstock_shm_read(struct pcstock_shm *s, pcstock_shm_gid gid,
-			 const char *file, char *buf, size_t size)
-{
-	struct pcstock_counter *m;
-	struct shm_group *g;
-	unsigned long ev[PCSTOCK_NR_EVENTS];
-	int n = -1, err = shm_check(s);
-
-	if (err)
-		return err;
-	if (!file || !buf)
-		return -EINVAL;
-	shm_enter(s);
-	g = group_of(s, gid, false);
-	if (g)
-		for (int e = 0; e < PCSTOCK_NR_EVENTS; e++)
-			ev[e] = pcs_load(&g->events[e], PCS_RELAXED);
-	shm_exit(s);
-	if (!g)
-		return -ENOENT;
-	m = &g->memory;
-	if (!strcmp(file, "memory.current"))
-		n = snprintf(buf, size, "%lu\n",
-			     pcs_counter_usage(m) << PCSTOCK_PAGE_SHIFT);
-	else if (!strcmp(file, "memory.max"))
-		n = put_limit(buf, size, pcs_counter_max(m));
-	else if (!strcmp(file, "memory.high"))
-		n = put_limit(buf, size, pcs_counter_high(m));
-	else if (!strcmp(file, "memory.min"))
-		n = snprintf(buf, size, "%lu\n",
-			     pcs_counter_min(m) << PCSTOCK_PAGE_SHIFT);
-	else if (!strcmp(file, "memory.low"))
-		n = snprintf(buf, size, "%lu\n",
-			     pcs_counter_low(m) << PCSTOCK_PAGE_SHIFT);
-	else if (!strcmp(file, "memory.peak"))
-		n = snprintf(buf, size, "%lu\n",
-			     pcs_counter_watermark(m) << PCSTOCK_PAGE_SHIFT);
-	else if (!strcmp(file, "memory.events"))
-		n = snprintf(buf, size,
-			     "low 0\nhigh %lu\nmax %lu\noom %lu\noom_kill %lu\n",
-			     ev[PCSTOCK_EVENT_HIGH], ev[PCSTOCK_EVENT_MAX],
-			     ev[PCSTOCK_EVENT_OOM], ev[PCSTOCK_EVENT_OOM_KILL]);
-	else
-		return -ENOENT;
-	if (n < 0 || (size_t)n >= size)
-		return -ERANGE;
-	return n;
 }

@@ -5,6 +5,7 @@
 
 set(EXPLORE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/explore)
 set(EXPLORE_SOURCES ${EXPLORE_DIR}/explore.c ${EXPLORE_DIR}/explore_wmm.c
+	${EXPLORE_DIR}/explore_source.c
 	${EXPLORE_DIR}/explore_registry.c
 	${EXPLORE_DIR}/explore_counter.c ${EXPLORE_DIR}/explore_stock.c
 	${EXPLORE_DIR}/explore_group.c ${EXPLORE_DIR}/explore_memcg7.c

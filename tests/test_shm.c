@@ -166,7 +166,7 @@ static void test_charge_stock_and_limits(void **state)
 	assert_int_equal(pcstock_shm_stock_pages(s, b), 0);
 	assert_int_equal(pcstock_shm_usage(s, a), 4);
 	assert_int_equal(pcstock_shm_proc_charged(s, 0, b), 4);
-	/* Uncharges refill the slot up to the batch, the rest go back. */
+	/* Uncharges refill the slot. */
 	assert_int_equal(pcstock_shm_uncharge(s, b, 4), 0);
 	assert_int_equal(pcstock_shm_stock_pages(s, b), 4);
 	assert_int_equal(pcstock_shm_charge(s, b, 4, 0), 0);
@@ -184,7 +184,8 @@ static void test_charge_stock_and_limits(void **state)
 			 -EBUSY);
 	assert_int_equal(pcstock_shm_uncharge(s, b, 11), 0);
 	assert_int_equal(pcstock_shm_set_limit(s, a, PCSTOCK_LIMIT_MAX, 5), 0);
-	assert_int_equal(pcstock_shm_usage(s, a), 4); /* the slot */
+	/* 11 would overfill the slot: it empties up the tree with them. */
+	assert_int_equal(pcstock_shm_usage(s, a), 0);
 	assert_int_equal(pcstock_shm_set_limit(s, a, PCSTOCK_LIMIT_MAX_STRICT,
 					       5), -EOPNOTSUPP);
 	assert_int_equal(pcstock_shm_set_limit(s, a, PCSTOCK_LIMIT_HIGH, 3), 0);
@@ -216,6 +217,74 @@ static void test_charge_stock_and_limits(void **state)
 	assert_int_equal(pcstock_shm_charge(s, PCSTOCK_SHM_ROOT, 1, 0),
 			 -EINVAL);
 	run_anywhere();
+	assert_int_equal(pcstock_shm_detach(s), 0);
+}
+
+static void test_files_and_protection(void **state)
+{
+	struct pcstock_shm *s = create(8, 2, 0);
+	pcstock_shm_gid a = mkgroup(s, PCSTOCK_SHM_ROOT, "a");
+	pcstock_shm_gid b = mkgroup(s, a, "b"), c = mkgroup(s, a, "c");
+	unsigned long emin, elow;
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(pcstock_shm_write(s, a, "memory.max", "40K\n"), 0);
+	assert_true(pcstock_shm_read(s, a, "memory.max", buf, sizeof(buf)) > 0);
+	assert_string_equal(buf, "40960\n");
+	assert_int_equal(pcstock_shm_write(s, a, "memory.max", " max "), 0);
+	assert_true(pcstock_shm_read(s, a, "memory.max", buf, sizeof(buf)) > 0);
+	assert_string_equal(buf, "max\n");
+	/* v1 prints the bytes of "no limit" and parses -1 for it. */
+	assert_true(pcstock_shm_read(s, a, "memory.limit_in_bytes", buf,
+				     sizeof(buf)) > 0);
+	snprintf(buf + 32, 32, "%lu\n",
+		 PCSTOCK_COUNTER_MAX << PCSTOCK_PAGE_SHIFT);
+	assert_string_equal(buf, buf + 32);
+	assert_int_equal(pcstock_shm_write(s, a, "memory.limit_in_bytes",
+					   "8K"), 0);
+	assert_int_equal(pcstock_shm_write(s, a, "memory.limit_in_bytes",
+					   "-1"), 0);
+	assert_int_equal(pcstock_shm_write(s, a, "memory.max", "-1"), -EINVAL);
+	assert_int_equal(pcstock_shm_write(s, a, "memory.max", "12X"), -EINVAL);
+	assert_int_equal(pcstock_shm_write(s, a, "memory.current", "1"),
+			 -EACCES);
+	assert_int_equal(pcstock_shm_write(s, a, "memory.nope", "1"), -ENOENT);
+	/* The kernel's memparse: 16E wraps to 0 pages. */
+	assert_int_equal(pcstock_shm_write(s, a, "memory.high", "16E"), 0);
+	assert_true(pcstock_shm_read(s, a, "memory.high", buf, sizeof(buf)) > 0);
+	assert_string_equal(buf, "0\n");
+	assert_int_equal(pcstock_shm_charge(s, b, 8, 0), 0);
+	assert_int_equal(pcstock_shm_uncharge(s, b, 8), 0);
+	assert_true(pcstock_shm_read(s, a, "memory.peak", buf, sizeof(buf)) > 0);
+	assert_string_equal(buf, "32768\n");
+	assert_int_equal(pcstock_shm_write(s, a, "memory.peak", "x"), 0);
+	assert_true(pcstock_shm_read(s, a, "memory.max_usage_in_bytes", buf,
+				     sizeof(buf)) > 0);
+	assert_string_equal(buf, "32768\n");
+	assert_int_equal(pcstock_shm_write(s, a, "memory.max_usage_in_bytes",
+					   ""), 0);
+	assert_true(pcstock_shm_read(s, a, "memory.max_usage_in_bytes", buf,
+				     sizeof(buf)) > 0);
+	assert_string_equal(buf, "0\n");
+	/* Overcommitted protection: shared in proportion (the kernel's). */
+	assert_int_equal(pcstock_shm_write(s, a, "memory.min", "40K"), 0);
+	assert_int_equal(pcstock_shm_write(s, b, "memory.min", "24K"), 0);
+	assert_int_equal(pcstock_shm_write(s, c, "memory.min", "24K"), 0);
+	assert_int_equal(pcstock_shm_charge(s, b, 8, 0), 0);
+	assert_int_equal(pcstock_shm_charge(s, c, 8, 0), 0);
+	assert_int_equal(pcstock_shm_calculate_protection(s, PCSTOCK_SHM_ROOT,
+							  false), 0);
+	assert_int_equal(pcstock_shm_effective_protection(s, a, &emin, &elow),
+			 0);
+	assert_int_equal(emin, 10);
+	assert_int_equal(pcstock_shm_effective_protection(s, b, &emin, &elow),
+			 0);
+	assert_int_equal(emin, 5);
+	assert_int_equal(elow, 0);
+	assert_int_equal(pcstock_shm_effective_protection(s, c, &emin, &elow),
+			 0);
+	assert_int_equal(emin, 5);
 	assert_int_equal(pcstock_shm_detach(s), 0);
 }
 
@@ -635,6 +704,7 @@ int main(void)
 		cmocka_unit_test(test_groups_names_and_generations),
 		cmocka_unit_test(test_destroyed_group_keeps_charges_until_given_back),
 		cmocka_unit_test(test_charge_stock_and_limits),
+		cmocka_unit_test(test_files_and_protection),
 		cmocka_unit_test(test_failing_charge_drains_every_cpu),
 		cmocka_unit_test(test_bad_regions),
 		cmocka_unit_test(test_bad_attrs),

@@ -28,7 +28,8 @@
  * Semantics are the private tree's default policy (pcstock/hierarchy.h)
  *   on a memory counter per group: the kernel's page_counter walks
  *   (counter_walk.h, the same code as pcstock/counter.h's), a stock slot
- *   per CPU and group refilled by misses and uncharges up to the batch,
+ *   per CPU and group refilled by misses and uncharges (one that would go
+ *   above the batch empties the slot up the tree, as refill_stock()),
  *   and a charge that fails drains every CPU's slots of the over-limit
  *   group's subtree before calling the reclaim and OOM callbacks.  No
  *   memsw counter, no memory.high throttling, no other policy yet.
@@ -290,8 +291,10 @@ PCSTOCK_API int pcstock_shm_charge(struct pcstock_shm *s, pcstock_shm_gid g,
 /**
  * pcstock_shm_uncharge() - return @nr_pages charged to @g
  *
- * Into this CPU's slot up to the batch, the rest to the counters.  Works
- * on a destroyed group (straight to the counters).  Subtracted from this
+ * Into this CPU's slot; an uncharge that would take the slot above the
+ * batch empties it up the tree with the new pages, as mainline's
+ * refill_stock() (and the private default policy) do.  Straight to the
+ * counters on a destroyed group, and from inside a callback.  Subtracted from this
  * process's figure for @g, which goes negative if this process frees
  * pages another charged: the figures are net, only their sum is the
  * group's usage.
@@ -325,18 +328,64 @@ PCSTOCK_API int pcstock_shm_set_limit(struct pcstock_shm *s,
 				      unsigned long nr_pages);
 
 /**
- * pcstock_shm_read() - a cgroup v2 file of @g, as text
- * @file: "memory.current", "memory.max", "memory.high", "memory.min",
- *	"memory.low", "memory.peak", "memory.events"
+ * pcstock_shm_read() - a memory file of @g, as text
+ * @file: cgroup v2's "memory.current", "memory.min", "memory.low",
+ *	"memory.high", "memory.max", "memory.peak", "memory.events"; v1's
+ *	"memory.usage_in_bytes", "memory.limit_in_bytes",
+ *	"memory.max_usage_in_bytes", "memory.failcnt"
  *
- * Formatted as the kernel formats them ("max" for the unlimited value,
- * bytes, memory.events' four lines).
+ * Formatted as the kernel formats them: bytes, "max" for no limit in v2's
+ * memory.max and memory.high (v1 prints the bytes), memory.events' lines
+ * ("low" is never raised: there is no reclaim of our own).  The failure
+ * count is not tracked in a shared tree (0).
  *
  * Return: the length written (without the NUL), -ERANGE if @size is too
- * small, -ENOENT (no such file, or @g destroyed), -EBADF, -ECHILD.
+ * small, -ENOENT (no such file, or @g destroyed), -EINVAL, -EBADF,
+ * -ECHILD.
  */
 PCSTOCK_API ssize_t pcstock_shm_read(struct pcstock_shm *s, pcstock_shm_gid g,
 				     const char *file, char *buf, size_t size);
+
+/**
+ * pcstock_shm_write() - write a memory file of @g
+ * @buf: as the kernel parses it (memparse(): "100M", "max" in v2, "-1" in
+ *	v1), surrounding whitespace ignored
+ *
+ * memory.max and memory.limit_in_bytes call pcstock_shm_set_limit()'s
+ * PCSTOCK_LIMIT_MAX, which is v1's strict write (-EBUSY when usage stays
+ * above after a drain): v2's memory.max, which swaps the limit in and
+ * then reclaims, needs a reclaimer in the writing process and is not
+ * offered (a named difference, docs/deviations.md).  memory.high,
+ * memory.min and memory.low set theirs.  A write to memory.peak resets
+ * the local watermark, to memory.max_usage_in_bytes both watermarks, to
+ * memory.failcnt the count (the content ignored, as in the kernel).
+ *
+ * Return: 0; -EINVAL; -ENOENT; -EACCES (a read-only file); -EBUSY;
+ * -EBADF; -ECHILD.
+ */
+PCSTOCK_API int pcstock_shm_write(struct pcstock_shm *s, pcstock_shm_gid g,
+				  const char *file, const char *buf);
+
+/**
+ * pcstock_shm_calculate_protection() - emin and elow below @g
+ * @recursive: cgroup2's memory_recursiveprot
+ *
+ * As pcstock_group_calculate_protection(): walks @g's subtree top-down
+ * and stores each descendant's effective min and low (@g's own are left
+ * alone, as the kernel leaves the reclaim root's).  Callers serialise
+ * calculations over overlapping subtrees.
+ *
+ * Return: 0; -ENOENT; -EBADF; -ECHILD.
+ */
+PCSTOCK_API int pcstock_shm_calculate_protection(struct pcstock_shm *s,
+						 pcstock_shm_gid g,
+						 bool recursive);
+
+/** pcstock_shm_effective_protection() - @g's emin and elow, last computed */
+PCSTOCK_API int pcstock_shm_effective_protection(struct pcstock_shm *s,
+						 pcstock_shm_gid g,
+						 unsigned long *emin,
+						 unsigned long *elow);
 
 /** pcstock_shm_usage() - @g's memory usage in pages (0 for a bad @g) */
 PCSTOCK_API unsigned long pcstock_shm_usage(struct pcstock_shm *s,

@@ -128,7 +128,7 @@ static void shm_run(const struct explore_scenario *s, unsigned int t)
 		charge(0, GC, 2);	/* miss in C */
 		charge(0, GB, 6);	/* above the batch: straight */
 		pcstock_shm_drain(S.h[0], S.g[GB]);
-		uncharge(0, GB, 5);	/* slot full: the rest straight */
+		uncharge(0, GB, 5);	/* overfills: the slot empties */
 		pcstock_shm_group_destroy(S.h[0], S.g[GC]);
 		uncharge(0, GC, 2);	/* an offline group: straight */
 		return;

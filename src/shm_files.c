@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * shm_files.c - a shared tree's cgroup files (v2 and v1 memory files, as
+ * the kernel formats and parses them) and its effective protection.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <pcstock/shared.h>
+
+#include "counter_read.h"
+#include "internal.h"
+#include "shm.h"
+
+/* The files a shared group has, and how each is shown or set. */
+enum shm_show { SHOW_USAGE, SHOW_LIMIT, SHOW_PEAK, SHOW_EVENTS, SHOW_FAILCNT };
+
+struct shm_file {
+	const char *name;
+	unsigned char show;		/* enum shm_show */
+	bool v1;			/* bytes for "no limit", keyword -1 */
+	signed char limit;		/* enum pcstock_limit, or -1 */
+};
+
+static const struct shm_file files[] = {
+	{ "memory.current", SHOW_USAGE, false, -1 },
+	{ "memory.min", SHOW_LIMIT, false, PCSTOCK_LIMIT_MIN },
+	{ "memory.low", SHOW_LIMIT, false, PCSTOCK_LIMIT_LOW },
+	{ "memory.high", SHOW_LIMIT, false, PCSTOCK_LIMIT_HIGH },
+	{ "memory.max", SHOW_LIMIT, false, PCSTOCK_LIMIT_MAX },
+	{ "memory.peak", SHOW_PEAK, false, -1 },
+	{ "memory.events", SHOW_EVENTS, false, -1 },
+	{ "memory.usage_in_bytes", SHOW_USAGE, true, -1 },
+	{ "memory.limit_in_bytes", SHOW_LIMIT, true, PCSTOCK_LIMIT_MAX },
+	{ "memory.max_usage_in_bytes", SHOW_PEAK, true, -1 },
+	{ "memory.failcnt", SHOW_FAILCNT, true, -1 },
+};
+
+static const struct shm_file *find_file(const char *name)
+{
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (!strcmp(files[i].name, name))
+			return &files[i];
+	return NULL;
+}
+
+/* The checks every file call starts with; 0 and *@out, or an errno. */
+static int open_file(const struct pcstock_shm *s, const char *file,
+		     const void *buf, const struct shm_file **out)
+{
+	int err = shm_check(s);
+
+	if (err)
+		return err;
+	if (!file || !buf)
+		return -EINVAL;
+	*out = find_file(file);
+	return *out ? 0 : -ENOENT;
+}
+
+static unsigned long limit_of(const struct pcstock_counter *m, int which)
+{
+	switch (which) {
+	case PCSTOCK_LIMIT_MIN:
+		return pcs_counter_min(m);
+	case PCSTOCK_LIMIT_LOW:
+		return pcs_counter_low(m);
+	case PCSTOCK_LIMIT_HIGH:
+		return pcs_counter_high(m);
+	default:
+		return pcs_counter_max(m);
+	}
+}
+
+ssize_t pcstock_shm_read(struct pcstock_shm *s, pcstock_shm_gid gid,
+			 const char *file, char *buf, size_t size)
+{
+	const struct shm_file *f;
+	struct pcstock_counter *m;
+	struct shm_group *g;
+	unsigned long ev[PCSTOCK_NR_EVENTS], v = 0;
+	int n, err = open_file(s, file, buf, &f);
+
+	if (err)
+		return err;
+	shm_enter(s);
+	g = group_of(s, gid, false);
+	if (g)
+		for (int e = 0; e < PCSTOCK_NR_EVENTS; e++)
+			ev[e] = pcs_load(&g->events[e], PCS_RELAXED);
+	shm_exit(s);
+	if (!g)
+		return -ENOENT;
+	m = &g->memory;
+	switch (f->show) {
+	case SHOW_EVENTS:
+		/* The kernel's lines; "low" needs reclaim, never raised. */
+		n = snprintf(buf, size,
+			     "low 0\nhigh %lu\nmax %lu\noom %lu\noom_kill %lu\n",
+			     ev[PCSTOCK_EVENT_HIGH], ev[PCSTOCK_EVENT_MAX],
+			     ev[PCSTOCK_EVENT_OOM], ev[PCSTOCK_EVENT_OOM_KILL]);
+		goto out;
+	case SHOW_FAILCNT:
+		n = snprintf(buf, size, "%lu\n", pcs_counter_failcnt(m));
+		goto out;
+	case SHOW_USAGE:
+		v = pcs_counter_usage(m);
+		break;
+	case SHOW_PEAK:
+		v = pcs_counter_watermark(m);
+		break;
+	default:
+		v = limit_of(m, f->limit);
+		/* v2 shows "max" for no limit on max and high; v1 bytes. */
+		if (!f->v1 && v >= PCSTOCK_COUNTER_MAX &&
+		    (f->limit == PCSTOCK_LIMIT_MAX ||
+		     f->limit == PCSTOCK_LIMIT_HIGH)) {
+			n = snprintf(buf, size, "max\n");
+			goto out;
+		}
+	}
+	n = snprintf(buf, size, "%lu\n", v << PCSTOCK_PAGE_SHIFT);
+out:
+	if (n < 0 || (size_t)n >= size)
+		return -ERANGE;
+	return n;
+}
+
+/*
+ * A write to memory.peak resets the local watermark, to
+ * memory.max_usage_in_bytes both, to memory.failcnt the count; what was
+ * written is ignored, as in the kernel.
+ */
+static int reset(struct pcstock_shm *s, pcstock_shm_gid gid,
+		 const struct shm_file *f)
+{
+	struct shm_group *g;
+
+	shm_enter(s);
+	g = group_of(s, gid, false);
+	if (g && f->show == SHOW_FAILCNT)
+		pcstock_counter_reset_failcnt(&g->memory);
+	else if (g && f->v1)
+		pcstock_counter_reset_watermark(&g->memory);
+	else if (g)
+		pcstock_counter_reset_local_watermark(&g->memory);
+	shm_exit(s);
+	return g ? 0 : -ENOENT;
+}
+
+int pcstock_shm_write(struct pcstock_shm *s, pcstock_shm_gid gid,
+		      const char *file, const char *buf)
+{
+	const struct shm_file *f;
+	unsigned long pages;
+	char val[64];
+	size_t len;
+	int err = open_file(s, file, buf, &f);
+
+	if (err)
+		return err;
+	if (f->show == SHOW_PEAK || f->show == SHOW_FAILCNT)
+		return reset(s, gid, f);
+	if (f->limit < 0)
+		return -EACCES;
+	/* The kernel strips surrounding whitespace (a trailing newline). */
+	while (*buf == ' ' || *buf == '\t' || *buf == '\n')
+		buf++;
+	len = strlen(buf);
+	while (len && (buf[len - 1] == ' ' || buf[len - 1] == '\t' ||
+		       buf[len - 1] == '\n'))
+		len--;
+	if (len >= sizeof(val))
+		return -EINVAL;
+	memcpy(val, buf, len);
+	val[len] = '\0';
+	err = pcstock_counter_memparse(val, f->v1 ? "-1" : "max", &pages);
+	if (err)
+		return err;
+	return pcstock_shm_set_limit(s, gid, (enum pcstock_limit)f->limit,
+				     pages);
+}
+
+struct calc {
+	struct pcstock_counter *root;
+	bool recursive;
+};
+
+static void calc_one(struct pcstock_shm *s, uint32_t i, void *arg)
+{
+	struct calc *c = arg;
+
+	shm_enter(s);
+	shm_calc_protection(c->root, &shm_group(s, i)->memory, c->recursive);
+	shm_exit(s);
+}
+
+int pcstock_shm_calculate_protection(struct pcstock_shm *s,
+				     pcstock_shm_gid gid, bool recursive)
+{
+	struct calc c = { .recursive = recursive };
+	struct shm_group *g;
+	int err = shm_check(s);
+
+	if (err)
+		return err;
+	shm_enter(s);
+	g = group_of(s, gid, false);
+	shm_exit(s);
+	if (!g)
+		return -ENOENT;
+	c.root = &g->memory;
+	/* Parents first: each level reads its parent's fresh values. */
+	shm_walk_subtree(s, shm_gid_index(gid), calc_one, &c);
+	return 0;
+}
+
+int pcstock_shm_effective_protection(struct pcstock_shm *s,
+				     pcstock_shm_gid gid, unsigned long *emin,
+				     unsigned long *elow)
+{
+	struct shm_group *g;
+	int err = shm_check(s);
+
+	if (err)
+		return err;
+	if (!emin || !elow)
+		return -EINVAL;
+	shm_enter(s);
+	g = group_of(s, gid, true);
+	if (g) {
+		*emin = pcs_counter_emin(&g->memory);
+		*elow = pcs_counter_elow(&g->memory);
+	}
+	shm_exit(s);
+	return g ? 0 : -ENOENT;
+}
