@@ -41,7 +41,7 @@ struct shm_layout {
 	uint32_t nr_cpus;
 	uint32_t batch;			/* 0: no stock */
 	uint32_t name_mask;		/* name buckets - 1 (a power of 2) */
-	uint32_t pad;
+	uint32_t exact;			/* drain before any failure */
 	uint64_t off_procs, off_groups, off_names, off_charged, off_slots;
 	uint64_t slot_stride;		/* bytes between two CPUs' rows */
 	uint64_t sum;			/* FNV-1a of every byte above */
@@ -109,6 +109,7 @@ struct pcstock_shm {
 	bool forked;			/* a fork()'s copy: -ECHILD */
 	bool fence;			/* this record fences its windows */
 	bool creator;
+	bool exact;
 	int fd;
 	char *base;
 	size_t size;

@@ -223,6 +223,13 @@ static int charge_slow(struct pcstock_shm *s, pcstock_shm_gid gid,
 	int retries = PCSTOCK_MAX_RECLAIM_RETRIES, ooms = 0, err;
 	bool drained = false;
 
+	if (s->exact && drain_subtree(s, fail)) {
+		/* Exact at the limit: no failure while stock holds pages. */
+		drained = true;
+		err = try_counters(s, gid, n, false, &fail);
+		if (err != -ENOMEM)
+			return err;
+	}
 	if (flags & PCSTOCK_CHARGE_NOWAIT)
 		goto nomem;
 	for (;;) {

@@ -213,6 +213,7 @@ static int plan(const struct pcstock_shm_attr *attr, struct shm_layout *l)
 	l->max_procs = a.max_procs;
 	l->nr_cpus = a.nr_cpus;
 	l->batch = a.batch;
+	l->exact = a.exact;
 	for (buckets = 1; buckets < 2ULL * a.max_groups; buckets <<= 1)
 		;
 	l->name_mask = (uint32_t)(buckets - 1);
@@ -255,6 +256,7 @@ static int check_layout(const struct shm_layout *l, uint64_t avail)
 	a.max_procs = l->max_procs;
 	a.nr_cpus = l->nr_cpus;
 	a.batch = l->batch ? l->batch : PCSTOCK_SHM_NO_STOCK;
+	a.exact = l->exact != 0;
 	if (!l->max_procs || !l->nr_cpus || plan(&a, &want) ||
 	    memcmp(&want, l, sizeof(want)))
 		return -EBADMSG;
@@ -305,6 +307,7 @@ static void fill_handle(struct pcstock_shm *s, char *base, int fd)
 	s->max_procs = s->h->l.max_procs;
 	s->nr_cpus = s->h->l.nr_cpus;
 	s->batch = s->h->l.batch;
+	s->exact = s->h->l.exact != 0;
 	s->fence = !membarrier_register();
 	if (s->fence)
 		pcs_store(&s->h->fenced, 1, PCS_RELAXED);
@@ -547,6 +550,26 @@ pid_t pcstock_shm_proc_pid(struct pcstock_shm *s, unsigned int proc)
 	    pcs_load(&shm_proc(s, proc)->state, PCS_ACQUIRE) == PROC_FREE)
 		return 0;
 	return shm_proc(s, proc)->pid;
+}
+
+int pcstock_shm_proc_pidfd(struct pcstock_shm *s, unsigned int proc)
+{
+	int err = shm_check(s), fd;
+
+	if (err)
+		return err;
+	if (proc >= s->max_procs ||
+	    pcs_load(&shm_proc(s, proc)->state, PCS_ACQUIRE) == PROC_FREE)
+		return -EINVAL;
+	fd = (int)syscall(SYS_pidfd_open, shm_proc(s, proc)->pid, 0);
+	if (fd < 0)
+		return -errno;
+	/* Opened first, checked after: the pid cannot be reused between. */
+	if (shm_proc_gone(s, proc)) {
+		close(fd);
+		return -ESRCH;
+	}
+	return fd;
 }
 
 long pcstock_shm_proc_charged(struct pcstock_shm *s, unsigned int proc,

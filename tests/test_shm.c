@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -316,6 +317,38 @@ static void test_failing_charge_drains_every_cpu(void **state)
 	assert_int_equal(pcstock_shm_detach(s), 0);
 }
 
+/* exact: a NOWAIT charge takes back other CPUs' slots before failing. */
+static void test_exact_nowait_sees_every_slot(void **state)
+{
+	struct pcstock_shm_attr at = { .max_groups = 8, .max_procs = 2,
+				       .nr_cpus = 2, .batch = 8 };
+	struct pcstock_shm *s;
+	pcstock_shm_gid a;
+
+	(void)state;
+	for (int exact = 0; exact < 2; exact++) {
+		at.exact = exact;
+		assert_int_equal(pcstock_shm_create(NULL, &at, &s), 0);
+		a = mkgroup(s, PCSTOCK_SHM_ROOT, "a");
+		assert_int_equal(pcstock_shm_set_limit(s, a, PCSTOCK_LIMIT_MAX,
+						       10), 0);
+		run_on_cpu(1);
+		assert_int_equal(pcstock_shm_charge(s, a, 1, 0), 0);
+		assert_int_equal(pcstock_shm_uncharge(s, a, 1), 0);
+		run_on_cpu(0);
+		if (pcstock_shm_stock_pages(s, a) != 8) {
+			run_anywhere();
+			pcstock_shm_detach(s);
+			skip();
+		}
+		assert_int_equal(pcstock_shm_charge(s, a, 10,
+						    PCSTOCK_CHARGE_NOWAIT),
+				 exact ? 0 : -ENOMEM);
+		run_anywhere();
+		assert_int_equal(pcstock_shm_detach(s), 0);
+	}
+}
+
 /* ---- bad regions ------------------------------------------------------------------ */
 
 /* A region's header rewritten at @off by @len bytes of @p. */
@@ -535,6 +568,34 @@ static void test_killed_process_recovered_and_reaped(void **state)
 	assert_int_equal(pcstock_shm_detach(s), 0);
 }
 
+/* A pidfd of a record's process: readable once it exits. */
+static void test_pidfd_of_a_record(void **state)
+{
+	struct pcstock_shm *s = create(8, 4, 0);
+	pcstock_shm_gid a = mkgroup(s, PCSTOCK_SHM_ROOT, "a");
+	struct pollfd pfd = { .events = POLLIN };
+	int ready;
+	char c;
+	pid_t pid;
+
+	(void)state;
+	pid = charging_child(pcstock_shm_fd(s), a, 1, &ready);
+	assert_int_equal(read(ready, &c, 1), 1);
+	close(ready);
+	pfd.fd = pcstock_shm_proc_pidfd(s, 1);
+	assert_true(pfd.fd >= 0);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	kill(pid, SIGKILL);
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	close(pfd.fd);
+	assert_int_equal(pcstock_shm_proc_pidfd(s, 1), -ESRCH);
+	assert_int_equal(pcstock_shm_proc_pidfd(s, 2), -EINVAL);
+	assert_int_equal(wait_child(pid), 128 + SIGKILL);
+	assert_int_equal(pcstock_shm_recover(s, NULL), 0);
+	assert_int_equal(pcstock_shm_reap(s, 1, NULL), 0);
+	assert_int_equal(pcstock_shm_detach(s), 0);
+}
+
 /* A zombie (killed, not yet waited for) is dead too. */
 static void test_zombie_counts_as_dead(void **state)
 {
@@ -706,11 +767,13 @@ int main(void)
 		cmocka_unit_test(test_charge_stock_and_limits),
 		cmocka_unit_test(test_files_and_protection),
 		cmocka_unit_test(test_failing_charge_drains_every_cpu),
+		cmocka_unit_test(test_exact_nowait_sees_every_slot),
 		cmocka_unit_test(test_bad_regions),
 		cmocka_unit_test(test_bad_attrs),
 		cmocka_unit_test(test_handles_misused),
 		cmocka_unit_test(test_fork_inherited_handle_and_own_attach),
 		cmocka_unit_test(test_killed_process_recovered_and_reaped),
+		cmocka_unit_test(test_pidfd_of_a_record),
 		cmocka_unit_test(test_zombie_counts_as_dead),
 		cmocka_unit_test(test_structure_lock_holder_dies),
 		cmocka_unit_test(test_attach_after_creator_died_or_left),

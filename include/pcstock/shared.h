@@ -133,6 +133,12 @@ struct pcstock_shm;
  * @batch: the stock batch in pages, 0..PCSTOCK_STOCK_MAX_BATCH
  *	(0: PCSTOCK_DEFAULT_BATCH); PCSTOCK_SHM_NO_STOCK for none
  * @mode: the permission bits of a named region (0: 0600)
+ * @exact: exact at the limit, as the private `exact` policy promises: a
+ *	charge that finds its group (or an ancestor) at max first takes
+ *	back every page the over-limit subtree holds in any CPU's slot and
+ *	retries once, before anything else (before a NOWAIT or NORETRY
+ *	charge gives up): no charge fails while the pages it needs sit in a
+ *	stock.  Without it, as the kernel, a NOWAIT charge fails at once.
  */
 struct pcstock_shm_attr {
 	unsigned int max_groups;
@@ -140,6 +146,7 @@ struct pcstock_shm_attr {
 	unsigned int nr_cpus;
 	unsigned int batch;
 	unsigned int mode;
+	bool exact;
 };
 
 /* @batch: no stock, every charge goes to the counters. */
@@ -419,6 +426,20 @@ PCSTOCK_API int pcstock_shm_proc_state(struct pcstock_shm *s, unsigned int proc)
 
 /** pcstock_shm_proc_pid() - the pid of a record's process (0 if free) */
 PCSTOCK_API pid_t pcstock_shm_proc_pid(struct pcstock_shm *s, unsigned int proc);
+
+/**
+ * pcstock_shm_proc_pidfd() - a pidfd (pidfd_open(2)) of a record's process
+ *
+ * For a supervisor that did not fork the process itself: poll(2) the
+ * descriptor for POLLIN, which comes when the process exits, then call
+ * pcstock_shm_recover().  The process's start time is checked after the
+ * descriptor is opened, so a reused pid is never watched in its place.
+ * The caller closes it.
+ *
+ * Return: the descriptor; -ESRCH (the process is gone already: recover);
+ * -EINVAL (a free record); -EBADF; -ECHILD; another errno of pidfd_open().
+ */
+PCSTOCK_API int pcstock_shm_proc_pidfd(struct pcstock_shm *s, unsigned int proc);
 
 /**
  * pcstock_shm_proc_charged() - pages @proc charged to @g, net
