@@ -35,6 +35,8 @@
  * seed replays the same slots.  Sequential consistency only: the windows'
  * fence is membarrier(2), which the weak-memory model does not simulate.
  */
+#define _GNU_SOURCE
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -146,11 +148,17 @@ static void shm_on_death(const struct explore_scenario *s, unsigned int t)
 	/*
 	 * The robust futex list at exit: a lock the dead held is released
 	 * and its next holder told (EOWNERDEAD, which the library turns
-	 * into a repair).  A robust mutex refuses an unlock by a thread
-	 * that does not hold it, so this unlocks only a held lock.
+	 * into a repair).  glibc keeps a robust mutex's owner's thread id
+	 * in the mutex (the futex word the kernel's list walk reads); an
+	 * unlock attempt by a non-owner would work too, but ThreadSanitizer
+	 * reports it.
 	 */
-	if (!pthread_mutex_unlock(&S.h[t]->h->tree_lock))
+	pthread_mutex_t *m = &S.h[t]->h->tree_lock;
+
+	if ((m->__data.__owner & FUTEX_TID_MASK) == gettid()) {
+		pthread_mutex_unlock(m);
 		pcs_store(&S.h[t]->h->needs_repair, 1, PCS_RELAXED);
+	}
 }
 
 static long figures(pcstock_shm_gid g)
