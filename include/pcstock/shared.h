@@ -88,9 +88,17 @@
  *   -EUSERS       more attached processes than max_procs;
  *   -ENOSPC       more groups than max_groups.
  *
- * Threads: a handle may be used by any number of threads of its process.
+ * Threads: a handle is one process record, whose figures and window mark
+ * are plain stores of their one writer.  Use a handle from one thread at
+ * a time; threads that charge concurrently attach a handle each (a record
+ * costs a line and a row of figures; max_procs counts them).  A charge's
+ * callbacks run on the charging thread and may use its handle.
+ *
+ * Processes must share the recoverer's pid namespace: a record names its
+ * process by pid and start time, read from /proc.
+ *
  * TSan cannot follow processes; the fork tests, the kill soak (under
- * ASan) and the explorer's process-death scenarios stand in for it
+ * ASan) and the explorer's process-death scenario stand in for it
  * (docs/using.md, "Shared trees").
  */
 #ifndef PCSTOCK_SHARED_H
