@@ -200,7 +200,12 @@ PCSTOCK_API int pcstock_shm_detach(struct pcstock_shm *s);
 /** pcstock_shm_unlink() - remove a named region's name (shm_unlink()) */
 PCSTOCK_API int pcstock_shm_unlink(const char *name);
 
-/** pcstock_shm_fd() - the region's descriptor (owned by @s), or -EBADF */
+/**
+ * pcstock_shm_fd() - the region's descriptor (owned by @s), or -EBADF
+ *
+ * Also of a handle inherited across fork(), which answers nothing else:
+ * the child attaches with pcstock_shm_attach_fd(pcstock_shm_fd(h)).
+ */
 PCSTOCK_API int pcstock_shm_fd(const struct pcstock_shm *s);
 
 /** pcstock_shm_self() - @s's process record, or a negative errno */
