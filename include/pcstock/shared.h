@@ -87,7 +87,11 @@
  *   -EUSERS       more attached processes than max_procs;
  *   -ENOSPC       more groups than max_groups.
  *
- * Threads: a handle may be used by any number of threads of its process.
+ * Threads: a handle is used by one thread at a time.  Its window mark
+ *   and its figures have one writer each and are plain stores (which is
+ *   what keeps a hit at one CAS): two threads at once on one handle lose
+ *   figure updates and may close each other's window.  Threads that
+ *   charge at the same time attach a handle each (a record each).
  * TSan cannot follow processes; the fork tests, the kill soak (under
  * ASan) and the explorer's process-death scenarios stand in for it
  * (docs/using.md, "Shared trees").
