@@ -339,10 +339,22 @@ int pcstock_shm_reap(struct pcstock_shm *s, unsigned int proc,
 	}
 	for (uint32_t i = 0; i < s->max_groups; i++) {
 		atomic_long *f = shm_figure(s, proc, i);
+		atomic_long *o = shm_figure(s, s->max_procs, i);
 		long v = pcs_load(f, PCS_RELAXED);
+		long bal = pcs_load(o, PCS_RELAXED), both;
 
 		if (!v)
 			continue;
+		/*
+		 * A negative balance is pages that reaped processes freed for
+		 * others: they left the counters then, and are still in the
+		 * figures of the processes that charged them.  Such a figure
+		 * cancels against the balance first; uncharging it all would
+		 * take them from the counters twice.
+		 */
+		both = v > 0 && bal < 0 ? (v < -bal ? v : -bal) : 0;
+		v -= both;
+		bal += both;
 		/*
 		 * One window per group: the figure and the counters move
 		 * together, or a recount (ours is serialised by the lock, a
@@ -354,10 +366,9 @@ int pcstock_shm_reap(struct pcstock_shm *s, unsigned int proc,
 			shm_counter_uncharge(s, i, (unsigned long)v);
 			total += (unsigned long)v;
 		} else {
-			atomic_long *o = shm_figure(s, s->max_procs, i);
-
-			pcs_store(o, pcs_load(o, PCS_RELAXED) + v, PCS_RELAXED);
+			bal += v;
 		}
+		pcs_store(o, bal, PCS_RELAXED);
 		shm_exit(s);
 	}
 	pcs_store(&r->state, PROC_FREE, PCS_RELEASE);

@@ -121,7 +121,10 @@ typedef uint64_t pcstock_shm_gid;
 /* The root group's gid. */
 #define PCSTOCK_SHM_ROOT ((pcstock_shm_gid)1 << 32)
 
-/* pcstock_shm_proc_charged(): the balance of reaped negative figures. */
+/*
+ * pcstock_shm_proc_charged(): the balance of reaped negative figures, less
+ * the positive ones reaped since (never above 0).
+ */
 #define PCSTOCK_SHM_ORPHAN UINT32_MAX
 
 struct pcstock_shm;
@@ -417,9 +420,11 @@ PCSTOCK_API int pcstock_shm_recover(struct pcstock_shm *s, unsigned int *nr_dead
  * @proc: a PCSTOCK_SHM_PROC_DEAD or _LEFT record
  * @pages: out, the pages uncharged (may be NULL)
  *
- * Uncharges each positive figure from its group, moves each negative one
- * to the PCSTOCK_SHM_ORPHAN balance (the pages it freed are still held by
- * whoever charged them), and frees the record.
+ * Moves each negative figure to the PCSTOCK_SHM_ORPHAN balance: the pages
+ * the process freed for others are still in the figures of the processes
+ * that charged them.  Each positive figure first cancels against a
+ * negative balance (those pages left the counters when they were freed),
+ * and what is left is uncharged from its group.  Then frees the record.
  *
  * Return: 0; -EINVAL (no such record); -EBUSY (the record is LIVE: call
  * pcstock_shm_recover() first); -EBADF; -ECHILD.
