@@ -59,6 +59,14 @@ struct shm_hdr {
 	atomic_uint fenced;		/* someone could not register membarrier */
 	atomic_ulong recoveries;
 	uint32_t next_free;		/* group allocation hint (tree_lock) */
+	/*
+	 * The group a reap is at (recover_lock): record + 1 (0: none), the
+	 * group, and the figure and orphan balance it found, so that the
+	 * next holder of the lock finishes a reap killed between its stores.
+	 */
+	atomic_uint reap_proc;
+	uint32_t reap_group;
+	long reap_figure, reap_orphan;
 	_Alignas(64) pthread_mutex_t tree_lock;		/* robust, pshared */
 	_Alignas(64) pthread_mutex_t recover_lock;	/* robust, pshared */
 	_Alignas(64) atomic_uint frozen;	/* a pause: windows wait (futex) */

@@ -116,6 +116,37 @@ static int robust_lock(pthread_mutex_t *m, bool *owner_died)
 	return -err;
 }
 
+/*
+ * A reap killed between its stores (the orphan balance first, the figure
+ * after) is finished here: if the balance moved, the figure's store is
+ * made again.  Its uncharge, if any, was partial or not made: a recount
+ * puts the counters right, which the caller asks for (needs_repair).
+ */
+static void finish_reap(struct pcstock_shm *s)
+{
+	unsigned int p = pcs_load(&s->h->reap_proc, PCS_ACQUIRE);
+	uint32_t i = s->h->reap_group;
+
+	if (!p || p > s->max_procs || i >= s->max_groups)
+		return;
+	if (pcs_load(shm_figure(s, s->max_procs, i), PCS_RELAXED) !=
+	    s->h->reap_orphan)
+		pcs_store(shm_figure(s, p - 1, i), 0, PCS_RELAXED);
+	pcs_store(&s->h->reap_proc, 0, PCS_RELEASE);
+}
+
+/* The recovery lock; *@died if its holder died (then finished, above). */
+static int recover_lock(struct pcstock_shm *s, bool *died)
+{
+	int err = robust_lock(&s->h->recover_lock, died);
+
+	if (!err && *died) {
+		finish_reap(s);
+		pcs_store(&s->h->needs_repair, 1, PCS_RELEASE);
+	}
+	return err;
+}
+
 int shm_tree_lock(struct pcstock_shm *s)
 {
 	bool died = false;
@@ -257,7 +288,7 @@ int pcstock_shm_recover(struct pcstock_shm *s, unsigned int *nr_dead)
 		*nr_dead = 0;
 	if (err)
 		return err;
-	err = robust_lock(&s->h->recover_lock, &died);
+	err = recover_lock(s, &died);
 	if (err)
 		return err;
 	/* Not shm_tree_lock(): its repair is this function. */
@@ -325,9 +356,17 @@ int pcstock_shm_reap(struct pcstock_shm *s, unsigned int proc,
 	if (proc >= s->max_procs)
 		return -EINVAL;
 	r = shm_proc(s, proc);
-	err = robust_lock(&s->h->recover_lock, &died);
+	err = recover_lock(s, &died);
 	if (err)
 		return err;
+	if (died) {
+		/* A reaper or recoverer died: its pause first. */
+		pthread_mutex_unlock(&s->h->recover_lock);
+		err = pcstock_shm_recover(s, NULL);
+		if (err)
+			return err;
+		return pcstock_shm_reap(s, proc, pages);
+	}
 	st = (int)pcs_load(&r->state, PCS_ACQUIRE);
 	if (st == PROC_LIVE) {
 		err = -EBUSY;
@@ -339,26 +378,42 @@ int pcstock_shm_reap(struct pcstock_shm *s, unsigned int proc,
 	}
 	for (uint32_t i = 0; i < s->max_groups; i++) {
 		atomic_long *f = shm_figure(s, proc, i);
+		atomic_long *o = shm_figure(s, s->max_procs, i);
 		long v = pcs_load(f, PCS_RELAXED);
+		long bal = pcs_load(o, PCS_RELAXED), both;
 
 		if (!v)
 			continue;
+		/*
+		 * A negative balance is pages that reaped processes freed for
+		 * others: they left the counters then, and are still in the
+		 * figures of the processes that charged them.  Such a figure
+		 * cancels against the balance first; uncharging it all would
+		 * take them from the counters twice.
+		 */
+		both = v > 0 && bal < 0 ? (v < -bal ? v : -bal) : 0;
+		v -= both;
+		bal += both;
 		/*
 		 * One window per group: the figure and the counters move
 		 * together, or a recount (ours is serialised by the lock, a
 		 * later one after our death) puts them right.
 		 */
+		if (v <= 0)
+			bal += v;
+		s->h->reap_group = i;
+		s->h->reap_figure = v + both;
+		s->h->reap_orphan = pcs_load(o, PCS_RELAXED);
+		pcs_store(&s->h->reap_proc, proc + 1, PCS_RELEASE);
 		shm_enter(s);
+		pcs_store(o, bal, PCS_RELAXED);
 		pcs_store(f, 0, PCS_RELAXED);
 		if (v > 0) {
 			shm_counter_uncharge(s, i, (unsigned long)v);
 			total += (unsigned long)v;
-		} else {
-			atomic_long *o = shm_figure(s, s->max_procs, i);
-
-			pcs_store(o, pcs_load(o, PCS_RELAXED) + v, PCS_RELAXED);
 		}
 		shm_exit(s);
+		pcs_store(&s->h->reap_proc, 0, PCS_RELEASE);
 	}
 	pcs_store(&r->state, PROC_FREE, PCS_RELEASE);
 out:

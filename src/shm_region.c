@@ -502,9 +502,14 @@ int pcstock_shm_unlink(const char *name)
 
 int pcstock_shm_fd(const struct pcstock_shm *s)
 {
-	int err = shm_check(s);
-
-	return err ? err : s->fd;
+	/*
+	 * The one call a handle inherited across fork() answers: fork()
+	 * copied the descriptor too, and attaching on it is how the child
+	 * takes a record of its own (pcstock_shm_attach_fd()).
+	 */
+	if (!s || s->state != HANDLE_LIVE)
+		return -EBADF;
+	return s->fd;
 }
 
 int pcstock_shm_self(const struct pcstock_shm *s)

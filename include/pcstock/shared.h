@@ -30,9 +30,10 @@
  *   (counter_walk.h, the same code as pcstock/counter.h's), a stock slot
  *   per CPU and group refilled by misses and uncharges (one that would go
  *   above the batch empties the slot up the tree, as refill_stock()),
- *   and a charge that fails drains every CPU's slots of the over-limit
- *   group's subtree before calling the reclaim and OOM callbacks.  No
- *   memsw counter, no memory.high throttling, no other policy yet.
+ *   and, as the kernel's try_charge_memcg(), a charge that fails calls
+ *   the reclaim callback, then drains every CPU's slots of the over-limit
+ *   group's subtree once, retries, and at last calls the OOM callback.
+ *   No memsw counter, no memory.high throttling, no other policy yet.
  *
  * Callbacks and data belong to each process.  Function pointers do not
  *   cross address spaces, so a shared region holds none: each attached
@@ -88,14 +89,16 @@
  *   -EUSERS       more attached processes than max_procs;
  *   -ENOSPC       more groups than max_groups.
  *
- * Threads: a handle is one process record, whose figures and window mark
- * are plain stores of their one writer.  Use a handle from one thread at
- * a time; threads that charge concurrently attach a handle each (a record
- * costs a line and a row of figures; max_procs counts them).  A charge's
- * callbacks run on the charging thread and may use its handle.
+ * Threads: a handle is used by one thread at a time.  Its window mark
+ *   and its figures have one writer each and are plain stores (which is
+ *   what keeps a hit at one CAS): two threads at once on one handle lose
+ *   figure updates and may close each other's window.  Threads that
+ *   charge at the same time attach a handle each (a record each; a
+ *   record costs a line and a row of figures, max_procs counts them).  A
+ *   charge's callbacks run on the charging thread and may use its handle.
  *
  * Processes must share the recoverer's pid namespace: a record names its
- * process by pid and start time, read from /proc.
+ *   process by pid and start time, read from /proc.
  *
  * TSan cannot follow processes; the fork tests, the kill soak (under
  * ASan) and the explorer's process-death scenario stand in for it
@@ -126,7 +129,10 @@ typedef uint64_t pcstock_shm_gid;
 /* The root group's gid. */
 #define PCSTOCK_SHM_ROOT ((pcstock_shm_gid)1 << 32)
 
-/* pcstock_shm_proc_charged(): the balance of reaped negative figures. */
+/*
+ * pcstock_shm_proc_charged(): the balance of reaped negative figures, less
+ * the positive ones reaped since (never above 0).
+ */
 #define PCSTOCK_SHM_ORPHAN UINT32_MAX
 
 struct pcstock_shm;
@@ -216,7 +222,12 @@ PCSTOCK_API int pcstock_shm_detach(struct pcstock_shm *s);
 /** pcstock_shm_unlink() - remove a named region's name (shm_unlink()) */
 PCSTOCK_API int pcstock_shm_unlink(const char *name);
 
-/** pcstock_shm_fd() - the region's descriptor (owned by @s), or -EBADF */
+/**
+ * pcstock_shm_fd() - the region's descriptor (owned by @s), or -EBADF
+ *
+ * Also of a handle inherited across fork(), which answers nothing else:
+ * the child attaches with pcstock_shm_attach_fd(pcstock_shm_fd(h)).
+ */
 PCSTOCK_API int pcstock_shm_fd(const struct pcstock_shm *s);
 
 /** pcstock_shm_self() - @s's process record, or a negative errno */
@@ -293,10 +304,15 @@ PCSTOCK_API pcstock_shm_gid pcstock_shm_group_parent(struct pcstock_shm *s,
  *
  * The flow of pcstock_group_charge() for the default policy: a hit in
  * this CPU's slot; else a batch charged up the tree, its surplus kept in
- * the slot; at the first failure a MAX event on the over-limit group, a
- * drain of its subtree's slots on every CPU, this process's reclaim
- * callback, retries, then its OOM callback.  The pages are added to this
- * process's figure for @g.
+ * the slot; at the first failure (with the exact attribute, first a drain
+ * of the over-limit subtree and one retry) a MAX event on the over-limit
+ * group, this process's reclaim callback, once a drain of the subtree's
+ * slots on every CPU, retries (PCSTOCK_MAX_RECLAIM_RETRIES), then, for at
+ * most 8 pages, its OOM callback (PCSTOCK_MAX_OOM_CALLS; after
+ * PCSTOCK_OOM_KILLED_ASYNC the charge waits up to PCSTOCK_OOM_WAIT_MS
+ * polls of a millisecond for room, draining every CPU's slots of the
+ * subtree before each look).  The pages are added to this process's
+ * figure for @g.
  *
  * Return: 0; -ENOMEM; -EINVAL; -ENOENT (@g offline); -EBADF; -ECHILD.
  */
@@ -477,7 +493,9 @@ PCSTOCK_API long pcstock_shm_proc_charged(struct pcstock_shm *s,
  * with other recoveries and reaps by a robust mutex: a recoverer killed
  * midway is finished by the next.
  *
- * Return: 0; -EBADF; -ECHILD; -EDEADLK (called from a callback).
+ * Callbacks run outside every window and lock: a callback may call it.
+ *
+ * Return: 0; -EBADF; -ECHILD; -ENOMEM (the recount's stack).
  */
 PCSTOCK_API int pcstock_shm_recover(struct pcstock_shm *s, unsigned int *nr_dead);
 
@@ -486,9 +504,16 @@ PCSTOCK_API int pcstock_shm_recover(struct pcstock_shm *s, unsigned int *nr_dead
  * @proc: a PCSTOCK_SHM_PROC_DEAD or _LEFT record
  * @pages: out, the pages uncharged (may be NULL)
  *
- * Uncharges each positive figure from its group, moves each negative one
- * to the PCSTOCK_SHM_ORPHAN balance (the pages it freed are still held by
- * whoever charged them), and frees the record.
+ * Moves each negative figure to the PCSTOCK_SHM_ORPHAN balance: the pages
+ * the process freed for others are still in the figures of the processes
+ * that charged them.  Each positive figure first cancels against a
+ * negative balance (those pages left the counters when they were freed),
+ * and what is left is uncharged from its group.  Then frees the record.
+ * A positive figure whose pages a live process freed (its figure is
+ * negative) cannot be told apart: it is uncharged whole, and the counter
+ * clamps at 0; reap such a process after the freer has left.  A reaper
+ * killed midway is finished by the next holder of the recovery lock,
+ * which also pauses the tree once to recount.
  *
  * Return: 0; -EINVAL (no such record); -EBUSY (the record is LIVE: call
  * pcstock_shm_recover() first); -EBADF; -ECHILD.
