@@ -489,9 +489,15 @@ int pcstock_shm_unlink(const char *name)
 
 int pcstock_shm_fd(const struct pcstock_shm *s)
 {
-	int err = shm_check(s);
-
-	return err ? err : s->fd;
+	/*
+	 * Not shm_check(): a fork()'s copy answers too, since asking it is
+	 * how the child attaches on its own (pcstock/shared.h, -ECHILD).
+	 * The descriptor is the child's as well (inherited, closed on exec
+	 * only).
+	 */
+	if (!s || s->state != HANDLE_LIVE)
+		return -EBADF;
+	return s->fd;
 }
 
 int pcstock_shm_self(const struct pcstock_shm *s)
