@@ -276,6 +276,8 @@ const char *cpu_mode_name(enum pcstock_cpu_mode m);
 
 /* profile.c */
 int profile_main(const char *what, unsigned long n);
+/* shm.c: --shm (@pairs: hit pairs per round, 0: its default) */
+int shm_main(const struct opts *o, unsigned long pairs);
 /* inline.c: profile.c's marks for the inline fast paths, on c[2]. */
 bool bench_mark_inline_charge_stock(struct pcstock_counter *c);
 void bench_mark_inline_uncharge_stock(struct pcstock_counter *c);
