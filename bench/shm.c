@@ -36,14 +36,20 @@
  * the pages parked in the slots (the workers hold nothing when they stop;
  * after a reap, the dead worker's pages are given back), then nothing
  * once drained.
+ *
+ * --profile shm-KIND (shm_profile()) runs the hit and the uncharge in
+ * marked functions for scripts/callgrind-fastpath.
  */
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/rseq.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -989,6 +995,97 @@ static int recovery(struct shm_run *run)
 		       f[1].reap.med / f[0].reap.med,
 		       (double)f[1].groups / f[0].groups);
 	return 0;
+}
+
+/* ---- --profile shm-KIND: callgrind's marks ------------------------------------------ */
+
+#define MARK __attribute__((noinline, noclone, used))
+
+MARK static int bench_mark_shm_charge(struct pcstock_shm *s, pcstock_shm_gid g)
+{
+	return pcstock_shm_charge(s, g, 1, 0);
+}
+
+MARK static int bench_mark_shm_uncharge(struct pcstock_shm *s,
+					pcstock_shm_gid g)
+{
+	return pcstock_shm_uncharge(s, g, 1);
+}
+
+MARK static int bench_mark_shm_getcpu(void)
+{
+	return sched_getcpu();
+}
+
+/*
+ * The slot walks as profile.c's g-hit and g-uncharge (the drains and the
+ * setup charges outside the marks), on a shared root/mid/leaf, batch
+ * PROF_BATCH: hit, uncharge, and getcpu, a bare sched_getcpu(), which is
+ * where a shared tree finds its CPU when glibc registered no rseq area
+ * (valgrind has no rseq(2)): part of both counts there, one load of the
+ * rseq area instead on a real run.  The process is pinned to its first
+ * CPU so that every operation finds the slot it filled.
+ */
+#define PROF_BATCH 64U
+
+int shm_profile(const char *kind, unsigned long n)
+{
+	struct pcstock_shm_attr a = { .batch = PROF_BATCH };
+	struct shared t;
+	cpu_set_t set;
+	unsigned long i = 0, k;
+	int ret, cpu;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -errno;
+	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set); cpu++)
+		;
+	ret = bind_self(cpu);
+	if (!ret)
+		ret = shared_build(&t, &a, true, 1);
+	if (ret)
+		goto out;
+	while (!ret && i < n) {
+		pcstock_shm_drain(t.s, t.leaf[0]);
+		if (!strcmp(kind, "getcpu")) {
+			for (; i < n; i++)
+				bench_mark_shm_getcpu();
+		} else if (!strcmp(kind, "hit")) {
+			/* A miss parks batch - 1 pages: that many hits. */
+			ret = pcstock_shm_charge(t.s, t.leaf[0], 1, 0);
+			for (k = 1; !ret && k < PROF_BATCH && i < n; k++, i++)
+				ret = bench_mark_shm_charge(t.s, t.leaf[0]);
+			if (!ret)
+				ret = pcstock_shm_uncharge(t.s, t.leaf[0], k);
+		} else if (!strcmp(kind, "uncharge")) {
+			/* Leaves 1 page in the slot: batch - 1 fit. */
+			ret = pcstock_shm_charge(t.s, t.leaf[0],
+						 PROF_BATCH - 1, 0);
+			for (k = 0; !ret && k < PROF_BATCH - 1 && i < n;
+			     k++, i++)
+				ret = bench_mark_shm_uncharge(t.s, t.leaf[0]);
+			if (!ret && k < PROF_BATCH - 1)
+				ret = pcstock_shm_uncharge(t.s, t.leaf[0],
+							   PROF_BATCH - 1 - k);
+		} else {
+			ret = -EINVAL;
+		}
+	}
+	pcstock_shm_drain(t.s, t.leaf[0]);
+	if (!ret && pcstock_shm_usage(t.s, PCSTOCK_SHM_ROOT))
+		ret = -EPROTO;
+	shared_free(&t);
+out:
+	if (ret)
+		fprintf(stderr, "pcstock-bench: --profile shm-%s: %s\n", kind,
+			ret == -EINVAL ? "unknown kind" : strerror(-ret));
+	else
+		printf("profiled shm-%s x %lu (rseq area: %s; windows: %s)\n",
+		       kind, n, __rseq_size ? "registered" : "none",
+		       syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0) &
+				       MEMBARRIER_CMD_GLOBAL_EXPEDITED ?
+			       "membarrier" : "fenced");
+	return ret;
 }
 
 /* ---- the mode ---------------------------------------------------------------------- */
