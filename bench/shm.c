@@ -19,10 +19,12 @@
  *     process through strategies that cannot cross a fork(): N threads
  *     charging a private tree (default policy, RSEQ domain) against N
  *     fork()ed processes, each attached on its own, charging a shared
- *     one; root and leaves as the bench's depth 2; workers pinned
- *     round-robin over the allowed CPUs; --duration measured after
+ *     one (of the default shape, as an application gets it: see
+ *     nvn_config()); root and leaves as the bench's depth 2; workers
+ *     pinned round-robin over the allowed CPUs; --duration measured after
  *     --warmup, --reps times, which kind runs first alternating; ops/s of
- *     all the workers (a charge and its uncharge is one operation).
+ *     all the workers (a charge and its uncharge is one operation), and
+ *     the median of the repetitions' ratios.
  *  3. Recovery: a fork()ed worker charges 2 pages and uncharges 1,
  *     round-robin over every leaf, until a SIGKILL lands wherever it lands
  *     (often inside a window); after waitpid(), pcstock_shm_recover() and
@@ -637,8 +639,9 @@ static void nvn_print_head(const struct shm_run *run)
 	       "%u repetitions of %g s after %g s, which kind runs first "
 	       "alternating; ops/s of all the workers, an operation a "
 	       "1-page charge and its uncharge; tenants: round-robin over G "
-	       "groups, scale: each worker on its own leaf, or all on one\n"
-	       "\n| workload | config | N | threads ops/s | processes "
+	       "groups, scale: each worker on its own leaf, or all on one; "
+	       "processes / threads: the median of the repetitions' "
+	       "ratios, and their range\n\n| workload | config | N | threads ops/s | processes "
 	       "ops/s | processes / threads | range | load |\n"
 	       "|---|---|---:|---:|---:|---:|---:|---:|\n", o->batch,
 	       o->nr_os_cpus, o->reps, o->duration, o->warmup);
@@ -988,12 +991,24 @@ static int recovery(struct shm_run *run)
 		       f[0].reps);
 	rec_print(run, &f[0]);
 	rec_print(run, &f[1]);
+	/*
+	 * The slope between the two trees is the per-group part, the fixed
+	 * part (the pause's membarrier and waits, /proc reads) left out.
+	 */
 	if (!run->o->json)
 		printf("\n%u groups against %u: recover %.1fx, reap %.1fx the "
-		       "time, for %.0fx the groups\n", f[1].groups,
-		       f[0].groups, f[1].rec.med / f[0].rec.med,
+		       "time, for %.0fx the groups; per group added: recover "
+		       "%.1f ns (%.2f ns per recount read), reap %.1f ns\n\n",
+		       f[1].groups, f[0].groups, f[1].rec.med / f[0].rec.med,
 		       f[1].reap.med / f[0].reap.med,
-		       (double)f[1].groups / f[0].groups);
+		       (double)f[1].groups / f[0].groups,
+		       (f[1].rec.med - f[0].rec.med) * 1e3 /
+			       (f[1].groups - f[0].groups),
+		       (f[1].rec.med - f[0].rec.med) * 1e3 /
+			       (f[1].groups - f[0].groups) /
+			       (REC_PROCS + 1 + f[0].cpus),
+		       (f[1].reap.med - f[0].reap.med) * 1e3 /
+			       (f[1].groups - f[0].groups));
 	return 0;
 }
 
