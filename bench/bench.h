@@ -276,6 +276,10 @@ const char *cpu_mode_name(enum pcstock_cpu_mode m);
 
 /* profile.c */
 int profile_main(const char *what, unsigned long n);
+/* shm.c: --shm (@pairs: hit pairs per round, 0: its default) and
+ * profile.c's shm- kinds */
+int shm_main(const struct opts *o, unsigned long pairs);
+int shm_profile(const char *kind, unsigned long n);
 /* inline.c: profile.c's marks for the inline fast paths, on c[2]. */
 bool bench_mark_inline_charge_stock(struct pcstock_counter *c);
 void bench_mark_inline_uncharge_stock(struct pcstock_counter *c);

@@ -55,11 +55,21 @@ static const char usage_text[] =
 "  --profile WHAT     callgrind mode: run N operations of one kind in a\n"
 "                     marked function (see scripts/callgrind-fastpath)\n"
 "  --ops N            operations for --profile, transactions for\n"
-"                     --net-rr (default 100000)\n"
+"                     --net-rr (default 100000), hit pairs per round for\n"
+"                     --shm (default 1000000)\n"
 "  --net-rr           the network's own cost of a one-byte loopback\n"
 "                     request/response (UDP; SCTP where the kernel has\n"
 "                     it), CPU and wall time per transaction, no pcstock\n"
 "                     call (for scripts/lkp-predict); --json: records\n"
+"  --shm              the shared tree (pcstock/shared.h) against a private\n"
+"                     one, side by side, instead of the matrix: the hit\n"
+"                     pair (2 x --reps + 1 alternated rounds of --ops\n"
+"                     pairs), N fork()ed processes against N threads on\n"
+"                     tenants and scale (N from --threads, default 1,2,4;\n"
+"                     --reps runs of --duration), and the time to recover\n"
+"                     and reap after a SIGKILL on 10 and 10,000 groups\n"
+"                     (10 x --reps deaths each); markdown on stdout, or\n"
+"                     records with --json; exit 2 if conservation failed\n"
 "  --opcount          the per-operation breakdown instead of the matrix:\n"
 "                     locked instructions per operation of tenants and\n"
 "                     scale for every policy (trace library, stepped:\n"
@@ -109,6 +119,7 @@ enum {
 	OPT_HELP, OPT_LINES, OPT_CPUS, OPT_TOPOLOGY, OPT_REMOTE,
 	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB, OPT_LINES_FETCH,
 	OPT_SOCK_WORK, OPT_LIST_STRATEGIES, OPT_LIST_POLICIES, OPT_OPCOUNT,
+	OPT_SHM,
 };
 
 static const struct option long_opts[] = {
@@ -136,6 +147,7 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "opcount", no_argument, NULL, OPT_OPCOUNT },
+	{ "shm", no_argument, NULL, OPT_SHM },
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
 	{ "remote-factor", required_argument, NULL, OPT_REMOTE },
@@ -489,7 +501,7 @@ int main(int argc, char **argv)
 	const struct strategy *st[BENCH_MAX_STRATEGIES];
 	void *inst[BENCH_MAX_STRATEGIES] = { NULL };
 	unsigned int nr_st, nr_cfg, c, ops = 100000;
-	bool net_rr = false;
+	bool net_rr = false, shm = false, ops_set = false;
 	const char *profile = NULL;
 	bool reps_set = false, dur_set = false;
 	struct prog prog = { .tty = isatty(2) };
@@ -562,6 +574,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_OPS:
 			ret = parse_uint(optarg, 1, 1UL << 30, &ops);
+			ops_set = true;
 			break;
 		case OPT_HELP:
 			printf(usage_text, bench_default_strategies());
@@ -571,6 +584,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_OPCOUNT:
 			o.opcount = true;
+			break;
+		case OPT_SHM:
+			shm = true;
 			break;
 		case OPT_CPUS:
 			o.sim_cpus = optarg;
@@ -634,6 +650,13 @@ int main(int argc, char **argv)
 		o.warmup = o.duration / 5;
 	if (o.lines || o.opcount)
 		return run_lines(&o, argv);
+	if (shm) {
+		if (allowed_cpus(&o))
+			return 1;
+		ret = shm_main(&o, ops_set ? ops : 0);
+		free(o.os_cpus);
+		return ret;
+	}
 	ret = allowed_cpus(&o);
 	if (!ret)
 		ret = pick(&o, st, &nr_st, cfg, &nr_cfg);

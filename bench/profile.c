@@ -46,6 +46,10 @@
  * (its cpu_id then reads -2 and the library asks sched_getcpu()): the
  * rseq- kinds then write the area themselves, standing in for the kernel,
  * so that the count is a registered thread's.
+ *
+ *   shm-hit, shm-uncharge, shm-getcpu
+ *               a shared tree's hit and uncharge into the slot, and the
+ *               sched_getcpu() in both under valgrind (shm.c)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -420,6 +424,9 @@ int profile_main(const char *what, unsigned long n)
 	struct prof p;
 	int ret;
 
+	/* The shared tree's (shm.c), on a region rather than a tree. */
+	if (!strncmp(what, "shm-", 4))
+		return shm_profile(what + 4, n);
 	if (!strncmp(kind, "tenants-", 8) || !strcmp(kind, "scale-own")) {
 		ret = opcount_profile(policy, mode, kind, n);
 		if (ret)

@@ -25,6 +25,12 @@ if(PCSTOCK_BUILD_BENCH AND EXISTS ${PROJECT_SOURCE_DIR}/bench/CMakeLists.txt)
 		set_tests_properties(bench_mode_${mode} PROPERTIES
 			LABELS bench TIMEOUT 300)
 	endforeach()
+	# --shm: the shared tree's rows print, and every run conserves
+	# (bench/shm_smoke.cmake).
+	add_test(NAME bench_shm COMMAND ${CMAKE_COMMAND}
+		-DBENCH=$<TARGET_FILE:pcstock-bench>
+		-P ${PROJECT_SOURCE_DIR}/bench/shm_smoke.cmake)
+	set_tests_properties(bench_shm PROPERTIES LABELS bench TIMEOUT 300)
 	# Runs and conserves (every group destroyed, the tree too).
 	add_test(NAME bench_siblings_smoke
 		COMMAND $<TARGET_FILE:pcstock-siblings> 10 2000)
