@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/rseq.h>
 #include <sys/types.h>
 
 #include <pcstock/counter.h>
@@ -44,6 +45,7 @@ struct shm_layout {
 	uint32_t exact;			/* drain before any failure */
 	uint64_t off_procs, off_groups, off_names, off_charged, off_slots;
 	uint64_t slot_stride;		/* bytes between two CPUs' rows */
+	uint64_t figure_stride;		/* bytes between two records' rows */
 	uint64_t sum;			/* FNV-1a of every byte above */
 };
 
@@ -128,6 +130,15 @@ struct pcstock_shm {
 	uint32_t max_groups, max_procs, nr_cpus, batch;
 	struct pcstock_shm_callbacks cb;
 	struct pcstock_shm *next_handle;	/* every handle, for fork */
+	/* What the hit paths load, one load each (filled at attach). */
+	bool ok;			/* LIVE, and not a fork()'s copy */
+	bool rseq;			/* glibc registered an rseq area */
+	bool fast;			/* rseq, and no fence: the fast paths */
+	atomic_uint *active;		/* &me->active */
+	atomic_uint *frozen;		/* &h->frozen */
+	struct shm_group *groups;
+	atomic_uint *slots;		/* CPU 0's row */
+	size_t slot_words;		/* from one CPU's row to the next */
 };
 
 /* ---- addressing ------------------------------------------------------------ */
@@ -153,8 +164,8 @@ static inline atomic_ulong *shm_names(const struct pcstock_shm *s)
 static inline atomic_long *shm_figure(const struct pcstock_shm *s,
 				      unsigned int p, uint32_t i)
 {
-	return (atomic_long *)(s->base + s->h->l.off_charged) +
-	       (size_t)p * s->max_groups + i;
+	return (atomic_long *)(s->base + s->h->l.off_charged +
+			       (size_t)p * s->h->l.figure_stride) + i;
 }
 
 static inline atomic_uint *shm_slot(const struct pcstock_shm *s,
@@ -222,19 +233,45 @@ void shm_enter_slow(struct pcstock_shm *s);
  */
 static inline void shm_enter(struct pcstock_shm *s)
 {
-	pcs_store(&s->me->active, 1, PCS_RELAXED);
-	if (s->fence)
+	pcs_store(s->active, 1, PCS_RELAXED);
+	if (__builtin_expect(s->fence, 0))
 		pcs_fence(PCS_SEQ_CST);
 	else
 		atomic_signal_fence(memory_order_seq_cst);
-	if (pcs_load(&s->h->frozen, PCS_RELAXED))
+	if (__builtin_expect(pcs_load(s->frozen, PCS_RELAXED), 0))
 		shm_enter_slow(s);
 }
 
 static inline void shm_exit(struct pcstock_shm *s)
 {
 	/* Release: the window's accesses before the pauser sees it closed. */
-	pcs_store(&s->me->active, 0, PCS_RELEASE);
+	pcs_store(s->active, 0, PCS_RELEASE);
+}
+
+/* The CPU's slot index when rseq cannot tell (shm_charge.c). */
+unsigned int shm_cpu_slow(const struct pcstock_shm *s);
+
+/*
+ * The slot index of the CPU this thread runs on: glibc's rseq area's
+ * cpu_id, one load (a CPU numbered beyond the slots, or no rseq area:
+ * the slow way).
+ */
+static inline unsigned int shm_cpu(const struct pcstock_shm *s)
+{
+#ifdef PCSTOCK_EXPLORE
+	if (pcstock_shm_sim.cpu)
+		return shm_cpu_slow(s);
+#endif
+	if (__builtin_expect(s->rseq, 1)) {
+		const struct rseq *r = (const struct rseq *)
+			((char *)__builtin_thread_pointer() + __rseq_offset);
+		unsigned int cpu = __atomic_load_n(&r->cpu_id,
+						   __ATOMIC_RELAXED);
+
+		if (__builtin_expect(cpu < s->nr_cpus, 1))
+			return cpu;
+	}
+	return shm_cpu_slow(s);
 }
 
 /* Every live record's window closed once since the call (shm_recover.c). */

@@ -47,9 +47,10 @@ void shm_counter_uncharge(struct pcstock_shm *s, uint32_t i, unsigned long n)
 /* ---- small helpers --------------------------------------------------------------- */
 
 /* Callbacks mark the thread: charges made inside them are forced. */
-static _Thread_local bool in_callback;
+static _Thread_local bool in_callback
+	__attribute__((tls_model("initial-exec")));
 
-static unsigned int this_cpu(const struct pcstock_shm *s)
+unsigned int shm_cpu_slow(const struct pcstock_shm *s)
 {
 	int cpu = -1;
 
@@ -57,8 +58,7 @@ static unsigned int this_cpu(const struct pcstock_shm *s)
 	if (pcstock_shm_sim.cpu)
 		return (unsigned int)pcstock_shm_sim.cpu() % s->nr_cpus;
 #endif
-	/* glibc's rseq area: the CPU this thread runs on, one load. */
-	if (__rseq_size) {
+	if (s->rseq) {
 		const struct rseq *r = (const struct rseq *)
 			((char *)__builtin_thread_pointer() + __rseq_offset);
 
@@ -135,7 +135,7 @@ void shm_calc_protection(struct pcstock_counter *root,
 static void refill(struct pcstock_shm *s, struct shm_group *g, uint32_t i,
 		   unsigned long n)
 {
-	atomic_uint *slot = shm_slot(s, this_cpu(s), i);
+	atomic_uint *slot = shm_slot(s, shm_cpu(s), i);
 	unsigned int v = pcs_load(slot, PCS_RELAXED);
 
 	while (v + n <= s->batch) {
@@ -283,8 +283,54 @@ nomem:
 #define CHARGE_FLAGS                                                          \
 	(PCSTOCK_CHARGE_NOWAIT | PCSTOCK_CHARGE_NOFAIL | PCSTOCK_CHARGE_NORETRY)
 
-int pcstock_shm_charge(struct pcstock_shm *s, pcstock_shm_gid gid,
-		       unsigned long n, unsigned int flags)
+/*
+ * The hit, inside a window: @n pages from @slot to this record's figure
+ * for @gid's group, if its generation is @gid's.  The generation only:
+ * an offline group's slots are drained once every window that saw it
+ * online has closed, and never refilled; a stale gid goes to the miss
+ * path's -ENOENT.
+ */
+static inline bool take(struct pcstock_shm *s, atomic_uint *slot,
+			pcstock_shm_gid gid, unsigned long n)
+{
+	uint32_t i = shm_gid_index(gid);
+	unsigned int v = 0;
+
+	if (__builtin_expect(pcs_load(&s->groups[i].gen, PCS_RELAXED) ==
+			     shm_gid_gen(gid), 1))
+		v = pcs_load(slot, PCS_RELAXED);
+	while (v >= n) {
+		if (pcs_cas(slot, &v, v - (unsigned int)n, PCS_ACQ_REL,
+			    PCS_RELAXED)) {
+			figure_add(s, i, (long)n);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A hit with everything the fast paths leave out: a CPU the rseq area
+ * does not give, a fenced record, a pause to wait for (shm_enter()).
+ * Returns 0 (a hit), 1 (no hit: the counters' turn) or -ENOENT.
+ */
+static int slot_charge(struct pcstock_shm *s, pcstock_shm_gid gid,
+		       unsigned long n)
+{
+	uint32_t i = shm_gid_index(gid);
+	atomic_uint *slot = shm_slot(s, shm_cpu(s), i);
+	bool hit;
+
+	shm_enter(s);
+	hit = take(s, slot, gid, n);
+	shm_exit(s);
+	return hit ? 0 : 1;
+}
+
+/* Everything but a plain hit: the checks' errors, misses, failures. */
+__attribute__((noinline)) static int
+charge_miss(struct pcstock_shm *s, pcstock_shm_gid gid, unsigned long n,
+	    unsigned int flags)
 {
 	uint32_t i = shm_gid_index(gid), fail = 0;
 	int err = shm_check(s);
@@ -295,39 +341,76 @@ int pcstock_shm_charge(struct pcstock_shm *s, pcstock_shm_gid gid,
 		return -EINVAL;
 	if (i >= s->max_groups || !i)
 		return i ? -ENOENT : -EINVAL;
-	if (n <= s->batch) {
-		atomic_uint *slot = shm_slot(s, this_cpu(s), i);
-		unsigned int v;
-
-		shm_enter(s);
-		/*
-		 * The hit: the slot of the CPU we run on, whoever filled it.
-		 * The generation only: an offline group's slots are drained
-		 * once every window that saw it online has closed, and never
-		 * refilled; a stale gid goes to the miss path's -ENOENT.
-		 */
-		v = pcs_load(&shm_group(s, i)->gen, PCS_RELAXED) ==
-				    shm_gid_gen(gid) ?
-			    pcs_load(slot, PCS_RELAXED) :
-			    0;
-		while (v >= n) {
-			if (pcs_cas(slot, &v, v - (unsigned int)n, PCS_ACQ_REL,
-				    PCS_RELAXED)) {
-				figure_add(s, i, (long)n);
-				shm_exit(s);
-				return 0;
-			}
-		}
-		shm_exit(s);
-	}
+	if (n <= s->batch && !slot_charge(s, gid, n))
+		return 0;
 	err = try_counters(s, gid, n, in_callback, &fail);
 	if (err != -ENOMEM)
 		return err;
 	return charge_slow(s, gid, n, flags, fail);
 }
 
-int pcstock_shm_uncharge(struct pcstock_shm *s, pcstock_shm_gid gid,
-			 unsigned long n)
+/*
+ * The fast paths' CPU: glibc's rseq area's cpu_id, or UINT_MAX (then the
+ * slow paths ask shm_cpu()).  No call, so the fast paths save no
+ * register.  s->fast is false for a record that fences its windows.
+ */
+static inline unsigned int fast_cpu(const struct pcstock_shm *s)
+{
+#ifdef PCSTOCK_EXPLORE
+	if (pcstock_shm_sim.cpu)
+		return UINT_MAX;
+#endif
+	if (__builtin_expect(s->fast, 1)) {
+		const struct rseq *r = (const struct rseq *)
+			((char *)__builtin_thread_pointer() + __rseq_offset);
+
+		return __atomic_load_n(&r->cpu_id, __ATOMIC_RELAXED);
+	}
+	return UINT_MAX;
+}
+
+/*
+ * A fast path's window: open, or not at all (a fenced record, a pause:
+ * false, and the slow path opens it the long way).
+ */
+static inline bool fast_enter(struct pcstock_shm *s)
+{
+	/* A fenced record has no fast path (fast_cpu() says so). */
+	pcs_store(s->active, 1, PCS_RELAXED);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (__builtin_expect(!pcs_load(s->frozen, PCS_RELAXED), 1))
+		return true;
+	shm_exit(s);
+	return false;
+}
+
+int pcstock_shm_charge(struct pcstock_shm *s, pcstock_shm_gid gid,
+		       unsigned long n, unsigned int flags)
+{
+	uint32_t i = shm_gid_index(gid);
+	unsigned int cpu;
+
+	/*
+	 * The hit, in as few loads as the private tree's: a live handle, a
+	 * group index in range, 1..batch pages, known flags, this CPU's slot
+	 * (whoever filled it).  Anything else is charge_miss()'s.
+	 */
+	if (__builtin_expect(s && s->ok && i - 1 < s->max_groups - 1 &&
+			     n - 1 < s->batch && !(flags & ~CHARGE_FLAGS), 1) &&
+	    (cpu = fast_cpu(s)) < s->nr_cpus && fast_enter(s)) {
+		atomic_uint *slot = s->slots + cpu * s->slot_words + i;
+		bool hit = take(s, slot, gid, n);
+
+		shm_exit(s);
+		if (__builtin_expect(hit, 1))
+			return 0;
+	}
+	return charge_miss(s, gid, n, flags);
+}
+
+/* Everything but an uncharge that fits in this CPU's slot. */
+__attribute__((noinline)) static int
+uncharge_slow(struct pcstock_shm *s, pcstock_shm_gid gid, unsigned long n)
 {
 	uint32_t i = shm_gid_index(gid);
 	struct shm_group *g;
@@ -335,9 +418,7 @@ int pcstock_shm_uncharge(struct pcstock_shm *s, pcstock_shm_gid gid,
 
 	if (err)
 		return err;
-	if (!n || n > PCSTOCK_COUNTER_MAX)
-		return -EINVAL;
-	if (!i)
+	if (!n || n > PCSTOCK_COUNTER_MAX || !i)
 		return -EINVAL;
 	shm_enter(s);
 	g = group_of(s, gid, true);
@@ -353,6 +434,39 @@ int pcstock_shm_uncharge(struct pcstock_shm *s, pcstock_shm_gid gid,
 		shm_walk_uncharge(&g->memory, n);
 	shm_exit(s);
 	return 0;
+}
+
+int pcstock_shm_uncharge(struct pcstock_shm *s, pcstock_shm_gid gid,
+			 unsigned long n)
+{
+	uint32_t i = shm_gid_index(gid);
+	unsigned int cpu;
+
+	/* Into this CPU's slot while it stays within the batch. */
+	if (__builtin_expect(s && s->ok && i - 1 < s->max_groups - 1 &&
+			     n - 1 < s->batch && !in_callback, 1) &&
+	    (cpu = fast_cpu(s)) < s->nr_cpus && fast_enter(s)) {
+		atomic_uint *slot = s->slots + cpu * s->slot_words + i;
+		struct shm_group *g = &s->groups[i];
+		unsigned int v;
+
+		if (__builtin_expect(pcs_load(&g->gen, PCS_RELAXED) ==
+					     shm_gid_gen(gid) &&
+				     pcs_load(&g->state, PCS_RELAXED) ==
+					     GROUP_ONLINE, 1)) {
+			v = pcs_load(slot, PCS_RELAXED);
+			while (v + n <= s->batch) {
+				if (pcs_cas(slot, &v, v + (unsigned int)n,
+					    PCS_ACQ_REL, PCS_RELAXED)) {
+					figure_add(s, i, -(long)n);
+					shm_exit(s);
+					return 0;
+				}
+			}
+		}
+		shm_exit(s);
+	}
+	return uncharge_slow(s, gid, n);
 }
 
 long pcstock_shm_drain(struct pcstock_shm *s, pcstock_shm_gid gid)

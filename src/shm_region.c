@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/rseq.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -43,8 +44,10 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static void mark_forked(void)
 {
 	/* The child has one thread: no lock can be held by another. */
-	for (struct pcstock_shm *s = handles; s; s = s->next_handle)
+	for (struct pcstock_shm *s = handles; s; s = s->next_handle) {
 		s->forked = true;
+		s->ok = false;
+	}
 }
 
 static void register_atfork(void)
@@ -149,6 +152,7 @@ static int claim_record(struct pcstock_shm *s)
 		s->self = i;
 		s->me = r;
 		s->figures = shm_figure(s, i, 0);
+		s->active = &r->active;
 		return 0;
 	}
 	return -EUSERS;
@@ -228,8 +232,14 @@ static int plan(const struct pcstock_shm_attr *attr, struct shm_layout *l)
 	l->off_names = off;
 	off = round_up(off + buckets * sizeof(uint64_t), REGION_PAGE);
 	l->off_charged = off;
-	off = round_up(off + (uint64_t)(a.max_procs + 1) * a.max_groups *
-				     sizeof(long), REGION_PAGE);
+	/*
+	 * Every record's row on lines of its own (two adjacent lines: the
+	 * prefetcher pairs them), so that no two processes' figures for one
+	 * group share a line, however few the groups.
+	 */
+	l->figure_stride = round_up((uint64_t)a.max_groups * sizeof(long), 128);
+	off = round_up(off + (uint64_t)(a.max_procs + 1) * l->figure_stride,
+		       REGION_PAGE);
 	l->off_slots = off;
 	l->slot_stride = round_up((uint64_t)a.max_groups * sizeof(unsigned int),
 				  REGION_PAGE);
@@ -308,9 +318,15 @@ static void fill_handle(struct pcstock_shm *s, char *base, int fd)
 	s->nr_cpus = s->h->l.nr_cpus;
 	s->batch = s->h->l.batch;
 	s->exact = s->h->l.exact != 0;
+	s->rseq = __rseq_size != 0;
+	s->frozen = &s->h->frozen;
+	s->groups = (struct shm_group *)(base + s->h->l.off_groups);
+	s->slots = (atomic_uint *)(base + s->h->l.off_slots);
+	s->slot_words = s->h->l.slot_stride / sizeof(unsigned int);
 	s->fence = !membarrier_register();
 	if (s->fence)
 		pcs_store(&s->h->fenced, 1, PCS_RELAXED);
+	s->fast = s->rseq && !s->fence;
 }
 
 int pcstock_shm_create(const char *name, const struct pcstock_shm_attr *attr,
@@ -369,6 +385,7 @@ int pcstock_shm_create(const char *name, const struct pcstock_shm_attr *attr,
 		goto fail_map;
 	s->creator = true;
 	s->state = HANDLE_LIVE;
+	s->ok = true;
 	/* Release: the whole region before anyone may attach to it. */
 	pcs_store(&h->state, SHM_READY, PCS_RELEASE);
 	*out = s;
@@ -440,6 +457,7 @@ int pcstock_shm_attach_fd(int fd, struct pcstock_shm **out)
 	if (err)
 		goto fail;
 	s->state = HANDLE_LIVE;
+	s->ok = true;
 	*out = s;
 	return 0;
 
@@ -473,6 +491,7 @@ int pcstock_shm_detach(struct pcstock_shm *s)
 		munmap(s->base, s->size);
 		close(s->fd);
 		s->state = HANDLE_DETACHED;
+		s->ok = false;
 		return err;
 	}
 	if (err)
@@ -486,6 +505,7 @@ int pcstock_shm_detach(struct pcstock_shm *s)
 			pcs_store(&s->h->state, SHM_CLOSED, PCS_RELEASE);
 		shm_tree_unlock(s);
 	}
+	s->ok = false;
 	munmap(s->base, s->size);
 	close(s->fd);
 	s->state = HANDLE_DETACHED;
