@@ -489,9 +489,14 @@ int pcstock_shm_unlink(const char *name)
 
 int pcstock_shm_fd(const struct pcstock_shm *s)
 {
-	int err = shm_check(s);
-
-	return err ? err : s->fd;
+	/*
+	 * A fork()'s copy too: its descriptor is the child's own (fork()
+	 * keeps it, only exec closes it), and a child attaches through it
+	 * (pcstock_shm_attach_fd(pcstock_shm_fd(h)), pcstock/shared.h).
+	 */
+	if (!s || s->state != HANDLE_LIVE)
+		return -EBADF;
+	return s->fd;
 }
 
 int pcstock_shm_self(const struct pcstock_shm *s)

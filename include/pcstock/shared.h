@@ -200,7 +200,12 @@ PCSTOCK_API int pcstock_shm_detach(struct pcstock_shm *s);
 /** pcstock_shm_unlink() - remove a named region's name (shm_unlink()) */
 PCSTOCK_API int pcstock_shm_unlink(const char *name);
 
-/** pcstock_shm_fd() - the region's descriptor (owned by @s), or -EBADF */
+/**
+ * pcstock_shm_fd() - the region's descriptor (owned by @s), or -EBADF
+ *
+ * Also of a handle inherited across fork(), the one call such a handle
+ * answers: the child attaches through it.
+ */
 PCSTOCK_API int pcstock_shm_fd(const struct pcstock_shm *s);
 
 /** pcstock_shm_self() - @s's process record, or a negative errno */
