@@ -116,20 +116,36 @@ static int robust_lock(pthread_mutex_t *m, bool *owner_died)
 	return -err;
 }
 
-int shm_tree_lock(struct pcstock_shm *s)
+/*
+ * The structure lock with a dead holder noted (needs_repair), not
+ * repaired: for an attach.  Its handle has no record yet, so it cannot
+ * pause the tree (pcstock_shm_recover() refuses a handle that is not
+ * live, and would skip record 0's window as its own), and the claim of a
+ * record reads nothing the repair rebuilds.  The attach repairs once it
+ * has its record.
+ */
+int shm_tree_lock_unrepaired(struct pcstock_shm *s)
 {
 	bool died = false;
 	int err = robust_lock(&s->h->tree_lock, &died);
 
+	if (!err && died)
+		pcs_store(&s->h->needs_repair, 1, PCS_RELEASE);
+	return err;
+}
+
+int shm_tree_lock(struct pcstock_shm *s)
+{
+	int err = shm_tree_lock_unrepaired(s);
+
 	if (err)
 		return err;
-	if (died || pcs_load(&s->h->needs_repair, PCS_ACQUIRE)) {
+	if (pcs_load(&s->h->needs_repair, PCS_ACQUIRE)) {
 		/*
 		 * A holder died midway through a create or destroy.  The
 		 * group table is consistent at every step; what it derives
 		 * (child lists, the name index) is rebuilt in a pause.
 		 */
-		pcs_store(&s->h->needs_repair, 1, PCS_RELEASE);
 		pthread_mutex_unlock(&s->h->tree_lock);
 		err = pcstock_shm_recover(s, NULL);
 		if (err)
