@@ -266,7 +266,7 @@ static int recount(struct pcstock_shm *s)
 int pcstock_shm_recover(struct pcstock_shm *s, unsigned int *nr_dead)
 {
 	unsigned int dead = 0;
-	bool died = false, repair;
+	bool died = false, repair = false;
 	int err = shm_check(s);
 
 	if (nr_dead)
