@@ -280,6 +280,8 @@ void shm_synchronize(struct pcstock_shm *s);
 /* ---- the structure lock (shm_recover.c) ------------------------------------------ */
 
 int shm_tree_lock(struct pcstock_shm *s);
+/* The same for an attach (no record yet): the repair waits for one. */
+int shm_tree_lock_unrepaired(struct pcstock_shm *s);
 void shm_tree_unlock(struct pcstock_shm *s);
 
 /* ---- shared helpers (shm.c) --------------------------------------------------- */

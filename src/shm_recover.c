@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <pcstock/shared.h>
@@ -104,9 +105,40 @@ void shm_synchronize(struct pcstock_shm *s)
 
 /* ---- the structure lock ------------------------------------------------------------ */
 
+/*
+ * A robust mutex's waiter can sleep on through the lock's release.  The
+ * unlock wakes one waiter; if that one is killed before it takes the
+ * lock, the kernel passes the wake-up on at its exit (robust list,
+ * list_op_pending) only if the lock is still free then, and a third
+ * process that took it meanwhile on the fast path (no FUTEX_WAITERS)
+ * wakes nobody when it unlocks.  The kill soak (tests/test_shm_soak.c)
+ * found a recoverer asleep on a free structure lock with the recovery
+ * lock held, and every other process queued behind it, for good.  So no
+ * wait is unbounded: it is retried every LOCK_RETRY_NS, and a lost
+ * wake-up costs that, not the tree.
+ */
+#define LOCK_RETRY_NS 10000000L
+
+static int lock_retrying(pthread_mutex_t *m)
+{
+	struct timespec until;
+	int err = pthread_mutex_trylock(m);
+
+	while (err == EBUSY || err == ETIMEDOUT) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += LOCK_RETRY_NS;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		err = pthread_mutex_timedlock(m, &until);
+	}
+	return err;
+}
+
 static int robust_lock(pthread_mutex_t *m, bool *owner_died)
 {
-	int err = pthread_mutex_lock(m);
+	int err = lock_retrying(m);
 
 	if (err == EOWNERDEAD) {
 		pthread_mutex_consistent(m);
@@ -147,20 +179,36 @@ static int recover_lock(struct pcstock_shm *s, bool *died)
 	return err;
 }
 
-int shm_tree_lock(struct pcstock_shm *s)
+/*
+ * The structure lock with a dead holder noted (needs_repair), not
+ * repaired: for an attach.  Its handle has no record yet, so it cannot
+ * pause the tree (pcstock_shm_recover() refuses a handle that is not
+ * live, and would skip record 0's window as its own), and the claim of a
+ * record reads nothing the repair rebuilds.  The attach repairs once it
+ * has its record.
+ */
+int shm_tree_lock_unrepaired(struct pcstock_shm *s)
 {
 	bool died = false;
 	int err = robust_lock(&s->h->tree_lock, &died);
 
+	if (!err && died)
+		pcs_store(&s->h->needs_repair, 1, PCS_RELEASE);
+	return err;
+}
+
+int shm_tree_lock(struct pcstock_shm *s)
+{
+	int err = shm_tree_lock_unrepaired(s);
+
 	if (err)
 		return err;
-	if (died || pcs_load(&s->h->needs_repair, PCS_ACQUIRE)) {
+	if (pcs_load(&s->h->needs_repair, PCS_ACQUIRE)) {
 		/*
 		 * A holder died midway through a create or destroy.  The
 		 * group table is consistent at every step; what it derives
 		 * (child lists, the name index) is rebuilt in a pause.
 		 */
-		pcs_store(&s->h->needs_repair, 1, PCS_RELEASE);
 		pthread_mutex_unlock(&s->h->tree_lock);
 		err = pcstock_shm_recover(s, NULL);
 		if (err)

@@ -449,7 +449,7 @@ int pcstock_shm_attach_fd(int fd, struct pcstock_shm **out)
 		goto fail;
 	}
 	fill_handle(s, base, own);
-	err = shm_tree_lock(s);
+	err = shm_tree_lock_unrepaired(s);
 	if (err)
 		goto fail;
 	err = claim_record(s);
@@ -458,6 +458,12 @@ int pcstock_shm_attach_fd(int fd, struct pcstock_shm **out)
 		goto fail;
 	s->state = HANDLE_LIVE;
 	s->ok = true;
+	/*
+	 * A dead holder found above is repaired now that we have a record
+	 * (a failure leaves needs_repair set, for the next to try).
+	 */
+	if (pcs_load(&s->h->needs_repair, PCS_ACQUIRE))
+		pcstock_shm_recover(s, NULL);
 	*out = s;
 	return 0;
 
