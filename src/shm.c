@@ -274,6 +274,7 @@ int pcstock_shm_group_create(struct pcstock_shm *s, pcstock_shm_gid parent,
 	pcs_store(&p->first_child, i, PCS_RELEASE);
 	/* Release: every field above before the group is online. */
 	pcs_store(&g->state, GROUP_ONLINE, PCS_RELEASE);
+	pcs_store(shm_key_of(s, i), shm_key(gen, true), PCS_RELEASE);
 	*out = gid;
 out:
 	shm_tree_unlock(s);
@@ -348,6 +349,8 @@ int pcstock_shm_group_destroy(struct pcstock_shm *s, pcstock_shm_gid g)
 	 * every window that saw it online (an uncharge may be refilling a
 	 * slot), then drain: nothing stays in an offline group's slots.
 	 */
+	pcs_store(shm_key_of(s, i), shm_key(shm_gid_gen(g), false),
+		  PCS_SEQ_CST);
 	pcs_store(&grp->state, GROUP_OFFLINE, PCS_SEQ_CST);
 	name_remove(s, grp->parent, grp->name, g);
 	shm_synchronize(s);
@@ -405,6 +408,10 @@ void shm_rebuild_structure(struct pcstock_shm *s)
 		unsigned int st = pcs_load(&g->state, PCS_RELAXED);
 		struct shm_group *p;
 
+		pcs_store(shm_key_of(s, i),
+			  shm_key(pcs_load(&g->gen, PCS_RELAXED),
+				  st == GROUP_ONLINE),
+			  PCS_RELAXED);
 		if (st == GROUP_FREE || g->parent >= s->max_groups)
 			continue;
 		p = shm_group(s, g->parent);

@@ -44,6 +44,7 @@ struct shm_layout {
 	uint32_t name_mask;		/* name buckets - 1 (a power of 2) */
 	uint32_t exact;			/* drain before any failure */
 	uint64_t off_procs, off_groups, off_names, off_charged, off_slots;
+	uint64_t off_keys;		/* the fast paths' word per group */
 	uint64_t slot_stride;		/* bytes between two CPUs' rows */
 	uint64_t figure_stride;		/* bytes between two records' rows */
 	uint64_t sum;			/* FNV-1a of every byte above */
@@ -115,30 +116,33 @@ struct shm_group {
 enum shm_handle_state { HANDLE_LIVE = 0x5348u, HANDLE_DETACHED = 0xdeadu };
 
 struct pcstock_shm {
+	/* The fast paths' line: everything a hit or an uncharge loads. */
+	_Alignas(64) bool fast;		/* live, rseq, no fence: fast paths */
+	unsigned int slot_shift;	/* log2 of the words between two rows */
+	uint32_t max_groups, nr_cpus, batch;
+	atomic_uint *active;		/* &me->active */
+	atomic_uint *frozen;		/* &h->frozen */
+	atomic_ulong *keys;		/* shm_key() of each group */
+	atomic_uint *slots;		/* CPU 0's row */
+	atomic_long *figures;		/* this record's row */
+	/* The rest. */
 	unsigned int state;		/* enum shm_handle_state */
 	bool forked;			/* a fork()'s copy: -ECHILD */
 	bool fence;			/* this record fences its windows */
 	bool creator;
 	bool exact;
+	bool ok;			/* LIVE, and not a fork()'s copy */
+	bool rseq;			/* glibc registered an rseq area */
 	int fd;
 	char *base;
 	size_t size;
 	struct shm_hdr *h;
 	unsigned int self;		/* record index */
+	uint32_t max_procs;
 	struct shm_proc *me;
-	atomic_long *figures;		/* this record's row */
-	uint32_t max_groups, max_procs, nr_cpus, batch;
+	struct shm_group *groups;
 	struct pcstock_shm_callbacks cb;
 	struct pcstock_shm *next_handle;	/* every handle, for fork */
-	/* What the hit paths load, one load each (filled at attach). */
-	bool ok;			/* LIVE, and not a fork()'s copy */
-	bool rseq;			/* glibc registered an rseq area */
-	bool fast;			/* rseq, and no fence: the fast paths */
-	atomic_uint *active;		/* &me->active */
-	atomic_uint *frozen;		/* &h->frozen */
-	struct shm_group *groups;
-	atomic_uint *slots;		/* CPU 0's row */
-	size_t slot_words;		/* from one CPU's row to the next */
 };
 
 /* ---- addressing ------------------------------------------------------------ */
@@ -188,6 +192,29 @@ static inline uint32_t shm_gid_gen(pcstock_shm_gid g)
 static inline pcstock_shm_gid shm_make_gid(uint32_t gen, uint32_t i)
 {
 	return ((pcstock_shm_gid)gen << 32) | i;
+}
+
+/*
+ * The fast paths' one load per group: its generation and whether it is
+ * online, (gen << 1) | online, in a dense array (the group's own lines
+ * are written by every miss).  Stored after the state when a group goes
+ * online, before it when it goes offline; derived again by a repair.
+ */
+static inline uint64_t shm_key(uint32_t gen, bool online)
+{
+	return ((uint64_t)gen << 1) | online;
+}
+
+/* The key a gid's group has while online. */
+static inline uint64_t shm_gid_key(pcstock_shm_gid g)
+{
+	return (g >> 31) | 1;
+}
+
+static inline atomic_ulong *shm_key_of(const struct pcstock_shm *s,
+				       uint32_t i)
+{
+	return (atomic_ulong *)(s->base + s->h->l.off_keys) + i;
 }
 
 /*

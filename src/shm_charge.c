@@ -285,10 +285,8 @@ nomem:
 
 /*
  * The hit, inside a window: @n pages from @slot to this record's figure
- * for @gid's group, if its generation is @gid's.  The generation only:
- * an offline group's slots are drained once every window that saw it
- * online has closed, and never refilled; a stale gid goes to the miss
- * path's -ENOENT.
+ * for @gid's group, if it is online with @gid's generation (its key; a
+ * stale gid or an offline group goes to the miss path's -ENOENT).
  */
 static inline bool take(struct pcstock_shm *s, atomic_uint *slot,
 			pcstock_shm_gid gid, unsigned long n)
@@ -296,8 +294,8 @@ static inline bool take(struct pcstock_shm *s, atomic_uint *slot,
 	uint32_t i = shm_gid_index(gid);
 	unsigned int v = 0;
 
-	if (__builtin_expect(pcs_load(&s->groups[i].gen, PCS_RELAXED) ==
-			     shm_gid_gen(gid), 1))
+	if (__builtin_expect(pcs_load(&s->keys[i], PCS_RELAXED) ==
+			     shm_gid_key(gid), 1))
 		v = pcs_load(slot, PCS_RELAXED);
 	while (v >= n) {
 		if (pcs_cas(slot, &v, v - (unsigned int)n, PCS_ACQ_REL,
@@ -352,7 +350,7 @@ charge_miss(struct pcstock_shm *s, pcstock_shm_gid gid, unsigned long n,
 /*
  * The fast paths' CPU: glibc's rseq area's cpu_id, or UINT_MAX (then the
  * slow paths ask shm_cpu()).  No call, so the fast paths save no
- * register.  s->fast is false for a record that fences its windows.
+ * register.  Only where s->fast: a live handle, an rseq area, no fence.
  */
 static inline unsigned int fast_cpu(const struct pcstock_shm *s)
 {
@@ -360,28 +358,11 @@ static inline unsigned int fast_cpu(const struct pcstock_shm *s)
 	if (pcstock_shm_sim.cpu)
 		return UINT_MAX;
 #endif
-	if (__builtin_expect(s->fast, 1)) {
-		const struct rseq *r = (const struct rseq *)
-			((char *)__builtin_thread_pointer() + __rseq_offset);
+	const struct rseq *r = (const struct rseq *)
+		((char *)__builtin_thread_pointer() + __rseq_offset);
 
-		return __atomic_load_n(&r->cpu_id, __ATOMIC_RELAXED);
-	}
-	return UINT_MAX;
-}
-
-/*
- * A fast path's window: open, or not at all (a fenced record, a pause:
- * false, and the slow path opens it the long way).
- */
-static inline bool fast_enter(struct pcstock_shm *s)
-{
-	/* A fenced record has no fast path (fast_cpu() says so). */
-	pcs_store(s->active, 1, PCS_RELAXED);
-	atomic_signal_fence(memory_order_seq_cst);
-	if (__builtin_expect(!pcs_load(s->frozen, PCS_RELAXED), 1))
-		return true;
-	shm_exit(s);
-	return false;
+	(void)s;
+	return __atomic_load_n(&r->cpu_id, __ATOMIC_RELAXED);
 }
 
 int pcstock_shm_charge(struct pcstock_shm *s, pcstock_shm_gid gid,
@@ -393,17 +374,35 @@ int pcstock_shm_charge(struct pcstock_shm *s, pcstock_shm_gid gid,
 	/*
 	 * The hit, in as few loads as the private tree's: a live handle, a
 	 * group index in range, 1..batch pages, known flags, this CPU's slot
-	 * (whoever filled it).  Anything else is charge_miss()'s.
+	 * (whoever filled it).  Anything else is charge_miss()'s.  Every
+	 * field is read once, from the handle's first line, before the
+	 * window (the CAS is a compiler barrier: nothing is read again).
 	 */
-	if (__builtin_expect(s && s->ok && i - 1 < s->max_groups - 1 &&
+	if (__builtin_expect(s && s->fast && i - 1 < s->max_groups - 1 &&
 			     n - 1 < s->batch && !(flags & ~CHARGE_FLAGS), 1) &&
-	    (cpu = fast_cpu(s)) < s->nr_cpus && fast_enter(s)) {
-		atomic_uint *slot = s->slots + cpu * s->slot_words + i;
-		bool hit = take(s, slot, gid, n);
+	    (cpu = fast_cpu(s)) < s->nr_cpus) {
+		atomic_uint *active = s->active, *slot;
+		atomic_long *figure = s->figures + i;
+		unsigned int v = 0;
 
-		shm_exit(s);
-		if (__builtin_expect(hit, 1))
-			return 0;
+		slot = s->slots + ((size_t)cpu << s->slot_shift) + i;
+		pcs_store(active, 1, PCS_RELAXED);
+		atomic_signal_fence(memory_order_seq_cst);
+		if (__builtin_expect(!pcs_load(s->frozen, PCS_RELAXED) &&
+				     pcs_load(&s->keys[i], PCS_RELAXED) ==
+					     shm_gid_key(gid), 1))
+			v = pcs_load(slot, PCS_RELAXED);
+		while (v >= n) {
+			if (pcs_cas(slot, &v, v - (unsigned int)n, PCS_ACQ_REL,
+				    PCS_RELAXED)) {
+				/* One writer: a load and a store. */
+				pcs_store(figure, pcs_load(figure, PCS_RELAXED) +
+						  (long)n, PCS_RELAXED);
+				pcs_store(active, 0, PCS_RELEASE);
+				return 0;
+			}
+		}
+		pcs_store(active, 0, PCS_RELEASE);
 	}
 	return charge_miss(s, gid, n, flags);
 }
@@ -442,29 +441,31 @@ int pcstock_shm_uncharge(struct pcstock_shm *s, pcstock_shm_gid gid,
 	uint32_t i = shm_gid_index(gid);
 	unsigned int cpu;
 
-	/* Into this CPU's slot while it stays within the batch. */
-	if (__builtin_expect(s && s->ok && i - 1 < s->max_groups - 1 &&
+	/* Into this CPU's slot while it stays within the batch (as above). */
+	if (__builtin_expect(s && s->fast && i - 1 < s->max_groups - 1 &&
 			     n - 1 < s->batch && !in_callback, 1) &&
-	    (cpu = fast_cpu(s)) < s->nr_cpus && fast_enter(s)) {
-		atomic_uint *slot = s->slots + cpu * s->slot_words + i;
-		struct shm_group *g = &s->groups[i];
-		unsigned int v;
+	    (cpu = fast_cpu(s)) < s->nr_cpus) {
+		atomic_uint *active = s->active, *slot;
+		atomic_long *figure = s->figures + i;
+		unsigned int v = UINT_MAX, batch = s->batch;
 
-		if (__builtin_expect(pcs_load(&g->gen, PCS_RELAXED) ==
-					     shm_gid_gen(gid) &&
-				     pcs_load(&g->state, PCS_RELAXED) ==
-					     GROUP_ONLINE, 1)) {
+		slot = s->slots + ((size_t)cpu << s->slot_shift) + i;
+		pcs_store(active, 1, PCS_RELAXED);
+		atomic_signal_fence(memory_order_seq_cst);
+		if (__builtin_expect(!pcs_load(s->frozen, PCS_RELAXED) &&
+				     pcs_load(&s->keys[i], PCS_RELAXED) ==
+					     shm_gid_key(gid), 1))
 			v = pcs_load(slot, PCS_RELAXED);
-			while (v + n <= s->batch) {
-				if (pcs_cas(slot, &v, v + (unsigned int)n,
-					    PCS_ACQ_REL, PCS_RELAXED)) {
-					figure_add(s, i, -(long)n);
-					shm_exit(s);
-					return 0;
-				}
+		while (v <= batch - n) {
+			if (pcs_cas(slot, &v, v + (unsigned int)n, PCS_ACQ_REL,
+				    PCS_RELAXED)) {
+				pcs_store(figure, pcs_load(figure, PCS_RELAXED) -
+						  (long)n, PCS_RELAXED);
+				pcs_store(active, 0, PCS_RELEASE);
+				return 0;
 			}
 		}
-		shm_exit(s);
+		pcs_store(active, 0, PCS_RELEASE);
 	}
 	return uncharge_slow(s, gid, n);
 }

@@ -47,6 +47,7 @@ static void mark_forked(void)
 	for (struct pcstock_shm *s = handles; s; s = s->next_handle) {
 		s->forked = true;
 		s->ok = false;
+		s->fast = false;
 	}
 }
 
@@ -57,10 +58,13 @@ static void register_atfork(void)
 
 static struct pcstock_shm *handle_new(void)
 {
-	struct pcstock_shm *s = calloc(1, sizeof(*s));
+	/* Aligned: the fast paths' fields are one cache line (shm.h). */
+	size_t size = (sizeof(struct pcstock_shm) + 63) / 64 * 64;
+	struct pcstock_shm *s = aligned_alloc(64, size);
 
 	if (!s)
 		return NULL;
+	memset(s, 0, size);
 	pthread_once(&atfork_once, register_atfork);
 	pthread_mutex_lock(&handles_lock);
 	s->next_handle = handles;
@@ -231,6 +235,9 @@ static int plan(const struct pcstock_shm_attr *attr, struct shm_layout *l)
 		       REGION_PAGE);
 	l->off_names = off;
 	off = round_up(off + buckets * sizeof(uint64_t), REGION_PAGE);
+	l->off_keys = off;
+	off = round_up(off + (uint64_t)a.max_groups * sizeof(uint64_t),
+		       REGION_PAGE);
 	l->off_charged = off;
 	/*
 	 * Every record's row on lines of its own (two adjacent lines: the
@@ -241,8 +248,11 @@ static int plan(const struct pcstock_shm_attr *attr, struct shm_layout *l)
 	off = round_up(off + (uint64_t)(a.max_procs + 1) * l->figure_stride,
 		       REGION_PAGE);
 	l->off_slots = off;
-	l->slot_stride = round_up((uint64_t)a.max_groups * sizeof(unsigned int),
-				  REGION_PAGE);
+	/* A power of two, so that a hit finds its row with a shift. */
+	for (l->slot_stride = REGION_PAGE;
+	     l->slot_stride < (uint64_t)a.max_groups * sizeof(unsigned int);
+	     l->slot_stride <<= 1)
+		;
 	off += l->slot_stride * a.nr_cpus;
 	l->size = off;
 	l->sum = shm_layout_sum(l);
@@ -305,6 +315,8 @@ static void init_root(struct pcstock_shm *s)
 	pcs_store(&root->next_sibling, SHM_NO_INDEX, PCS_RELAXED);
 	pcs_store(&root->gen, shm_gid_gen(PCSTOCK_SHM_ROOT), PCS_RELAXED);
 	pcs_store(&root->state, GROUP_ONLINE, PCS_RELAXED);
+	pcs_store(shm_key_of(s, 0), shm_key(shm_gid_gen(PCSTOCK_SHM_ROOT), true),
+		  PCS_RELAXED);
 }
 
 static void fill_handle(struct pcstock_shm *s, char *base, int fd)
@@ -322,11 +334,13 @@ static void fill_handle(struct pcstock_shm *s, char *base, int fd)
 	s->frozen = &s->h->frozen;
 	s->groups = (struct shm_group *)(base + s->h->l.off_groups);
 	s->slots = (atomic_uint *)(base + s->h->l.off_slots);
-	s->slot_words = s->h->l.slot_stride / sizeof(unsigned int);
+	s->keys = (atomic_ulong *)(base + s->h->l.off_keys);
+	s->slot_shift = (unsigned int)__builtin_ctzll(s->h->l.slot_stride /
+						       sizeof(unsigned int));
 	s->fence = !membarrier_register();
 	if (s->fence)
 		pcs_store(&s->h->fenced, 1, PCS_RELAXED);
-	s->fast = s->rseq && !s->fence;
+	s->fast = false;	/* until the handle is live */
 }
 
 int pcstock_shm_create(const char *name, const struct pcstock_shm_attr *attr,
@@ -386,6 +400,7 @@ int pcstock_shm_create(const char *name, const struct pcstock_shm_attr *attr,
 	s->creator = true;
 	s->state = HANDLE_LIVE;
 	s->ok = true;
+	s->fast = s->rseq && !s->fence;
 	/* Release: the whole region before anyone may attach to it. */
 	pcs_store(&h->state, SHM_READY, PCS_RELEASE);
 	*out = s;
@@ -458,6 +473,7 @@ int pcstock_shm_attach_fd(int fd, struct pcstock_shm **out)
 		goto fail;
 	s->state = HANDLE_LIVE;
 	s->ok = true;
+	s->fast = s->rseq && !s->fence;
 	/*
 	 * A dead holder found above is repaired now that we have a record
 	 * (a failure leaves needs_repair set, for the next to try).
@@ -498,6 +514,7 @@ int pcstock_shm_detach(struct pcstock_shm *s)
 		close(s->fd);
 		s->state = HANDLE_DETACHED;
 		s->ok = false;
+		s->fast = false;
 		return err;
 	}
 	if (err)
@@ -512,6 +529,7 @@ int pcstock_shm_detach(struct pcstock_shm *s)
 		shm_tree_unlock(s);
 	}
 	s->ok = false;
+	s->fast = false;
 	munmap(s->base, s->size);
 	close(s->fd);
 	s->state = HANDLE_DETACHED;
