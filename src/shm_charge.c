@@ -365,6 +365,20 @@ static inline unsigned int fast_cpu(const struct pcstock_shm *s)
 	return __atomic_load_n(&r->cpu_id, __ATOMIC_RELAXED);
 }
 
+/*
+ * A fast path's window, opened: true if no pause is on and @gid's group
+ * is online with @gid's generation (then the slot may be used).
+ */
+static inline bool fast_open(struct pcstock_shm *s, atomic_uint *active,
+			     pcstock_shm_gid gid)
+{
+	pcs_store(active, 1, PCS_RELAXED);
+	atomic_signal_fence(memory_order_seq_cst);
+	return __builtin_expect(!pcs_load(s->frozen, PCS_RELAXED) &&
+				pcs_load(&s->keys[shm_gid_index(gid)],
+					 PCS_RELAXED) == shm_gid_key(gid), 1);
+}
+
 int pcstock_shm_charge(struct pcstock_shm *s, pcstock_shm_gid gid,
 		       unsigned long n, unsigned int flags)
 {
@@ -386,11 +400,7 @@ int pcstock_shm_charge(struct pcstock_shm *s, pcstock_shm_gid gid,
 		unsigned int v = 0;
 
 		slot = s->slots + ((size_t)cpu << s->slot_shift) + i;
-		pcs_store(active, 1, PCS_RELAXED);
-		atomic_signal_fence(memory_order_seq_cst);
-		if (__builtin_expect(!pcs_load(s->frozen, PCS_RELAXED) &&
-				     pcs_load(&s->keys[i], PCS_RELAXED) ==
-					     shm_gid_key(gid), 1))
+		if (fast_open(s, active, gid))
 			v = pcs_load(slot, PCS_RELAXED);
 		while (v >= n) {
 			if (pcs_cas(slot, &v, v - (unsigned int)n, PCS_ACQ_REL,
@@ -450,11 +460,7 @@ int pcstock_shm_uncharge(struct pcstock_shm *s, pcstock_shm_gid gid,
 		unsigned int v = UINT_MAX, batch = s->batch;
 
 		slot = s->slots + ((size_t)cpu << s->slot_shift) + i;
-		pcs_store(active, 1, PCS_RELAXED);
-		atomic_signal_fence(memory_order_seq_cst);
-		if (__builtin_expect(!pcs_load(s->frozen, PCS_RELAXED) &&
-				     pcs_load(&s->keys[i], PCS_RELAXED) ==
-					     shm_gid_key(gid), 1))
+		if (fast_open(s, active, gid))
 			v = pcs_load(slot, PCS_RELAXED);
 		while (v <= batch - n) {
 			if (pcs_cas(slot, &v, v + (unsigned int)n, PCS_ACQ_REL,
