@@ -8,9 +8,12 @@
  * (DEFAULT policy, one simulated CPU), N siblings created under one parent,
  * then lookups by name of random siblings, each followed by a one-page
  * charge and uncharge and a put (the daemon's per-request path), then every
- * sibling destroyed.  Prints the mean CPU time per operation ("create-last":
- * the last tenth of the creates, made with N - N/10 siblings present); the
- * figures depend on the machine, so the output names the CPU.
+ * sibling destroyed.  Then the same on a shared tree (pcstock/shared.h: a
+ * memfd region of N + 2 groups, lookups by name under one parent, the
+ * charge and uncharge by gid), side by side.  Prints the mean CPU time per
+ * operation ("create-last": the last tenth of the creates, made with
+ * N - N/10 siblings present); the figures depend on the machine, so the
+ * output names the CPU.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -94,7 +97,7 @@ static int run(struct pcstock_domain *d, unsigned long n)
 	}
 	t_destroy = now_ns();
 	if (!err)
-		printf("%9lu %12.2f %12.2f %16.3f %12.2f\n", n,
+		printf("%-8s %9lu %12.2f %12.2f %16.3f %12.2f\n", "private", n,
 		       (t_create - t0) / n / 1e3, (t_create - t_last) / last / 1e3,
 		       (t_lookup - t_create) / LOOKUPS / 1e3,
 		       (t_destroy - t_lookup) / n / 1e3);
@@ -103,6 +106,60 @@ static int run(struct pcstock_domain *d, unsigned long n)
 	pcstock_group_put(parent);
 	if (!err)
 		err = pcstock_tree_destroy(t);
+	free(g);
+	return err;
+}
+
+static int run_shared(unsigned long n)
+{
+	struct pcstock_shm_attr attr = { .max_groups = (unsigned int)n + 2,
+					 .max_procs = 2 };
+	pcstock_shm_gid *g = calloc(n, sizeof(*g)), parent, found;
+	double t0, t_create, t_last, t_lookup, t_destroy;
+	unsigned long last = n / 10 ? n / 10 : 1;
+	struct pcstock_shm *s = NULL;
+	unsigned int seed = 1;
+	char name[32];
+	int err;
+
+	if (!g)
+		return -ENOMEM;
+	err = pcstock_shm_create(NULL, &attr, &s);
+	if (!err)
+		err = pcstock_shm_group_create(s, PCSTOCK_SHM_ROOT, "tenants",
+					       &parent);
+	t0 = now_ns();
+	t_last = t0;
+	for (unsigned long i = 0; !err && i < n; i++) {
+		if (i == n - last)
+			t_last = now_ns();
+		snprintf(name, sizeof(name), "t%lu", i);
+		err = pcstock_shm_group_create(s, parent, name, &g[i]);
+	}
+	t_create = now_ns();
+	for (unsigned long i = 0; !err && i < LOOKUPS; i++) {
+		snprintf(name, sizeof(name), "t%lu",
+			 (unsigned long)rand_r(&seed) % n);
+		err = pcstock_shm_group_lookup(s, parent, name, &found);
+		if (!err)
+			err = pcstock_shm_charge(s, found, 1, 0);
+		if (!err)
+			err = pcstock_shm_uncharge(s, found, 1);
+	}
+	t_lookup = now_ns();
+	for (unsigned long i = 0; !err && i < n; i++) {
+		pcstock_shm_drain(s, g[i]);
+		err = pcstock_shm_group_destroy(s, g[i]);
+	}
+	t_destroy = now_ns();
+	if (!err)
+		printf("%-8s %9lu %12.2f %12.2f %16.3f %12.2f\n", "shared", n,
+		       (t_create - t0) / n / 1e3,
+		       (t_create - t_last) / last / 1e3,
+		       (t_lookup - t_create) / LOOKUPS / 1e3,
+		       (t_destroy - t_lookup) / n / 1e3);
+	if (s)
+		pcstock_shm_detach(s);
 	free(g);
 	return err;
 }
@@ -124,12 +181,14 @@ int main(int argc, char **argv)
 	cpu_model(model, sizeof(model));
 	printf("CPU: %s\nmean thread CPU time per operation, microseconds\n",
 	       model);
-	printf("%9s %12s %12s %16s %12s\n", "siblings", "create", "create-last",
-	       "lookup+charge", "destroy");
+	printf("%-8s %9s %12s %12s %16s %12s\n", "tree", "siblings", "create",
+	       "create-last", "lookup+charge", "destroy");
 	for (int i = 0; i < nr; i++) {
 		unsigned long n = strtoul(ns[i], NULL, 10);
 
 		err = n ? run(d, n) : -EINVAL;
+		if (!err)
+			err = run_shared(n);
 		if (err) {
 			fprintf(stderr, "pcstock-siblings: N=%s: %s\n", ns[i],
 				strerror(-err));
