@@ -56,34 +56,17 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "shm_bench.h"
 
-#define SMALL_GROUPS 10U
-#define BIG_GROUPS 10000U
-#define REC_PROCS 64U		/* records of the recovery's regions */
 /* Workers of one N-against-N run: with the creator, a default region's. */
 #define NVN_MAX 63U
 #define DEFAULT_PAIRS 1000000UL
 
 /* ---- the two trees -------------------------------------------------------- */
 
-/* Private: the default policy on an RSEQ domain, leaves under root or mid. */
-struct priv {
-	struct pcstock_domain *d;
-	struct pcstock_tree *t;
-	struct pcstock_group *mid;
-	struct pcstock_group **leaf;
-	unsigned int nr_leaves;
-};
 
-/* Shared: the same shape in a region of its own (the creator's handle). */
-struct shared {
-	struct pcstock_shm *s;
-	pcstock_shm_gid mid;
-	pcstock_shm_gid *leaf;
-	unsigned int nr_leaves;
-};
 
-static void priv_free(struct priv *t)
+void priv_free(struct priv *t)
 {
 	while (t->nr_leaves) {
 		pcstock_group_destroy(t->leaf[--t->nr_leaves]);
@@ -101,7 +84,7 @@ static void priv_free(struct priv *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static int priv_build(struct priv *t, unsigned int batch, bool mid,
+int priv_build(struct priv *t, unsigned int batch, bool mid,
 		      unsigned int nr_leaves)
 {
 	struct pcstock_tree_attr a = {
@@ -134,7 +117,7 @@ static int priv_build(struct priv *t, unsigned int batch, bool mid,
 	return ret;
 }
 
-static void shared_free(struct shared *t)
+void shared_free(struct shared *t)
 {
 	if (t->s)
 		pcstock_shm_detach(t->s);
@@ -146,7 +129,7 @@ static void shared_free(struct shared *t)
  * @a: the region's shape (0s: the defaults), and mid if @mid, and
  * @nr_leaves leaves below it or below the root.
  */
-static int shared_build(struct shared *t, const struct pcstock_shm_attr *a,
+int shared_build(struct shared *t, const struct pcstock_shm_attr *a,
 			bool mid, unsigned int nr_leaves)
 {
 	pcstock_shm_gid parent = PCSTOCK_SHM_ROOT;
@@ -174,7 +157,7 @@ static int shared_build(struct shared *t, const struct pcstock_shm_attr *a,
 }
 
 /* Pages parked in the slots of every group below the root. */
-static unsigned long shared_stock(struct shared *t)
+unsigned long shared_stock(struct shared *t)
 {
 	unsigned long v = t->mid ? pcstock_shm_stock_pages(t->s, t->mid) : 0;
 
@@ -188,7 +171,7 @@ static unsigned long shared_stock(struct shared *t)
  * then 0 once drained (the next run starts from empty slots, as the
  * bench's runs do).  0 or -1 with the reason in @why.
  */
-static int shared_check(struct shared *t, char *why, size_t len)
+int shared_check(struct shared *t, char *why, size_t len)
 {
 	unsigned long use = pcstock_shm_usage(t->s, PCSTOCK_SHM_ROOT);
 	unsigned long stock = shared_stock(t);
@@ -211,7 +194,7 @@ static int shared_check(struct shared *t, char *why, size_t len)
 	return 0;
 }
 
-static int priv_check(struct priv *t, char *why, size_t len)
+int priv_check(struct priv *t, char *why, size_t len)
 {
 	struct pcstock_group *root = pcstock_tree_root(t->t);
 	unsigned long use = pcstock_group_usage(root);
@@ -234,9 +217,6 @@ static int priv_check(struct priv *t, char *why, size_t len)
 
 /* ---- figures --------------------------------------------------------------- */
 
-struct spread {
-	double med, lo, hi;
-};
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -246,7 +226,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Median and range of @v (sorted in place). */
-static struct spread spread_of(double *v, unsigned int n)
+struct spread spread_of(double *v, unsigned int n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 	return (struct spread){
@@ -256,19 +236,13 @@ static struct spread spread_of(double *v, unsigned int n)
 	};
 }
 
-static double load1(void)
+double load1(void)
 {
 	double l[1];
 
 	return getloadavg(l, 1) == 1 ? l[0] : -1;
 }
 
-struct shm_run {
-	const struct opts *o;
-	unsigned long pairs;		/* per hit-pair round */
-	char model[128];
-	bool bad;			/* a conservation check failed */
-};
 
 /* ---- 1. the hit pair ----------------------------------------------------------- */
 
@@ -771,247 +745,6 @@ static int nvn_all(struct shm_run *run)
 	return ret;
 }
 
-/* ---- 3. recovering after a dead process ------------------------------------------- */
-
-struct rec_ctl {
-	_Alignas(BENCH_LINE) atomic_ulong ops;
-	atomic_int self;		/* the worker's record */
-	atomic_int err;
-};
-
-/* Charges 2 and uncharges 1 round-robin over every leaf until killed. */
-static __attribute__((noreturn)) void rec_child(struct shared *t,
-						struct rec_ctl *c)
-{
-	struct pcstock_shm *h;
-	unsigned long ops = 0;
-	unsigned int k = 0;
-	int err = pcstock_shm_attach_fd(pcstock_shm_fd(t->s), &h);
-
-	if (err) {
-		atomic_store(&c->err, err);
-		_exit(1);
-	}
-	atomic_store(&c->self, pcstock_shm_self(h));
-	for (;;) {
-		if (!pcstock_shm_charge(h, t->leaf[k], 2, 0))
-			pcstock_shm_uncharge(h, t->leaf[k], 1);
-		k = k + 1 == t->nr_leaves ? 0 : k + 1;
-		atomic_store_explicit(&c->ops, ++ops, memory_order_relaxed);
-	}
-}
-
-/*
- * One death and its recovery: the worker runs until it has been round
- * every leaf twice (so that its record holds a figure in every group),
- * then is killed.  The two calls' times in @us (recover, reap), the pages
- * reaped in *@pages.  0, -errno, or -EPROTO with @why filled when the
- * recovery is not what shared.h says (conservation, one dead record).
- */
-static int rec_once(struct shared *t, struct rec_ctl *c, double *us,
-		    unsigned long *pages, char *why, size_t len)
-{
-	unsigned long want = 2UL * t->nr_leaves + 1000;
-	unsigned int dead = 0;
-	double t0, t1, t2;
-	pid_t pid;
-	int ret, rec, st;
-
-	atomic_store(&c->ops, 0);
-	atomic_store(&c->self, -1);
-	atomic_store(&c->err, 0);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (!pid)
-		rec_child(t, c);
-	t0 = now_s();
-	while (atomic_load(&c->ops) < want && !atomic_load(&c->err) &&
-	       now_s() - t0 < 30)
-		sched_yield();
-	kill(pid, SIGKILL);
-	if (waitpid(pid, &st, 0) < 0)
-		return -errno;
-	if (atomic_load(&c->ops) < want) {
-		ret = atomic_load(&c->err);
-		snprintf(why, len, "the worker did not charge: %s",
-			 ret ? strerror(-ret) : "timed out");
-		return ret ? ret : -ETIMEDOUT;
-	}
-	rec = atomic_load(&c->self);
-	t0 = now_s();
-	ret = pcstock_shm_recover(t->s, &dead);
-	t1 = now_s();
-	if (!ret && (dead != 1 ||
-		     pcstock_shm_proc_state(t->s, (unsigned int)rec) !=
-			     PCSTOCK_SHM_PROC_DEAD)) {
-		snprintf(why, len, "%u dead records found, the worker's %s",
-			 dead, pcstock_shm_proc_state(t->s, (unsigned int)rec)
-				       == PCSTOCK_SHM_PROC_DEAD ?
-				 "dead" : "not dead");
-		return -EPROTO;
-	}
-	t2 = now_s();
-	if (!ret)
-		ret = pcstock_shm_reap(t->s, (unsigned int)rec, pages);
-	us[0] = (t1 - t0) * 1e6;
-	us[1] = (now_s() - t2) * 1e6;
-	if (ret)
-		return ret;
-	/* Nobody holds a page now: the root's usage is the slots'. */
-	if (pcstock_shm_usage(t->s, PCSTOCK_SHM_ROOT) != shared_stock(t)) {
-		snprintf(why, len, "root usage %lu, %lu pages in slots "
-			 "after the reap",
-			 pcstock_shm_usage(t->s, PCSTOCK_SHM_ROOT),
-			 shared_stock(t));
-		return -EPROTO;
-	}
-	return 0;
-}
-
-struct rec_fig {
-	unsigned int groups, cpus, reps;
-	struct spread rec, reap, pages;
-	double load[2];
-	bool cons_ok;
-};
-
-static int rec_tree(struct shm_run *run, struct rec_ctl *c,
-		    unsigned int groups, struct rec_fig *f)
-{
-	/*
-	 * Exactly the groups (the reap scans every index), and REC_PROCS
-	 * records (the recount reads each's figure of every group).
-	 */
-	struct pcstock_shm_attr a = {
-		.max_groups = groups + 1, .max_procs = REC_PROCS,
-		.batch = run->o->batch,
-	};
-	unsigned int reps = 10 * run->o->reps, r;
-	struct shared t = { 0 };
-	double *v[3];
-	char why[160];
-	int ret;
-
-	memset(f, 0, sizeof(*f));
-	f->groups = groups;
-	f->reps = reps;
-	f->cons_ok = true;
-	f->load[0] = load1();
-	for (r = 0; r < 3; r++)
-		v[r] = calloc(reps, sizeof(double));
-	ret = v[0] && v[1] && v[2] ? 0 : -ENOMEM;
-	/* @groups below the root: mid and groups - 1 leaves. */
-	if (!ret)
-		ret = shared_build(&t, &a, true, groups - 1);
-	for (r = 0; r < reps && !ret; r++) {
-		unsigned long pages = 0;
-		double us[2] = { 0, 0 };
-
-		ret = rec_once(&t, c, us, &pages, why, sizeof(why));
-		if (ret == -EPROTO) {
-			fprintf(stderr, "pcstock-bench --shm: recovery of %u "
-				"groups: %s\n", groups, why);
-			f->cons_ok = false;
-			run->bad = true;
-			ret = 0;
-		}
-		v[0][r] = us[0];
-		v[1][r] = us[1];
-		v[2][r] = (double)pages;
-	}
-	if (!ret) {
-		/* The region's slots: the machine's configured CPUs. */
-		f->cpus = (unsigned int)sysconf(_SC_NPROCESSORS_CONF);
-		f->rec = spread_of(v[0], reps);
-		f->reap = spread_of(v[1], reps);
-		f->pages = spread_of(v[2], reps);
-		f->load[1] = load1();
-	}
-	shared_free(&t);
-	for (r = 0; r < 3; r++)
-		free(v[r]);
-	return ret;
-}
-
-static void rec_print(const struct shm_run *run, const struct rec_fig *f)
-{
-	/* What the recount reads: a figure per record (and the orphan's), a slot per CPU. */
-	double work = (double)f->groups * (REC_PROCS + 1 + f->cpus);
-
-	if (run->o->json) {
-		printf("{\"kind\":\"shm_recover\",\"groups\":%u,"
-		       "\"records\":%u,\"cpus\":%u,\"reps\":%u,"
-		       "\"recount_reads\":%.0f,\"recover_us\":%.2f,"
-		       "\"recover_min\":%.2f,\"recover_max\":%.2f,"
-		       "\"reap_us\":%.2f,\"reap_min\":%.2f,\"reap_max\":%.2f,"
-		       "\"pages_reaped\":%.0f,\"cons_ok\":%s,"
-		       "\"load_before\":%.2f,\"load_after\":%.2f,"
-		       "\"cpu_model\":\"%s\"}\n", f->groups, REC_PROCS,
-		       f->cpus, f->reps, work, f->rec.med, f->rec.lo,
-		       f->rec.hi, f->reap.med, f->reap.lo, f->reap.hi,
-		       f->pages.med, f->cons_ok ? "true" : "false",
-		       f->load[0], f->load[1], run->model);
-		return;
-	}
-	printf("| %u | %u | %u | %.0f | %.1f | %.1f-%.1f | %.1f | "
-	       "%.1f-%.1f | %.0f | %s | %.2f |\n", f->groups, REC_PROCS,
-	       f->cpus, work, f->rec.med, f->rec.lo, f->rec.hi, f->reap.med,
-	       f->reap.lo, f->reap.hi, f->pages.med,
-	       f->cons_ok ? "yes" : "NO", f->load[0]);
-}
-
-static int recovery(struct shm_run *run)
-{
-	struct rec_fig f[2];
-	struct rec_ctl *c;
-	int ret;
-
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (c == MAP_FAILED)
-		return -errno;
-	ret = rec_tree(run, c, SMALL_GROUPS, &f[0]);
-	if (!ret)
-		ret = rec_tree(run, c, BIG_GROUPS, &f[1]);
-	munmap(c, sizeof(*c));
-	if (ret)
-		return ret;
-	if (!run->o->json)
-		printf("### Recovery after a SIGKILL\n\na worker charging "
-		       "round-robin over every leaf (root/mid/leaves) is "
-		       "killed, waited for, then pcstock_shm_recover() (one "
-		       "dead record) and pcstock_shm_reap() of its record "
-		       "are timed apart; %u times per tree; the recount "
-		       "reads groups x (records + 1 + CPUs) words\n\n"
-		       "| groups | records | CPUs | recount reads | recover "
-		       "us, median | range | reap us, median | range | "
-		       "pages reaped | conserved | load |\n"
-		       "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n",
-		       f[0].reps);
-	rec_print(run, &f[0]);
-	rec_print(run, &f[1]);
-	/*
-	 * The slope between the two trees is the per-group part, the fixed
-	 * part (the pause's membarrier and waits, /proc reads) left out.
-	 */
-	if (!run->o->json)
-		printf("\n%u groups against %u: recover %.1fx, reap %.1fx the "
-		       "time, for %.0fx the groups; per group added: recover "
-		       "%.1f ns (%.2f ns per recount read), reap %.1f ns\n\n",
-		       f[1].groups, f[0].groups, f[1].rec.med / f[0].rec.med,
-		       f[1].reap.med / f[0].reap.med,
-		       (double)f[1].groups / f[0].groups,
-		       (f[1].rec.med - f[0].rec.med) * 1e3 /
-			       (f[1].groups - f[0].groups),
-		       (f[1].rec.med - f[0].rec.med) * 1e3 /
-			       (f[1].groups - f[0].groups) /
-			       (REC_PROCS + 1 + f[0].cpus),
-		       (f[1].reap.med - f[0].reap.med) * 1e3 /
-			       (f[1].groups - f[0].groups));
-	return 0;
-}
-
 /* ---- --profile shm-KIND: callgrind's marks ------------------------------------------ */
 
 #define MARK __attribute__((noinline, noclone, used))
@@ -1120,7 +853,7 @@ int shm_main(const struct opts *o, unsigned long pairs)
 	if (!ret)
 		ret = nvn_all(&run);
 	if (!ret)
-		ret = recovery(&run);
+		ret = shm_recovery(&run);
 	if (ret) {
 		fprintf(stderr, "pcstock-bench --shm: %s\n", strerror(-ret));
 		return 1;
