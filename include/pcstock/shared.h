@@ -427,7 +427,14 @@ PCSTOCK_API unsigned long pcstock_shm_events(struct pcstock_shm *s,
 					     pcstock_shm_gid g,
 					     enum pcstock_event ev);
 
-/** pcstock_shm_stock_pages() - pages in @g's slots on every CPU */
+/**
+ * pcstock_shm_stock_pages() - pages in @g's slots on every CPU
+ *
+ * The stranding bound: at most nr_cpus x batch, as in a private tree, and
+ * a slot is the CPU's, not a process's, so a process's death strands
+ * nothing more.  A failing charge takes back the over-limit subtree's
+ * slots before it gives up (pcstock_shm_charge()).
+ */
 PCSTOCK_API unsigned long pcstock_shm_stock_pages(struct pcstock_shm *s,
 						  pcstock_shm_gid g);
 
