@@ -355,8 +355,9 @@ charge_miss(struct pcstock_shm *s, pcstock_shm_gid gid, unsigned long n,
 static inline unsigned int fast_cpu(const struct pcstock_shm *s)
 {
 #ifdef PCSTOCK_EXPLORE
+	/* The explorer's processes run the fast paths on their own CPUs. */
 	if (pcstock_shm_sim.cpu)
-		return UINT_MAX;
+		return (unsigned int)pcstock_shm_sim.cpu();
 #endif
 	const struct rseq *r = (const struct rseq *)
 		((char *)__builtin_thread_pointer() + __rseq_offset);
