@@ -282,20 +282,39 @@ out:
 }
 
 int pcstock_shm_group_lookup(struct pcstock_shm *s, pcstock_shm_gid parent,
-			     const char *name, pcstock_shm_gid *out)
+			     const char *path, pcstock_shm_gid *out)
 {
+	char name[PCSTOCK_SHM_NAME_MAX + 1];
+	pcstock_shm_gid at = parent;
 	int err = shm_check(s);
 
 	if (err)
 		return err;
-	if (!out || valid_name(name))
+	if (!out || !path || !*path)
 		return -EINVAL;
-	shm_enter(s);
-	err = name_find(s, shm_gid_index(parent), name, out);
-	if (!err && !group_of(s, parent, false))
-		err = -ENOENT;
-	shm_exit(s);
-	return err;
+	/* One component at a time, each a lock-free lookup under the last. */
+	while (*path) {
+		size_t len = strcspn(path, "/");
+
+		if (len > PCSTOCK_SHM_NAME_MAX)
+			return -ENAMETOOLONG;
+		memcpy(name, path, len);
+		name[len] = '\0';
+		if (valid_name(name))
+			return -EINVAL;
+		shm_enter(s);
+		err = group_of(s, at, false) ?
+			      name_find(s, shm_gid_index(at), name, &at) :
+			      -ENOENT;
+		shm_exit(s);
+		if (err)
+			return err;
+		path += len;
+		if (*path == '/' && !*++path)
+			return -EINVAL;
+	}
+	*out = at;
+	return 0;
 }
 
 pcstock_shm_gid pcstock_shm_group_parent(struct pcstock_shm *s,

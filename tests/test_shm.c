@@ -95,6 +95,20 @@ static void test_groups_names_and_generations(void **state)
 	assert_int_equal(pcstock_shm_group_create(s, a,
 		"0123456789012345678901234567890123456789012345678901234567890123",
 		&found), -ENAMETOOLONG);
+	/* Paths, as the private tree's lookup takes them. */
+	assert_int_equal(pcstock_shm_group_lookup(s, PCSTOCK_SHM_ROOT, "a/b",
+						  &found), 0);
+	assert_true(found == b);
+	assert_int_equal(pcstock_shm_group_lookup(s, PCSTOCK_SHM_ROOT, "a/x",
+						  &found), -ENOENT);
+	assert_int_equal(pcstock_shm_group_lookup(s, PCSTOCK_SHM_ROOT, "a//b",
+						  &found), -EINVAL);
+	assert_int_equal(pcstock_shm_group_lookup(s, PCSTOCK_SHM_ROOT, "a/",
+						  &found), -EINVAL);
+	assert_int_equal(pcstock_shm_group_lookup(s, PCSTOCK_SHM_ROOT, "/a",
+						  &found), -EINVAL);
+	assert_int_equal(pcstock_shm_group_lookup(s, PCSTOCK_SHM_ROOT, "a/..",
+						  &found), -EINVAL);
 	/* The same name under another parent is another group. */
 	c = mkgroup(s, PCSTOCK_SHM_ROOT, "b");
 	assert_true(c != b);

@@ -270,12 +270,18 @@ PCSTOCK_API int pcstock_shm_group_create(struct pcstock_shm *s,
 					 pcstock_shm_gid *out);
 
 /**
- * pcstock_shm_group_lookup() - find a child by name (lock-free)
- * Return: 0; -ENOENT; -EINVAL; -EBADF; -ECHILD.
+ * pcstock_shm_group_lookup() - find a group by path (lock-free)
+ * @parent: where @path starts
+ * @path: a child's name, or names joined by '/' ("tenant-a/web"), as
+ *	pcstock_group_lookup() takes them; no empty component, no leading
+ *	or trailing '/', no "." or ".."
+ *
+ * Return: 0; -ENOENT (a component missing, or @parent destroyed);
+ * -EINVAL; -ENAMETOOLONG; -EBADF; -ECHILD.
  */
 PCSTOCK_API int pcstock_shm_group_lookup(struct pcstock_shm *s,
 					 pcstock_shm_gid parent,
-					 const char *name,
+					 const char *path,
 					 pcstock_shm_gid *out);
 
 /**
