@@ -499,7 +499,9 @@ PCSTOCK_API long pcstock_shm_proc_charged(struct pcstock_shm *s,
  * the tree's frozen mark, makes every attached process see it
  * (membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED); a process that could not
  * register for it uses a fence in every window instead), waits for every
- * live process to leave its window, and derives every level's usage and
+ * live process to leave its window (a window is a few dozen instructions,
+ * but a process stopped inside one, by SIGSTOP or a debugger, holds the
+ * pause until it runs again), and derives every level's usage and
  * protected usage again from the figures and the slots.  The dead
  * records become PCSTOCK_SHM_PROC_DEAD.  Operations of other processes
  * that start meanwhile wait for the pause to end (a futex).  Serialised
