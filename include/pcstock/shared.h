@@ -49,8 +49,9 @@
  *   pid, its start time (so that a reused pid is not taken for it) and,
  *   for every group, the pages it charged minus those it uncharged ("its
  *   figure").  The library keeps one invariant at every level: usage is
- *   the figures of every recorded process plus the slots of every CPU,
- *   plus the children's usage.  Every operation moves pages between a
+ *   the figures of every recorded process (and the balance of reaped
+ *   negative ones, pcstock_shm_reap()) plus the slots of every CPU, plus
+ *   the children's usage.  Every operation moves pages between a
  *   slot, the counters and the caller's figure inside a window that the
  *   process marks in its record (two plain stores; no lock, no fence: see
  *   pcstock_shm_recover()).  A death inside a window can leave the
