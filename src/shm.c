@@ -18,6 +18,7 @@
 #include <pcstock/shared.h>
 
 #include "internal.h"
+#include "names.h"
 #include "shm.h"
 
 static int valid_name(const char *name)
@@ -40,20 +41,10 @@ static int valid_name(const char *name)
 /*
  * Open addressing over (parent index, name), linear probing.  A bucket is
  * 0 (empty), NAME_TOMB (a removed name) or gid + 1 of a group; lookups
- * are lock-free and confirm every candidate against the group table.
+ * are lock-free and confirm every candidate against the group table.  The
+ * hash is the private tree's (names.h), seeded with the parent's index.
  */
 #define NAME_TOMB UINT64_MAX
-
-static uint64_t name_hash(uint32_t parent, const char *name)
-{
-	uint64_t h = 0xcbf29ce484222325ULL ^ parent;
-
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-		h ^= *p;
-		h *= 0x100000001b3ULL;
-	}
-	return h ^ (h >> 29);
-}
 
 static bool is_named(struct pcstock_shm *s, uint64_t entry, uint32_t parent,
 		     const char *name, size_t len, unsigned int want_state)
@@ -75,7 +66,7 @@ static int name_find(struct pcstock_shm *s, uint32_t parent, const char *name,
 {
 	uint32_t mask = s->h->l.name_mask;
 	size_t len = strlen(name);
-	uint64_t h = name_hash(parent, name);
+	uint64_t h = name_hash(parent, name, strlen(name));
 
 	for (uint32_t n = 0; n <= mask; n++) {
 		atomic_ulong *b = &shm_names(s)[(h + n) & mask];
@@ -97,7 +88,7 @@ static int name_insert(struct pcstock_shm *s, uint32_t parent, const char *name,
 		       pcstock_shm_gid gid)
 {
 	uint32_t mask = s->h->l.name_mask;
-	uint64_t h = name_hash(parent, name);
+	uint64_t h = name_hash(parent, name, strlen(name));
 
 	for (uint32_t n = 0; n <= mask; n++) {
 		atomic_ulong *b = &shm_names(s)[(h + n) & mask];
@@ -117,7 +108,7 @@ static void name_remove(struct pcstock_shm *s, uint32_t parent,
 			const char *name, pcstock_shm_gid gid)
 {
 	uint32_t mask = s->h->l.name_mask;
-	uint64_t h = name_hash(parent, name);
+	uint64_t h = name_hash(parent, name, strlen(name));
 
 	for (uint32_t n = 0; n <= mask; n++) {
 		atomic_ulong *b = &shm_names(s)[(h + n) & mask];
