@@ -303,6 +303,23 @@ static void test_files_and_protection(void **state)
 	assert_int_equal(pcstock_shm_detach(s), 0);
 }
 
+/*
+ * Park 8 pages (the batch of the cases below) in CPU 1's slot of @g; false
+ * on a machine with one CPU, where both ran on slot 0 (nothing to show).
+ */
+static bool park_on_cpu1(struct pcstock_shm *s, pcstock_shm_gid g)
+{
+	run_on_cpu(1);
+	assert_int_equal(pcstock_shm_charge(s, g, 1, 0), 0);
+	assert_int_equal(pcstock_shm_uncharge(s, g, 1), 0);
+	run_on_cpu(0);
+	if (pcstock_shm_stock_pages(s, g) == 8)
+		return true;
+	run_anywhere();
+	pcstock_shm_detach(s);
+	return false;
+}
+
 /* A failing charge takes back what sits in another CPU's slot first. */
 static void test_failing_charge_drains_every_cpu(void **state)
 {
@@ -313,16 +330,8 @@ static void test_failing_charge_drains_every_cpu(void **state)
 	a = mkgroup(s, PCSTOCK_SHM_ROOT, "a");
 	b = mkgroup(s, a, "b");
 	assert_int_equal(pcstock_shm_set_limit(s, a, PCSTOCK_LIMIT_MAX, 10), 0);
-	run_on_cpu(1);
-	assert_int_equal(pcstock_shm_charge(s, b, 1, 0), 0);
-	assert_int_equal(pcstock_shm_uncharge(s, b, 1), 0);
-	run_on_cpu(0);
-	if (pcstock_shm_stock_pages(s, b) != 8) {
-		/* One CPU only: both ran on slot 0, nothing to show. */
-		run_anywhere();
-		pcstock_shm_detach(s);
+	if (!park_on_cpu1(s, b))
 		skip();
-	}
 	/* The stranding bound: a slot never holds more than the batch. */
 	assert_true(pcstock_shm_stock_pages(s, b) <= 2 * 8);
 	/* 8 pages parked on CPU 1; 10 fit only if they come back. */
@@ -348,15 +357,8 @@ static void test_exact_nowait_sees_every_slot(void **state)
 		a = mkgroup(s, PCSTOCK_SHM_ROOT, "a");
 		assert_int_equal(pcstock_shm_set_limit(s, a, PCSTOCK_LIMIT_MAX,
 						       10), 0);
-		run_on_cpu(1);
-		assert_int_equal(pcstock_shm_charge(s, a, 1, 0), 0);
-		assert_int_equal(pcstock_shm_uncharge(s, a, 1), 0);
-		run_on_cpu(0);
-		if (pcstock_shm_stock_pages(s, a) != 8) {
-			run_anywhere();
-			pcstock_shm_detach(s);
+		if (!park_on_cpu1(s, a))
 			skip();
-		}
 		assert_int_equal(pcstock_shm_charge(s, a, 10,
 						    PCSTOCK_CHARGE_NOWAIT),
 				 exact ? 0 : -ENOMEM);
