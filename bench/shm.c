@@ -22,7 +22,8 @@
  *     one (of the default shape, as an application gets it: see
  *     nvn_config()); root and leaves as the bench's depth 2; workers
  *     pinned round-robin over the allowed CPUs; --duration measured after
- *     --warmup, --reps times, which kind runs first alternating; ops/s of
+ *     --warmup (the window opening once every worker has run, and
+ *     closing once every worker has run in it), --reps times, which kind runs first alternating; ops/s of
  *     all the workers (a charge and its uncharge is one operation), and
  *     the median of the repetitions' ratios.
  *  3. Recovery: a fork()ed worker charges 2 pages and uncharges 1,
@@ -524,6 +525,35 @@ static void nvn_snapshot(const struct nvn *r, unsigned long *v)
 					    memory_order_relaxed);
 }
 
+/* How long nvn_wait_all() waits for a worker that does not run, in s. */
+#define NVN_STALL_S 10.0
+
+/*
+ * Snapshot into @v once every worker has made an operation since @base
+ * (since the start if NULL): 0, or -ETIMEDOUT after NVN_STALL_S.
+ */
+static int nvn_wait_all(const struct nvn *r, const unsigned long *base,
+			unsigned long *v)
+{
+	double until = now_s() + NVN_STALL_S;
+	unsigned int i;
+
+	for (;;) {
+		nvn_snapshot(r, v);
+		for (i = 0; i < r->n && v[i] > (base ? base[i] : 0); i++)
+			;
+		if (i == r->n)
+			return 0;
+		if (now_s() > until) {
+			fprintf(stderr, "pcstock-bench --shm: worker %u of %u "
+				"made no operation in %g s\n", i, r->n,
+				NVN_STALL_S);
+			return -ETIMEDOUT;
+		}
+		sleep_s(0.0002);
+	}
+}
+
 /*
  * One run of r->n workers, threads on the private tree or processes on
  * the shared one, timed as run.c's run_timed(): ops/s in *@rate, failed
@@ -575,10 +605,17 @@ static int nvn_timed(struct nvn *r, bool procs, double *rate,
 	/* release: pairs with the acquire poll in nvn_go(). */
 	atomic_store_explicit(&c->phase, RUN_GO, memory_order_release);
 	sleep_s(r->o->warmup);
-	nvn_snapshot(r, v0);
+	/*
+	 * The window opens once every worker has run and closes once every
+	 * worker has advanced in it: on a loaded machine (ctest -j on two
+	 * CPUs) a pinned worker can wait longer than a --quick window for its
+	 * CPU, and a rate of 0 would make the ratio infinite.
+	 */
+	ret = nvn_wait_all(r, NULL, v0);
 	t0 = now_s();
 	sleep_s(r->o->duration);
-	nvn_snapshot(r, v1);
+	if (!ret)
+		ret = nvn_wait_all(r, v0, v1);
 	t1 = now_s();
 	atomic_store_explicit(&c->phase, RUN_STOP, memory_order_relaxed);
 	*rate = 0;
