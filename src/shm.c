@@ -265,7 +265,7 @@ int pcstock_shm_group_create(struct pcstock_shm *s, pcstock_shm_gid parent,
 	pcs_store(&p->first_child, i, PCS_RELEASE);
 	/* Release: every field above before the group is online. */
 	pcs_store(&g->state, GROUP_ONLINE, PCS_RELEASE);
-	pcs_store(shm_key_of(s, i), shm_key(gen, true), PCS_RELEASE);
+	pcs_store(shm_key_of(s, i), shm_key(gen, i, true), PCS_RELEASE);
 	*out = gid;
 out:
 	shm_tree_unlock(s);
@@ -359,7 +359,7 @@ int pcstock_shm_group_destroy(struct pcstock_shm *s, pcstock_shm_gid g)
 	 * every window that saw it online (an uncharge may be refilling a
 	 * slot), then drain: nothing stays in an offline group's slots.
 	 */
-	pcs_store(shm_key_of(s, i), shm_key(shm_gid_gen(g), false),
+	pcs_store(shm_key_of(s, i), shm_key(shm_gid_gen(g), i, false),
 		  PCS_SEQ_CST);
 	pcs_store(&grp->state, GROUP_OFFLINE, PCS_SEQ_CST);
 	name_remove(s, grp->parent, grp->name, g);
@@ -418,9 +418,10 @@ void shm_rebuild_structure(struct pcstock_shm *s)
 		unsigned int st = pcs_load(&g->state, PCS_RELAXED);
 		struct shm_group *p;
 
+		/* Within the recovery's pause: the keys keep its mark. */
 		pcs_store(shm_key_of(s, i),
-			  shm_key(pcs_load(&g->gen, PCS_RELAXED),
-				  st == GROUP_ONLINE),
+			  shm_key(pcs_load(&g->gen, PCS_RELAXED), i,
+				  st == GROUP_ONLINE) | SHM_KEY_FROZEN,
 			  PCS_RELAXED);
 		if (st == GROUP_FREE || g->parent >= s->max_groups)
 			continue;

@@ -117,15 +117,21 @@ enum shm_handle_state { HANDLE_LIVE = 0x5348u, HANDLE_DETACHED = 0xdeadu };
 
 struct pcstock_shm {
 	/* The fast paths' line: everything a hit or an uncharge loads. */
-	_Alignas(64) bool fast;		/* live, rseq, no fence: fast paths */
+	/*
+	 * The fast paths take group indexes 1..fast_lim: max_groups - 1 on
+	 * a live handle with an rseq area and no fence, else 0 (none).
+	 */
+	_Alignas(64) uint32_t fast_lim;
 	unsigned int slot_shift;	/* log2 of the words between two rows */
-	uint32_t max_groups, nr_cpus, batch;
+	uint32_t nr_cpus, batch;
+	ptrdiff_t rseq_off;		/* glibc's __rseq_offset */
 	atomic_uint *active;		/* &me->active */
 	atomic_uint *frozen;		/* &h->frozen */
 	atomic_ulong *keys;		/* shm_key() of each group */
 	atomic_uint *slots;		/* CPU 0's row */
 	atomic_long *figures;		/* this record's row */
 	/* The rest. */
+	uint32_t max_groups;
 	unsigned int state;		/* enum shm_handle_state */
 	bool forked;			/* a fork()'s copy: -ECHILD */
 	bool fence;			/* this record fences its windows */
@@ -195,20 +201,32 @@ static inline pcstock_shm_gid shm_make_gid(uint32_t gen, uint32_t i)
 }
 
 /*
- * The fast paths' one load per group: its generation and whether it is
- * online, (gen << 1) | online, in a dense array (the group's own lines
- * are written by every miss).  Stored after the state when a group goes
- * online, before it when it goes offline; derived again by a repair.
+ * The fast paths' one load per group, in a dense array (the group's own
+ * lines are written by every miss): while the group is online its gid
+ * itself, so that a hit compares the gid it was given with no
+ * arithmetic; offline, the gid's complement (whose index half is not
+ * the index: no gid of this group matches).  Stored after the state
+ * when a group goes online, before it when it goes offline; derived
+ * again by a repair.
  */
-static inline uint64_t shm_key(uint32_t gen, bool online)
+/*
+ * Set in every key while a recovery pauses the tree (shm_recover.c), so
+ * that the fast paths find the pause in the one load they make of the
+ * key (the index half's top bit: no gid has it, SHM_MAX_GROUPS is less).
+ */
+#define SHM_KEY_FROZEN (1ULL << 31)
+
+static inline uint64_t shm_key(uint32_t gen, uint32_t i, bool online)
 {
-	return ((uint64_t)gen << 1) | online;
+	pcstock_shm_gid g = shm_make_gid(gen, i);
+
+	return online ? g : ~g;
 }
 
 /* The key a gid's group has while online. */
 static inline uint64_t shm_gid_key(pcstock_shm_gid g)
 {
-	return (g >> 31) | 1;
+	return g;
 }
 
 static inline atomic_ulong *shm_key_of(const struct pcstock_shm *s,

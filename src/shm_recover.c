@@ -94,6 +94,25 @@ static bool wait_closed(struct pcstock_shm *s, unsigned int p)
 	}
 }
 
+/*
+ * Mark every group's key with the pause (@on), or clear the mark, under
+ * the structure lock (the only other writer of keys).  The fast paths
+ * load the key, not the frozen flag: the membarrier that follows the
+ * marking pairs with their window mark as it does for the flag.  The
+ * slow paths still wait on the flag.  Cleared after the recount, with
+ * release, before the flag.
+ */
+static void freeze_keys(struct pcstock_shm *s, bool on)
+{
+	for (uint32_t i = 0; i < s->max_groups; i++) {
+		atomic_ulong *k = shm_key_of(s, i);
+		uint64_t v = pcs_load(k, PCS_RELAXED);
+
+		pcs_store(k, on ? v | SHM_KEY_FROZEN : v & ~SHM_KEY_FROZEN,
+			  on ? PCS_RELAXED : PCS_RELEASE);
+	}
+}
+
 void shm_synchronize(struct pcstock_shm *s)
 {
 	barrier_all(s);
@@ -124,6 +143,11 @@ static int lock_retrying(pthread_mutex_t *m)
 	struct timespec until;
 	int err = pthread_mutex_trylock(m);
 
+	/* The explorer's processes wait at a scheduling point, not asleep. */
+	while (shm_simulated() && err == EBUSY) {
+		pcs_spin_yield();
+		err = pthread_mutex_trylock(m);
+	}
 	while (err == EBUSY || err == ETIMEDOUT) {
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += LOCK_RETRY_NS;
@@ -359,6 +383,7 @@ int pcstock_shm_recover(struct pcstock_shm *s, unsigned int *nr_dead)
 		goto out;
 
 	pcs_store(&s->h->frozen, 1, PCS_SEQ_CST);
+	freeze_keys(s, true);
 	barrier_all(s);
 	for (unsigned int p = 0; p < s->max_procs; p++) {
 		struct shm_proc *r = shm_proc(s, p);
@@ -379,6 +404,7 @@ int pcstock_shm_recover(struct pcstock_shm *s, unsigned int *nr_dead)
 		pcs_store(&s->h->needs_repair, 0, PCS_RELAXED);
 		pcs_fetch_add(&s->h->recoveries, 1, PCS_RELAXED);
 	}
+	freeze_keys(s, false);
 	pcs_store(&s->h->frozen, 0, PCS_RELEASE);
 	futex_wake_all(&s->h->frozen);
 out:

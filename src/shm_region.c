@@ -47,7 +47,7 @@ static void mark_forked(void)
 	for (struct pcstock_shm *s = handles; s; s = s->next_handle) {
 		s->forked = true;
 		s->ok = false;
-		s->fast = false;
+		s->fast_lim = 0;
 	}
 }
 
@@ -315,8 +315,8 @@ static void init_root(struct pcstock_shm *s)
 	pcs_store(&root->next_sibling, SHM_NO_INDEX, PCS_RELAXED);
 	pcs_store(&root->gen, shm_gid_gen(PCSTOCK_SHM_ROOT), PCS_RELAXED);
 	pcs_store(&root->state, GROUP_ONLINE, PCS_RELAXED);
-	pcs_store(shm_key_of(s, 0), shm_key(shm_gid_gen(PCSTOCK_SHM_ROOT), true),
-		  PCS_RELAXED);
+	pcs_store(shm_key_of(s, 0),
+		  shm_key(shm_gid_gen(PCSTOCK_SHM_ROOT), 0, true), PCS_RELAXED);
 }
 
 static void fill_handle(struct pcstock_shm *s, char *base, int fd)
@@ -331,6 +331,7 @@ static void fill_handle(struct pcstock_shm *s, char *base, int fd)
 	s->batch = s->h->l.batch;
 	s->exact = s->h->l.exact != 0;
 	s->rseq = __rseq_size != 0;
+	s->rseq_off = __rseq_offset;
 	s->frozen = &s->h->frozen;
 	s->groups = (struct shm_group *)(base + s->h->l.off_groups);
 	s->slots = (atomic_uint *)(base + s->h->l.off_slots);
@@ -340,7 +341,7 @@ static void fill_handle(struct pcstock_shm *s, char *base, int fd)
 	s->fence = !membarrier_register();
 	if (s->fence)
 		pcs_store(&s->h->fenced, 1, PCS_RELAXED);
-	s->fast = false;	/* until the handle is live */
+	s->fast_lim = 0;	/* until the handle is live */
 }
 
 int pcstock_shm_create(const char *name, const struct pcstock_shm_attr *attr,
@@ -400,7 +401,7 @@ int pcstock_shm_create(const char *name, const struct pcstock_shm_attr *attr,
 	s->creator = true;
 	s->state = HANDLE_LIVE;
 	s->ok = true;
-	s->fast = s->rseq && !s->fence;
+	s->fast_lim = s->rseq && !s->fence ? s->max_groups - 1 : 0;
 	/* Release: the whole region before anyone may attach to it. */
 	pcs_store(&h->state, SHM_READY, PCS_RELEASE);
 	*out = s;
@@ -473,7 +474,7 @@ int pcstock_shm_attach_fd(int fd, struct pcstock_shm **out)
 		goto fail;
 	s->state = HANDLE_LIVE;
 	s->ok = true;
-	s->fast = s->rseq && !s->fence;
+	s->fast_lim = s->rseq && !s->fence ? s->max_groups - 1 : 0;
 	/*
 	 * A dead holder found above is repaired now that we have a record
 	 * (a failure leaves needs_repair set, for the next to try).
@@ -514,7 +515,7 @@ int pcstock_shm_detach(struct pcstock_shm *s)
 		close(s->fd);
 		s->state = HANDLE_DETACHED;
 		s->ok = false;
-		s->fast = false;
+		s->fast_lim = 0;
 		return err;
 	}
 	if (err)
@@ -529,7 +530,7 @@ int pcstock_shm_detach(struct pcstock_shm *s)
 		shm_tree_unlock(s);
 	}
 	s->ok = false;
-	s->fast = false;
+	s->fast_lim = 0;
 	munmap(s->base, s->size);
 	close(s->fd);
 	s->state = HANDLE_DETACHED;

@@ -83,7 +83,7 @@ pcstock_add_mutant_explorers(plain_refill read_zero_drain no_disable_mark
 		relaxed_unlink exact_no_make_room no_xchg_fence
 		m7_drain_key_unlocked_scan disown_release_first
 		destroy_offline_after_unlock protection_online_unlocked
-		reap_next_once shm_no_recount)
+		reap_next_once shm_no_recount shm_no_key_freeze)
 
 include(${EXPLORE_DIR}/budget.cmake)
 
@@ -298,6 +298,27 @@ foreach(strategy random pct)
 endforeach()
 pcstock_add_detection_test(shm_no_recount pcstock-explore-shm-no-recount
 	shm-death)
+
+# A recovery's pause against a live process's fast paths (shm-pause): the
+# pause marks every group's key, the fast paths' one load, so that no hit
+# or uncharge uses a slot while the recount reads.  Without the mark
+# (tests/mutants/shm_no_key_freeze.patch) random finds usage off by a hit
+# at schedule 1 of seed 1; PCT needs depth 5 (schedule 579; at depth 3 an
+# earlier, shorter script gave nothing in 5000), so both PCT runs use it.
+# shm-recoverer-death: the recoverer dies at a drawn point of its pause
+# and the supervisor's recovery must finish it.
+foreach(strategy random pct)
+	pcstock_add_explore_test(explore_shm-pause_${strategy}
+		ARGS --scenario shm-pause --strategy ${strategy} --depth 5
+		--schedules 5000 --seed 1)
+	pcstock_add_explore_test(explore_shm-recoverer-death_${strategy}
+		ARGS --scenario shm-recoverer-death --strategy ${strategy}
+		--depth 5 --schedules 5000 --seed 1)
+	pcstock_add_explore_test(explore_detect_shm_no_key_freeze_${strategy}
+		BINARY pcstock-explore-shm-no-key-freeze
+		ARGS --scenario shm-pause --strategy ${strategy} --depth 5
+		--schedules 2000 --seed 1 --expect-violation)
+endforeach()
 
 # An owner's exit hands its CPU over to a thread waiting for it
 # (memcg7-handover): the work queued to the owner runs before the CPU is

@@ -2,7 +2,7 @@
 #
 # The shared tree (pcstock/shared.h): processes made with fork().
 # ThreadSanitizer cannot follow a process across fork(), so none of these
-# is in the TSan build; the explorer's shm-death scenario
+# is in the TSan build; the explorer's shm-death and shm-pause scenarios
 # (tests/explore.cmake, which TSan does follow: its processes are
 # threads), these tests under ASan+UBSan and example_prefork stand in for
 # it (docs/using.md, "Shared trees").

@@ -119,7 +119,7 @@
 PCSTOCK_EXTERN_C_BEGIN
 
 /* The region layout's version; a region of another refuses to attach. */
-#define PCSTOCK_SHM_ABI 1
+#define PCSTOCK_SHM_ABI 2
 
 /* The longest group name, without its terminating NUL. */
 #define PCSTOCK_SHM_NAME_MAX 63
@@ -497,7 +497,8 @@ PCSTOCK_API long pcstock_shm_proc_charged(struct pcstock_shm *s,
  *
  * Finds each LIVE record whose process is gone (its pid gone, or reused
  * by a process that started later), then, if any, pauses the tree: sets
- * the tree's frozen mark, makes every attached process see it
+ * the tree's frozen mark (and marks every group's key, which is what the
+ * fast paths load), makes every attached process see it
  * (membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED); a process that could not
  * register for it uses a fence in every window instead), waits for every
  * live process to leave its window (a window is a few dozen instructions,

@@ -31,6 +31,29 @@
  *    counter underflowed (pcstock_warn_count()): no page lost, none
  *    counted twice.
  *
+ * shm-pause: a recovery's pause against a live process's fast paths.
+ * A record of the region belongs to a process that is gone from the
+ * start (a third handle that sim_gone() reports dead), so that every
+ * recovery pauses the tree and recounts it.  Process 0 charges and
+ * uncharges B, mostly hits and uncharges into its CPU's slot (the fast
+ * paths); process 1, a survivor, runs pcstock_shm_recover() between two
+ * charges of its own.  The pause must keep process 0 out of every slot
+ * while the recount reads the slots and the figures: a hit that took
+ * pages from a slot the recount had read, but whose figure it had not,
+ * leaves usage short by the hit for good.  The checks are shm-death's,
+ * with no process dying inside the schedule.  A fast path that misses
+ * the pause (the key's mark, SHM_KEY_FROZEN) is the planted bug
+ * shm_no_key_freeze.
+ *
+ * shm-recoverer-death: shm-pause, but process 1 dies at a drawn point of
+ * its recovery (or of the charge after it): with the tree frozen, some
+ * keys marked or cleared, the recount half done, both locks held.  A
+ * third explored thread, the supervisor, waits for process 1 to end and,
+ * if it died, recovers as the contract asks (pcstock/shared.h: after any
+ * death, a recovery); that recovery must finish the dead one's work:
+ * process 0's operations, which may wait for the pause meanwhile, go on,
+ * and the checks hold.
+ *
  * The CPU of each simulated process is fixed (process t on CPU t), so a
  * seed replays the same slots.  Sequential consistency only: the windows'
  * fence is membarrier(2), which the weak-memory model does not simulate.
@@ -52,6 +75,10 @@
 #define NR_PROCS 2
 /* Process 0's scheduling points are about 300: most schedules kill it. */
 #define DEATH_BOUND 360
+/* Process 1's recovery has about 250 (8 groups, 4 records, 2 CPUs). */
+/* shm-pause's process 0: 4 fast-path calls a round. */
+#define PAUSE_ROUNDS 4
+#define RECOVER_DEATH_BOUND 300
 
 enum { GA, GB, GC, NR_GROUPS };
 
@@ -61,11 +88,16 @@ static struct {
 	pcstock_shm_gid g[NR_GROUPS];
 	long held[NR_PROCS][NR_GROUPS];	/* ledgers */
 	int record[NR_PROCS];		/* each handle's record */
+	struct pcstock_shm *gone;	/* shm-pause: a record gone at start */
+	int gone_record;
+	atomic_uint ended[NR_PROCS];	/* run() returned, or died */
 	char msg[200];
 } S;
 
 static bool sim_gone(unsigned int proc)
 {
+	if (S.gone && S.gone_record == (int)proc)
+		return true;
 	for (unsigned int t = 0; t < NR_PROCS; t++)
 		if (S.record[t] == (int)proc)
 			return explore_died(t);
@@ -83,8 +115,8 @@ static void shm_setup(const struct explore_scenario *s)
 					 .nr_cpus = NR_PROCS, .batch = 4 };
 	int err;
 
-	(void)s;
 	memset(&S, 0, sizeof(S));
+	S.gone_record = -1;
 	pcstock_warn_reset();
 	pcstock_shm_sim.gone = sim_gone;
 	pcstock_shm_sim.cpu = sim_cpu;
@@ -98,6 +130,10 @@ static void shm_setup(const struct explore_scenario *s)
 	for (int t = 0; t < NR_PROCS && !err; t++) {
 		err = pcstock_shm_attach_fd(pcstock_shm_fd(S.sup), &S.h[t]);
 		S.record[t] = err ? -1 : pcstock_shm_self(S.h[t]);
+	}
+	if (!err && strcmp(s->name, "shm-death")) {
+		err = pcstock_shm_attach_fd(pcstock_shm_fd(S.sup), &S.gone);
+		S.gone_record = err ? -1 : pcstock_shm_self(S.gone);
 	}
 	if (err) {
 		snprintf(S.msg, sizeof(S.msg), "setup failed: %d", err);
@@ -142,9 +178,47 @@ static void shm_run(const struct explore_scenario *s, unsigned int t)
 	uncharge(1, GB, 1);
 }
 
+static void pause_run(const struct explore_scenario *s, unsigned int t)
+{
+	unsigned int dead = 0;
+
+	(void)s;
+	if (t == 0) {
+		/* Long enough to be running when a recovery pauses. */
+		charge(0, GB, 1);	/* miss: 4 charged, 3 to the slot */
+		for (int k = 0; k < PAUSE_ROUNDS; k++) {
+			charge(0, GB, 1);	/* hits */
+			uncharge(0, GB, 1);	/* into the slot */
+			charge(0, GB, 2);
+			uncharge(0, GB, 2);
+		}
+		return;
+	}
+	if (t == 2) {
+		/* The supervisor: after a death, a recovery. */
+		while (!pcs_load(&S.ended[1], PCS_ACQUIRE))
+			pcs_spin_yield();
+		if (pcs_load(&S.ended[1], PCS_RELAXED) == 2 &&
+		    pcstock_shm_recover(S.sup, &dead))
+			explore_fail("the supervisor's recovery failed");
+		return;
+	}
+	charge(1, GC, 1);
+	if (!strcmp(s->name, "shm-recoverer-death"))
+		explore_die_within(RECOVER_DEATH_BOUND);
+	if (pcstock_shm_recover(S.h[1], &dead) || dead != 1)
+		explore_fail("process 1's recovery did not find the one "
+			     "gone record");
+	charge(1, GC, 1);
+	pcs_store(&S.ended[1], 1, PCS_RELEASE);
+}
+
 static void shm_on_death(const struct explore_scenario *s, unsigned int t)
 {
+	pthread_mutex_t *r = &S.h[t]->h->recover_lock;
+
 	(void)s;
+	pcs_store(&S.ended[t], 2, PCS_RELEASE);
 	/*
 	 * The robust futex list at exit: a lock the dead held is released
 	 * and its next holder told (EOWNERDEAD, which the library turns
@@ -159,6 +233,15 @@ static void shm_on_death(const struct explore_scenario *s, unsigned int t)
 		pthread_mutex_unlock(m);
 		pcs_store(&S.h[t]->h->needs_repair, 1, PCS_RELAXED);
 	}
+	/*
+	 * The recovery lock: its next holder, told, would finish a reap the
+	 * dead left half done (none here: only recoveries) and ask for the
+	 * structure's repair.
+	 */
+	if ((r->__data.__owner & FUTEX_TID_MASK) == gettid()) {
+		pthread_mutex_unlock(r);
+		pcs_store(&S.h[t]->h->needs_repair, 1, PCS_RELAXED);
+	}
 }
 
 static long figures(pcstock_shm_gid g)
@@ -168,6 +251,17 @@ static long figures(pcstock_shm_gid g)
 	for (unsigned int p = 0; p < pcstock_shm_max_procs(S.sup); p++)
 		sum += pcstock_shm_proc_charged(S.sup, p, g);
 	return sum;
+}
+
+/* Keys that still carry a pause's mark. */
+static unsigned int shm_frozen_keys(void)
+{
+	unsigned int n = 0;
+
+	for (uint32_t i = 0; i < S.sup->max_groups; i++)
+		n += (pcs_load(shm_key_of(S.sup, i), PCS_RELAXED) &
+		      SHM_KEY_FROZEN) != 0;
+	return n;
 }
 
 /* usage = figures + slots + children, at B, C, A and the root. */
@@ -208,19 +302,36 @@ static const char *check_levels(void)
 
 static const char *shm_check_end(const struct explore_scenario *s)
 {
-	unsigned int dead = 0;
+	unsigned int dead = 0, want = 0;
 	unsigned long pages;
 	const char *msg;
 	int err;
 
 	(void)s;
+	/* The dead, and the gone record, that no recovery marked yet. */
+	for (unsigned int t = 0; t < NR_PROCS; t++)
+		want += explore_died(t) &&
+			pcstock_shm_proc_state(S.sup, (unsigned int)
+					       S.record[t]) ==
+				PCSTOCK_SHM_PROC_LIVE;
+	if (S.gone && pcstock_shm_proc_state(S.sup, (unsigned int)
+					     S.gone_record) ==
+		      PCSTOCK_SHM_PROC_LIVE)
+		want++;
 	err = pcstock_shm_recover(S.sup, &dead);
-	if (err || dead != (explore_died(0) ? 1U : 0U)) {
+	if (err || dead != want ||
+	    (S.gone && pcstock_shm_recoveries(S.sup) == 0)) {
 		snprintf(S.msg, sizeof(S.msg),
-			 "recover: %d, %u dead (process 0 %s)", err, dead,
-			 explore_died(0) ? "died" : "lived");
+			 "recover: %d, %u dead, %u expected (process 0 %s, "
+			 "1 %s)", err, dead, want,
+			 explore_died(0) ? "died" : "lived",
+			 explore_died(1) ? "died" : "lived");
 		return S.msg;
 	}
+	if (pcstock_shm_recoveries(S.sup) && (shm_frozen_keys() ||
+					      pcs_load(&S.sup->h->frozen,
+						       PCS_RELAXED)))
+		return "the tree is still frozen after a recovery";
 	msg = check_levels();
 	if (msg)
 		return msg;
@@ -242,9 +353,14 @@ static const char *shm_check_end(const struct explore_scenario *s)
 			}
 	}
 	/* Give everything back: the dead by reaping, the living by hand. */
-	if (explore_died(0) &&
-	    pcstock_shm_reap(S.sup, (unsigned int)S.record[0], &pages))
-		return "reap failed";
+	for (unsigned int t = 0; t < NR_PROCS; t++)
+		if (explore_died(t) &&
+		    pcstock_shm_reap(S.sup, (unsigned int)S.record[t], &pages))
+			return "reap failed";
+	if (S.gone &&
+	    (pcstock_shm_reap(S.sup, (unsigned int)S.gone_record, &pages) ||
+	     pages))
+		return "the gone record's reap failed, or found pages";
 	for (unsigned int t = 0; t < NR_PROCS; t++)
 		for (int g = 0; g < NR_GROUPS && !explore_died(t); g++)
 			if (S.held[t][g] &&
@@ -282,6 +398,9 @@ static void shm_teardown(const struct explore_scenario *s)
 	for (unsigned int t = 0; t < NR_PROCS; t++)
 		pcstock_shm_detach(S.h[t]);
 	pcstock_shm_detach(S.sup);
+	/* Its record was reaped: only the mapping and the handle go. */
+	if (S.gone)
+		pcstock_shm_detach(S.gone);
 	pcstock_shm_sim.gone = NULL;
 	pcstock_shm_sim.cpu = NULL;
 }
@@ -298,7 +417,32 @@ static const struct explore_scenario shm_death = {
 	.teardown = shm_teardown,
 };
 
+static const struct explore_scenario shm_pause = {
+	.name = "shm-pause",
+	.help = "a recovery's pause against a live process's hits and "
+		"uncharges: no fast path uses a slot while the recount reads",
+	.nr_threads = NR_PROCS,
+	.setup = shm_setup,
+	.run = pause_run,
+	.check_end = shm_check_end,
+	.teardown = shm_teardown,
+};
+
+static const struct explore_scenario shm_recoverer_death = {
+	.name = "shm-recoverer-death",
+	.help = "a recoverer dies at any step of its pause; the next "
+		"recovery finishes its work and conserves every page",
+	.nr_threads = NR_PROCS + 1,
+	.setup = shm_setup,
+	.run = pause_run,
+	.on_death = shm_on_death,
+	.check_end = shm_check_end,
+	.teardown = shm_teardown,
+};
+
 const struct explore_scenario *const explore_shm_scenarios[] = {
 	&shm_death,
+	&shm_pause,
+	&shm_recoverer_death,
 	NULL,
 };
