@@ -43,6 +43,7 @@ struct shm_layout {
 	uint32_t batch;			/* 0: no stock */
 	uint32_t name_mask;		/* name buckets - 1 (a power of 2) */
 	uint32_t exact;			/* drain before any failure */
+	uint32_t track_failcnt;		/* memory.failcnt counts */
 	uint64_t off_procs, off_groups, off_names, off_charged, off_slots;
 	uint64_t off_keys;		/* the fast paths' word per group */
 	uint64_t slot_stride;		/* bytes between two CPUs' rows */

@@ -222,6 +222,7 @@ static int plan(const struct pcstock_shm_attr *attr, struct shm_layout *l)
 	l->nr_cpus = a.nr_cpus;
 	l->batch = a.batch;
 	l->exact = a.exact;
+	l->track_failcnt = a.track_failcnt;
 	for (buckets = 1; buckets < 2ULL * a.max_groups; buckets <<= 1)
 		;
 	l->name_mask = (uint32_t)(buckets - 1);
@@ -309,6 +310,8 @@ static void init_root(struct pcstock_shm *s)
 	struct shm_group *root = shm_group(s, 0);
 
 	pcstock_counter_init(&root->memory, NULL, true);
+	pcstock_counter_set_track_failcnt(&root->memory,
+					  s->h->l.track_failcnt != 0);
 	root->parent_rel = 0;
 	root->parent = SHM_NO_INDEX;
 	pcs_store(&root->first_child, SHM_NO_INDEX, PCS_RELAXED);

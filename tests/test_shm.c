@@ -321,6 +321,54 @@ static bool park_on_cpu1(struct pcstock_shm *s, pcstock_shm_gid g)
 }
 
 /* A failing charge takes back what sits in another CPU's slot first. */
+/*
+ * cgroup v1's memory.failcnt: with track_failcnt, the level at which a
+ * charge failed counts it (a private tree with the attribute does the
+ * same); a write zeroes it; without the attribute it stays 0.
+ */
+static void test_failcnt(void **state)
+{
+	struct pcstock_shm_attr attr = { .max_groups = 8, .max_procs = 2,
+					 .batch = PCSTOCK_SHM_NO_STOCK,
+					 .track_failcnt = true };
+	struct pcstock_shm *s, *v2 = create(8, 2, 0);
+	pcstock_shm_gid a, b, a2;
+	char buf[32];
+
+	(void)state;
+	assert_int_equal(pcstock_shm_create(NULL, &attr, &s), 0);
+	a = mkgroup(s, PCSTOCK_SHM_ROOT, "a");
+	b = mkgroup(s, a, "b");
+	a2 = mkgroup(v2, PCSTOCK_SHM_ROOT, "a");
+	assert_int_equal(pcstock_shm_set_limit(s, a, PCSTOCK_LIMIT_MAX, 4), 0);
+	assert_int_equal(pcstock_shm_set_limit(v2, a2, PCSTOCK_LIMIT_MAX, 4),
+			 0);
+	assert_int_equal(pcstock_shm_charge(s, b, 3, 0), 0);
+	assert_int_equal(pcstock_shm_charge(s, b, 2, PCSTOCK_CHARGE_NOWAIT),
+			 -ENOMEM);
+	assert_int_equal(pcstock_shm_charge(s, a, 5, PCSTOCK_CHARGE_NOWAIT),
+			 -ENOMEM);
+	assert_int_equal(pcstock_shm_charge(v2, a2, 5, PCSTOCK_CHARGE_NOWAIT),
+			 -ENOMEM);
+	assert_true(pcstock_shm_read(s, a, "memory.failcnt", buf,
+				     sizeof(buf)) > 0);
+	assert_string_equal(buf, "2\n");
+	assert_true(pcstock_shm_read(s, b, "memory.failcnt", buf,
+				     sizeof(buf)) > 0);
+	assert_string_equal(buf, "0\n");
+	assert_true(pcstock_shm_read(v2, a2, "memory.failcnt", buf,
+				     sizeof(buf)) > 0);
+	assert_string_equal(buf, "0\n");
+	assert_int_equal(pcstock_shm_write(s, a, "memory.failcnt", "0"), 0);
+	assert_true(pcstock_shm_read(s, a, "memory.failcnt", buf,
+				     sizeof(buf)) > 0);
+	assert_string_equal(buf, "0\n");
+	pcstock_shm_uncharge(s, b, 3);
+	assert_int_equal(pcstock_shm_usage(s, PCSTOCK_SHM_ROOT), 0);
+	assert_int_equal(pcstock_shm_detach(s), 0);
+	assert_int_equal(pcstock_shm_detach(v2), 0);
+}
+
 static void test_failing_charge_drains_every_cpu(void **state)
 {
 	struct pcstock_shm *s = create(8, 2, 8);
@@ -784,6 +832,7 @@ int main(void)
 		cmocka_unit_test(test_destroyed_group_keeps_charges_until_given_back),
 		cmocka_unit_test(test_charge_stock_and_limits),
 		cmocka_unit_test(test_files_and_protection),
+		cmocka_unit_test(test_failcnt),
 		cmocka_unit_test(test_failing_charge_drains_every_cpu),
 		cmocka_unit_test(test_exact_nowait_sees_every_slot),
 		cmocka_unit_test(test_bad_regions),

@@ -154,6 +154,10 @@ struct pcstock_shm;
  *	retries once, before anything else (before a NOWAIT or NORETRY
  *	charge gives up): no charge fails while the pages it needs sit in a
  *	stock.  Without it, as the kernel, a NOWAIT charge fails at once.
+ * @track_failcnt: count each group's failed charges, as a private tree
+ *	with the same attribute (cgroup v1's memory.failcnt, the level at
+ *	which a charge failed counting one); without it the count stays 0,
+ *	as on cgroup v2
  */
 struct pcstock_shm_attr {
 	unsigned int max_groups;
@@ -162,6 +166,7 @@ struct pcstock_shm_attr {
 	unsigned int batch;
 	unsigned int mode;
 	bool exact;
+	bool track_failcnt;
 };
 
 /* @batch: no stock, every charge goes to the counters. */
@@ -375,7 +380,8 @@ PCSTOCK_API int pcstock_shm_set_limit(struct pcstock_shm *s,
  * Formatted as the kernel formats them: bytes, "max" for no limit in v2's
  * memory.max and memory.high (v1 prints the bytes), memory.events' lines
  * ("low" is never raised: there is no reclaim of our own).  The failure
- * count is not tracked in a shared tree (0).
+ * count is tracked if the region was created with track_failcnt, else 0
+ * (a write of "0" to memory.failcnt zeroes it).
  *
  * Return: the length written (without the NUL), -ERANGE if @size is too
  * small, -ENOENT (no such file, or @g destroyed), -EINVAL, -EBADF,
