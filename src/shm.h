@@ -254,13 +254,17 @@ static inline bool shm_simulated(void)
 #ifdef PCSTOCK_EXPLORE
 /*
  * What an explorer scenario's simulated processes (threads of one
- * process) cannot show the library: which of them died, and which CPU
- * each runs on (so that a seed replays the same slots).  NULL members:
- * the real answers.  Test builds only (shm_region.c).
+ * process) cannot show the library: which of them died, which CPU each
+ * runs on (so that a seed replays the same slots), and whether the last
+ * holder of a robust lock just taken died holding it (the scenario
+ * released it for the dead, as the kernel's robust list does, but a
+ * plain unlock cannot say EOWNERDEAD; asked once per lock taken).  NULL
+ * members: the real answers.  Test builds only (shm_region.c).
  */
 struct pcstock_shm_sim {
 	bool (*gone)(unsigned int proc);
 	int (*cpu)(void);
+	bool (*owner_died)(pthread_mutex_t *m);
 };
 extern struct pcstock_shm_sim pcstock_shm_sim;
 #endif

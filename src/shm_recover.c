@@ -164,6 +164,10 @@ static int robust_lock(pthread_mutex_t *m, bool *owner_died)
 {
 	int err = lock_retrying(m);
 
+#ifdef PCSTOCK_EXPLORE
+	if (!err && pcstock_shm_sim.owner_died && pcstock_shm_sim.owner_died(m))
+		err = EOWNERDEAD;
+#endif
 	if (err == EOWNERDEAD) {
 		pthread_mutex_consistent(m);
 		*owner_died = true;

@@ -83,7 +83,8 @@ pcstock_add_mutant_explorers(plain_refill read_zero_drain no_disable_mark
 		relaxed_unlink exact_no_make_room no_xchg_fence
 		m7_drain_key_unlocked_scan disown_release_first
 		destroy_offline_after_unlock protection_online_unlocked
-		reap_next_once shm_no_recount shm_no_key_freeze)
+		reap_next_once shm_no_recount shm_no_key_freeze
+		shm_reap_unfinished)
 
 include(${EXPLORE_DIR}/budget.cmake)
 
@@ -303,10 +304,13 @@ pcstock_add_detection_test(shm_no_recount pcstock-explore-shm-no-recount
 # pause marks every group's key, the fast paths' one load, so that no hit
 # or uncharge uses a slot while the recount reads.  Without the mark
 # (tests/mutants/shm_no_key_freeze.patch) random finds usage off by a hit
-# at schedule 1 of seed 1; PCT needs depth 5 (schedule 579; at depth 3 an
-# earlier, shorter script gave nothing in 5000), so both PCT runs use it.
+# at schedule 1 of seed 1; PCT needs depth 5 (schedule 2324; depth 4 finds
+# nothing in 5000), so both PCT runs use it.
 # shm-recoverer-death: the recoverer dies at a drawn point of its pause
-# and the supervisor's recovery must finish it.
+# or of the two reaps after it, and the supervisor's recovery must finish
+# its work.  A reap left between its two stores and not finished
+# (tests/mutants/shm_reap_unfinished.patch) reaps a figure twice: random
+# finds it at schedule 588 of seed 1, PCT (depth 5) at 440.
 foreach(strategy random pct)
 	pcstock_add_explore_test(explore_shm-pause_${strategy}
 		ARGS --scenario shm-pause --strategy ${strategy} --depth 5
@@ -317,7 +321,12 @@ foreach(strategy random pct)
 	pcstock_add_explore_test(explore_detect_shm_no_key_freeze_${strategy}
 		BINARY pcstock-explore-shm-no-key-freeze
 		ARGS --scenario shm-pause --strategy ${strategy} --depth 5
-		--schedules 2000 --seed 1 --expect-violation)
+		--schedules 5000 --seed 1 --expect-violation)
+	pcstock_add_explore_test(
+		explore_detect_shm_reap_unfinished_${strategy}
+		BINARY pcstock-explore-shm-reap-unfinished
+		ARGS --scenario shm-recoverer-death --strategy ${strategy}
+		--depth 5 --schedules 3000 --seed 1 --expect-violation)
 endforeach()
 
 # An owner's exit hands its CPU over to a thread waiting for it

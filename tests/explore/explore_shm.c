@@ -45,9 +45,12 @@
  * the pause (the key's mark, SHM_KEY_FROZEN) is the planted bug
  * shm_no_key_freeze.
  *
- * shm-recoverer-death: shm-pause, but process 1 dies at a drawn point of
- * its recovery (or of the charge after it): with the tree frozen, some
- * keys marked or cleared, the recount half done, both locks held.  A
+ * shm-recoverer-death: shm-pause with two records gone, one holding 3
+ * pages of B and the other the 2 of them it gave back (a figure of -2);
+ * process 1 recovers, reaps both (the second's figure cancels against the
+ * orphan balance the first left) and dies at a drawn point of that: with
+ * the tree frozen, some keys marked or cleared, the recount half done, a
+ * reap between its two stores, both locks held.  A
  * third explored thread, the supervisor, waits for process 1 to end and,
  * if it died, recovers as the contract asks (pcstock/shared.h: after any
  * death, a recovery); that recovery must finish the dead one's work:
@@ -75,10 +78,12 @@
 #define NR_PROCS 2
 /* Process 0's scheduling points are about 300: most schedules kill it. */
 #define DEATH_BOUND 360
-/* Process 1's recovery has about 250 (8 groups, 4 records, 2 CPUs). */
 /* shm-pause's process 0: 4 fast-path calls a round. */
 #define PAUSE_ROUNDS 4
-#define RECOVER_DEATH_BOUND 300
+/* shm-recoverer-death's records gone at the start. */
+#define NR_GONE 2
+/* Process 1's recovery and reaps have about 300 (8 groups, 2 CPUs). */
+#define RECOVER_DEATH_BOUND 400
 
 enum { GA, GB, GC, NR_GROUPS };
 
@@ -88,16 +93,21 @@ static struct {
 	pcstock_shm_gid g[NR_GROUPS];
 	long held[NR_PROCS][NR_GROUPS];	/* ledgers */
 	int record[NR_PROCS];		/* each handle's record */
-	struct pcstock_shm *gone;	/* shm-pause: a record gone at start */
-	int gone_record;
+	/* shm-pause: records gone at the start (1, or 2 with figures). */
+	struct pcstock_shm *gone[NR_GONE];
+	int gone_record[NR_GONE];
+	unsigned int nr_gone;
 	atomic_uint ended[NR_PROCS];	/* run() returned, or died */
+	/* Locks released for the dead: their offsets in the header, or 0. */
+	size_t died_lock[2];
 	char msg[200];
 } S;
 
 static bool sim_gone(unsigned int proc)
 {
-	if (S.gone && S.gone_record == (int)proc)
-		return true;
+	for (unsigned int k = 0; k < S.nr_gone; k++)
+		if (S.gone_record[k] == (int)proc)
+			return true;
 	for (unsigned int t = 0; t < NR_PROCS; t++)
 		if (S.record[t] == (int)proc)
 			return explore_died(t);
@@ -109,17 +119,45 @@ static int sim_cpu(void)
 	return (int)explore_self();
 }
 
+/* Whether @m is at @off in the header of the mapping of one of ours. */
+static bool lock_at(const pthread_mutex_t *m, size_t off)
+{
+	struct pcstock_shm *all[] = { S.sup, S.h[0], S.h[1], S.gone[0],
+				      S.gone[1] };
+
+	for (unsigned int k = 0; k < sizeof(all) / sizeof(all[0]); k++)
+		if (all[k] && (const char *)m == (const char *)all[k]->h + off)
+			return true;
+	return false;
+}
+
+/*
+ * A lock released for the dead: its next taker is told (EOWNERDEAD).
+ * Every handle maps the region at an address of its own: the lock is
+ * known by its offset.
+ */
+static bool sim_owner_died(pthread_mutex_t *m)
+{
+	for (unsigned int k = 0; k < 2; k++)
+		if (S.died_lock[k] && lock_at(m, S.died_lock[k])) {
+			S.died_lock[k] = 0;
+			return true;
+		}
+	return false;
+}
+
 static void shm_setup(const struct explore_scenario *s)
 {
-	struct pcstock_shm_attr attr = { .max_groups = 8, .max_procs = 4,
+	struct pcstock_shm_attr attr = { .max_groups = 8, .max_procs = 5,
 					 .nr_cpus = NR_PROCS, .batch = 4 };
 	int err;
 
 	memset(&S, 0, sizeof(S));
-	S.gone_record = -1;
+	S.gone_record[0] = S.gone_record[1] = -1;
 	pcstock_warn_reset();
 	pcstock_shm_sim.gone = sim_gone;
 	pcstock_shm_sim.cpu = sim_cpu;
+	pcstock_shm_sim.owner_died = sim_owner_died;
 	err = pcstock_shm_create(NULL, &attr, &S.sup);
 	err = err ?: pcstock_shm_group_create(S.sup, PCSTOCK_SHM_ROOT, "A",
 					      &S.g[GA]);
@@ -132,8 +170,23 @@ static void shm_setup(const struct explore_scenario *s)
 		S.record[t] = err ? -1 : pcstock_shm_self(S.h[t]);
 	}
 	if (!err && strcmp(s->name, "shm-death")) {
-		err = pcstock_shm_attach_fd(pcstock_shm_fd(S.sup), &S.gone);
-		S.gone_record = err ? -1 : pcstock_shm_self(S.gone);
+		S.nr_gone = strcmp(s->name, "shm-pause") ? NR_GONE : 1;
+		for (unsigned int k = 0; k < S.nr_gone && !err; k++) {
+			err = pcstock_shm_attach_fd(pcstock_shm_fd(S.sup),
+						    &S.gone[k]);
+			S.gone_record[k] = err ? -1 : pcstock_shm_self(S.gone[k]);
+		}
+		/*
+		 * shm-recoverer-death: the second holds 3 pages of B; the
+		 * first gave back 2 of them (its figure -2).  Reaped in that
+		 * order, the second's figure cancels 2 against the orphan
+		 * balance the first left: the reap's two stores.
+		 */
+		if (!err && S.nr_gone == NR_GONE) {
+			err = pcstock_shm_charge(S.gone[1], S.g[GB], 3, 0);
+			err = err ?: pcstock_shm_uncharge(S.gone[0], S.g[GB],
+							  2);
+		}
 	}
 	if (err) {
 		snprintf(S.msg, sizeof(S.msg), "setup failed: %d", err);
@@ -204,44 +257,43 @@ static void pause_run(const struct explore_scenario *s, unsigned int t)
 		return;
 	}
 	charge(1, GC, 1);
-	if (!strcmp(s->name, "shm-recoverer-death"))
+	if (S.nr_gone == NR_GONE)
 		explore_die_within(RECOVER_DEATH_BOUND);
-	if (pcstock_shm_recover(S.h[1], &dead) || dead != 1)
-		explore_fail("process 1's recovery did not find the one "
-			     "gone record");
+	if (pcstock_shm_recover(S.h[1], &dead) || dead != S.nr_gone)
+		explore_fail("process 1's recovery did not find the gone "
+			     "records");
+	/* The reaps, in the order that moves the orphan balance. */
+	for (unsigned int k = 0; k < S.nr_gone; k++)
+		if (S.nr_gone == NR_GONE &&
+		    pcstock_shm_reap(S.h[1], (unsigned int)S.gone_record[k],
+				     NULL))
+			explore_fail("process 1's reap failed");
 	charge(1, GC, 1);
 	pcs_store(&S.ended[1], 1, PCS_RELEASE);
 }
 
 static void shm_on_death(const struct explore_scenario *s, unsigned int t)
 {
-	pthread_mutex_t *r = &S.h[t]->h->recover_lock;
+	pthread_mutex_t *lock[2] = { &S.h[t]->h->tree_lock,
+				     &S.h[t]->h->recover_lock };
 
 	(void)s;
 	pcs_store(&S.ended[t], 2, PCS_RELEASE);
 	/*
 	 * The robust futex list at exit: a lock the dead held is released
-	 * and its next holder told (EOWNERDEAD, which the library turns
-	 * into a repair).  glibc keeps a robust mutex's owner's thread id
-	 * in the mutex (the futex word the kernel's list walk reads); an
-	 * unlock attempt by a non-owner would work too, but ThreadSanitizer
-	 * reports it.
+	 * and its next holder told (EOWNERDEAD: the structure's repair; for
+	 * the recovery lock, the end of a reap left half done, too).  glibc
+	 * keeps a robust mutex's owner's thread id in the mutex (the futex
+	 * word the kernel's list walk reads); an unlock attempt by a
+	 * non-owner would work too, but ThreadSanitizer reports it.  The
+	 * unlock cannot tell, so sim_owner_died() does.
 	 */
-	pthread_mutex_t *m = &S.h[t]->h->tree_lock;
-
-	if ((m->__data.__owner & FUTEX_TID_MASK) == gettid()) {
-		pthread_mutex_unlock(m);
-		pcs_store(&S.h[t]->h->needs_repair, 1, PCS_RELAXED);
-	}
-	/*
-	 * The recovery lock: its next holder, told, would finish a reap the
-	 * dead left half done (none here: only recoveries) and ask for the
-	 * structure's repair.
-	 */
-	if ((r->__data.__owner & FUTEX_TID_MASK) == gettid()) {
-		pthread_mutex_unlock(r);
-		pcs_store(&S.h[t]->h->needs_repair, 1, PCS_RELAXED);
-	}
+	for (unsigned int k = 0; k < 2; k++)
+		if ((lock[k]->__data.__owner & FUTEX_TID_MASK) == gettid()) {
+			pthread_mutex_unlock(lock[k]);
+			S.died_lock[k] = (size_t)((char *)lock[k] -
+						  (char *)S.h[t]->h);
+		}
 }
 
 static long figures(pcstock_shm_gid g)
@@ -314,13 +366,13 @@ static const char *shm_check_end(const struct explore_scenario *s)
 			pcstock_shm_proc_state(S.sup, (unsigned int)
 					       S.record[t]) ==
 				PCSTOCK_SHM_PROC_LIVE;
-	if (S.gone && pcstock_shm_proc_state(S.sup, (unsigned int)
-					     S.gone_record) ==
-		      PCSTOCK_SHM_PROC_LIVE)
-		want++;
+	for (unsigned int k = 0; k < S.nr_gone; k++)
+		want += pcstock_shm_proc_state(S.sup, (unsigned int)
+					       S.gone_record[k]) ==
+			PCSTOCK_SHM_PROC_LIVE;
 	err = pcstock_shm_recover(S.sup, &dead);
 	if (err || dead != want ||
-	    (S.gone && pcstock_shm_recoveries(S.sup) == 0)) {
+	    (S.nr_gone && pcstock_shm_recoveries(S.sup) == 0)) {
 		snprintf(S.msg, sizeof(S.msg),
 			 "recover: %d, %u dead, %u expected (process 0 %s, "
 			 "1 %s)", err, dead, want,
@@ -357,10 +409,14 @@ static const char *shm_check_end(const struct explore_scenario *s)
 		if (explore_died(t) &&
 		    pcstock_shm_reap(S.sup, (unsigned int)S.record[t], &pages))
 			return "reap failed";
-	if (S.gone &&
-	    (pcstock_shm_reap(S.sup, (unsigned int)S.gone_record, &pages) ||
-	     pages))
-		return "the gone record's reap failed, or found pages";
+	/* What a dead reaper did not reap (a FREE record was reaped). */
+	for (unsigned int k = 0; k < S.nr_gone; k++)
+		if (pcstock_shm_proc_state(S.sup, (unsigned int)
+					   S.gone_record[k]) ==
+			    PCSTOCK_SHM_PROC_DEAD &&
+		    pcstock_shm_reap(S.sup, (unsigned int)S.gone_record[k],
+				     &pages))
+			return "a gone record's reap failed";
 	for (unsigned int t = 0; t < NR_PROCS; t++)
 		for (int g = 0; g < NR_GROUPS && !explore_died(t); g++)
 			if (S.held[t][g] &&
@@ -399,10 +455,11 @@ static void shm_teardown(const struct explore_scenario *s)
 		pcstock_shm_detach(S.h[t]);
 	pcstock_shm_detach(S.sup);
 	/* Its record was reaped: only the mapping and the handle go. */
-	if (S.gone)
-		pcstock_shm_detach(S.gone);
+	for (unsigned int k = 0; k < S.nr_gone; k++)
+		pcstock_shm_detach(S.gone[k]);
 	pcstock_shm_sim.gone = NULL;
 	pcstock_shm_sim.cpu = NULL;
+	pcstock_shm_sim.owner_died = NULL;
 }
 
 static const struct explore_scenario shm_death = {
