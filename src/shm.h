@@ -117,22 +117,28 @@ struct shm_group {
 enum shm_handle_state { HANDLE_LIVE = 0x5348u, HANDLE_DETACHED = 0xdeadu };
 
 struct pcstock_shm {
-	/* The fast paths' line: everything a hit or an uncharge loads. */
 	/*
-	 * The fast paths take group indexes 1..fast_lim: max_groups - 1 on
-	 * a live handle with an rseq area and no fence, else 0 (none).
+	 * The fast paths' line: everything a hit or an uncharge loads.  They
+	 * take group indexes 1..fast_lim: max_groups - 1 on a live handle
+	 * with an rseq area and no fence, else 0 (none).
 	 */
 	_Alignas(64) uint32_t fast_lim;
 	unsigned int slot_shift;	/* log2 of the words between two rows */
 	uint32_t nr_cpus, batch;
 	ptrdiff_t rseq_off;		/* glibc's __rseq_offset */
 	atomic_uint *active;		/* &me->active */
-	atomic_uint *frozen;		/* &h->frozen */
+	atomic_uint *frozen;		/* &h->frozen (shm_enter()) */
 	atomic_ulong *keys;		/* shm_key() of each group */
 	atomic_uint *slots;		/* CPU 0's row */
 	atomic_long *figures;		/* this record's row */
 	/* The rest. */
 	uint32_t max_groups;
+	/*
+	 * The recount's two stacks (2 x max_groups words), allocated by the
+	 * handle's first pcstock_shm_recover() before it changes anything,
+	 * so that a pause cannot fail for memory; freed by the detach.
+	 */
+	uint32_t *recount_buf;
 	unsigned int state;		/* enum shm_handle_state */
 	bool forked;			/* a fork()'s copy: -ECHILD */
 	bool fence;			/* this record fences its windows */

@@ -278,17 +278,11 @@ static unsigned long min_ul(unsigned long a, unsigned long b)
  * as deep as the table): every level's usage, then its published
  * protected usage and its children's sums, as a quiescent tree has them.
  */
-static int recount(struct pcstock_shm *s)
+static void recount(struct pcstock_shm *s)
 {
-	uint32_t *stack = malloc(sizeof(*stack) * s->max_groups);
-	uint32_t *cursor = malloc(sizeof(*cursor) * s->max_groups);
+	uint32_t *stack = s->recount_buf, *cursor = stack + s->max_groups;
 	uint32_t depth = 0;
 
-	if (!stack || !cursor) {
-		free(stack);
-		free(cursor);
-		return -ENOMEM;
-	}
 	stack[0] = 0;
 	cursor[0] = pcs_load(&shm_group(s, 0)->first_child, PCS_RELAXED);
 	for (;;) {
@@ -347,9 +341,6 @@ static int recount(struct pcstock_shm *s)
 			break;
 		depth--;
 	}
-	free(stack);
-	free(cursor);
-	return 0;
 }
 
 /* ---- recovery ----------------------------------------------------------------------- */
@@ -364,6 +355,12 @@ int pcstock_shm_recover(struct pcstock_shm *s, unsigned int *nr_dead)
 		*nr_dead = 0;
 	if (err)
 		return err;
+	/* Before anything changes: a pause must not fail for memory. */
+	if (!s->recount_buf) {
+		s->recount_buf = malloc(2 * sizeof(uint32_t) * s->max_groups);
+		if (!s->recount_buf)
+			return -ENOMEM;
+	}
 	err = recover_lock(s, &died);
 	if (err)
 		return err;
@@ -403,11 +400,9 @@ int pcstock_shm_recover(struct pcstock_shm *s, unsigned int *nr_dead)
 	}
 	if (repair)
 		shm_rebuild_structure(s);
-	err = recount(s);
-	if (!err) {
-		pcs_store(&s->h->needs_repair, 0, PCS_RELAXED);
-		pcs_fetch_add(&s->h->recoveries, 1, PCS_RELAXED);
-	}
+	recount(s);
+	pcs_store(&s->h->needs_repair, 0, PCS_RELAXED);
+	pcs_fetch_add(&s->h->recoveries, 1, PCS_RELAXED);
 	freeze_keys(s, false);
 	pcs_store(&s->h->frozen, 0, PCS_RELEASE);
 	futex_wake_all(&s->h->frozen);

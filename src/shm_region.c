@@ -56,6 +56,9 @@ static void register_atfork(void)
 	pthread_atfork(NULL, NULL, mark_forked);
 }
 
+_Static_assert(offsetof(struct pcstock_shm, max_groups) == 64,
+	       "the fast paths' fields fill exactly one cache line");
+
 static struct pcstock_shm *handle_new(void)
 {
 	/* Aligned: the fast paths' fields are one cache line (shm.h). */
@@ -516,6 +519,8 @@ int pcstock_shm_detach(struct pcstock_shm *s)
 		/* A fork()'s copy: drop the mapping, leave the parent's record. */
 		munmap(s->base, s->size);
 		close(s->fd);
+		free(s->recount_buf);
+		s->recount_buf = NULL;
 		s->state = HANDLE_DETACHED;
 		s->ok = false;
 		s->fast_lim = 0;
@@ -536,6 +541,8 @@ int pcstock_shm_detach(struct pcstock_shm *s)
 	s->fast_lim = 0;
 	munmap(s->base, s->size);
 	close(s->fd);
+	free(s->recount_buf);
+	s->recount_buf = NULL;
 	s->state = HANDLE_DETACHED;
 	s->base = NULL;
 	return 0;

@@ -518,7 +518,9 @@ PCSTOCK_API long pcstock_shm_proc_charged(struct pcstock_shm *s,
  *
  * Callbacks run outside every window and lock: a callback may call it.
  *
- * Return: 0; -EBADF; -ECHILD; -ENOMEM (the recount's stack).
+ * Return: 0; -EBADF; -ECHILD; -ENOMEM (the recount's stack, allocated
+ * by a handle's first call before it looks at anything: then nothing was
+ * changed, call again).
  */
 PCSTOCK_API int pcstock_shm_recover(struct pcstock_shm *s, unsigned int *nr_dead);
 
