@@ -158,6 +158,9 @@ struct pcstock_shm {
 	struct pcstock_shm *next_handle;	/* every handle, for fork */
 };
 
+_Static_assert(offsetof(struct pcstock_shm, max_groups) == 64,
+	       "the fast paths' fields fill exactly one cache line");
+
 /* ---- addressing ------------------------------------------------------------ */
 
 static inline struct shm_proc *shm_proc(const struct pcstock_shm *s,

@@ -56,9 +56,6 @@ static void register_atfork(void)
 	pthread_atfork(NULL, NULL, mark_forked);
 }
 
-_Static_assert(offsetof(struct pcstock_shm, max_groups) == 64,
-	       "the fast paths' fields fill exactly one cache line");
-
 static struct pcstock_shm *handle_new(void)
 {
 	/* Aligned: the fast paths' fields are one cache line (shm.h). */
