@@ -217,12 +217,10 @@ static inline pcstock_shm_gid shm_make_gid(uint32_t gen, uint32_t i)
  * arithmetic; offline, the gid's complement (whose index half is not
  * the index: no gid of this group matches).  Stored after the state
  * when a group goes online, before it when it goes offline; derived
- * again by a repair.
- */
-/*
- * Set in every key while a recovery pauses the tree (shm_recover.c), so
- * that the fast paths find the pause in the one load they make of the
- * key (the index half's top bit: no gid has it, SHM_MAX_GROUPS is less).
+ * again by a repair.  A recovery's pause marks every key with
+ * SHM_KEY_FROZEN (shm_recover.c), so that the fast paths find the pause
+ * in the same load: the index half's top bit, which no gid has
+ * (SHM_MAX_GROUPS is less).
  */
 #define SHM_KEY_FROZEN (1ULL << 31)
 

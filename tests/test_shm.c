@@ -321,6 +321,16 @@ static bool park_on_cpu1(struct pcstock_shm *s, pcstock_shm_gid g)
 }
 
 /* A failing charge takes back what sits in another CPU's slot first. */
+/* @g's @file reads @want. */
+static void assert_file(struct pcstock_shm *s, pcstock_shm_gid g,
+			const char *file, const char *want)
+{
+	char buf[64];
+
+	assert_true(pcstock_shm_read(s, g, file, buf, sizeof(buf)) > 0);
+	assert_string_equal(buf, want);
+}
+
 /*
  * cgroup v1's memory.failcnt: with track_failcnt, the level at which a
  * charge failed counts it (a private tree with the attribute does the
@@ -333,7 +343,6 @@ static void test_failcnt(void **state)
 					 .track_failcnt = true };
 	struct pcstock_shm *s, *v2 = create(8, 2, 0);
 	pcstock_shm_gid a, b, a2;
-	char buf[32];
 
 	(void)state;
 	assert_int_equal(pcstock_shm_create(NULL, &attr, &s), 0);
@@ -350,19 +359,11 @@ static void test_failcnt(void **state)
 			 -ENOMEM);
 	assert_int_equal(pcstock_shm_charge(v2, a2, 5, PCSTOCK_CHARGE_NOWAIT),
 			 -ENOMEM);
-	assert_true(pcstock_shm_read(s, a, "memory.failcnt", buf,
-				     sizeof(buf)) > 0);
-	assert_string_equal(buf, "2\n");
-	assert_true(pcstock_shm_read(s, b, "memory.failcnt", buf,
-				     sizeof(buf)) > 0);
-	assert_string_equal(buf, "0\n");
-	assert_true(pcstock_shm_read(v2, a2, "memory.failcnt", buf,
-				     sizeof(buf)) > 0);
-	assert_string_equal(buf, "0\n");
+	assert_file(s, a, "memory.failcnt", "2\n");
+	assert_file(s, b, "memory.failcnt", "0\n");
+	assert_file(v2, a2, "memory.failcnt", "0\n");
 	assert_int_equal(pcstock_shm_write(s, a, "memory.failcnt", "0"), 0);
-	assert_true(pcstock_shm_read(s, a, "memory.failcnt", buf,
-				     sizeof(buf)) > 0);
-	assert_string_equal(buf, "0\n");
+	assert_file(s, a, "memory.failcnt", "0\n");
 	pcstock_shm_uncharge(s, b, 3);
 	assert_int_equal(pcstock_shm_usage(s, PCSTOCK_SHM_ROOT), 0);
 	assert_int_equal(pcstock_shm_detach(s), 0);

@@ -169,24 +169,21 @@ static void shm_setup(const struct explore_scenario *s)
 		err = pcstock_shm_attach_fd(pcstock_shm_fd(S.sup), &S.h[t]);
 		S.record[t] = err ? -1 : pcstock_shm_self(S.h[t]);
 	}
-	if (!err && strcmp(s->name, "shm-death")) {
-		S.nr_gone = strcmp(s->name, "shm-pause") ? NR_GONE : 1;
-		for (unsigned int k = 0; k < S.nr_gone && !err; k++) {
-			err = pcstock_shm_attach_fd(pcstock_shm_fd(S.sup),
-						    &S.gone[k]);
-			S.gone_record[k] = err ? -1 : pcstock_shm_self(S.gone[k]);
-		}
-		/*
-		 * shm-recoverer-death: the second holds 3 pages of B; the
-		 * first gave back 2 of them (its figure -2).  Reaped in that
-		 * order, the second's figure cancels 2 against the orphan
-		 * balance the first left: the reap's two stores.
-		 */
-		if (!err && S.nr_gone == NR_GONE) {
-			err = pcstock_shm_charge(S.gone[1], S.g[GB], 3, 0);
-			err = err ?: pcstock_shm_uncharge(S.gone[0], S.g[GB],
-							  2);
-		}
+	/* shm-pause and shm-recoverer-death: @arg, the records gone. */
+	S.nr_gone = s->arg ? *(const unsigned int *)s->arg : 0;
+	for (unsigned int k = 0; k < S.nr_gone && !err; k++) {
+		err = pcstock_shm_attach_fd(pcstock_shm_fd(S.sup), &S.gone[k]);
+		S.gone_record[k] = err ? -1 : pcstock_shm_self(S.gone[k]);
+	}
+	/*
+	 * shm-recoverer-death: the second holds 3 pages of B; the first gave
+	 * back 2 of them (its figure -2).  Reaped in that order, the second's
+	 * figure cancels 2 against the orphan balance the first left: the
+	 * reap's two stores.
+	 */
+	if (!err && S.nr_gone == NR_GONE) {
+		err = pcstock_shm_charge(S.gone[1], S.g[GB], 3, 0);
+		err = err ?: pcstock_shm_uncharge(S.gone[0], S.g[GB], 2);
 	}
 	if (err) {
 		snprintf(S.msg, sizeof(S.msg), "setup failed: %d", err);
@@ -263,9 +260,8 @@ static void pause_run(const struct explore_scenario *s, unsigned int t)
 		explore_fail("process 1's recovery did not find the gone "
 			     "records");
 	/* The reaps, in the order that moves the orphan balance. */
-	for (unsigned int k = 0; k < S.nr_gone; k++)
-		if (S.nr_gone == NR_GONE &&
-		    pcstock_shm_reap(S.h[1], (unsigned int)S.gone_record[k],
+	for (unsigned int k = 0; S.nr_gone == NR_GONE && k < S.nr_gone; k++)
+		if (pcstock_shm_reap(S.h[1], (unsigned int)S.gone_record[k],
 				     NULL))
 			explore_fail("process 1's reap failed");
 	charge(1, GC, 1);
@@ -474,6 +470,8 @@ static const struct explore_scenario shm_death = {
 	.teardown = shm_teardown,
 };
 
+static const unsigned int gone_one = 1, gone_two = NR_GONE;
+
 static const struct explore_scenario shm_pause = {
 	.name = "shm-pause",
 	.help = "a recovery's pause against a live process's hits and "
@@ -483,6 +481,7 @@ static const struct explore_scenario shm_pause = {
 	.run = pause_run,
 	.check_end = shm_check_end,
 	.teardown = shm_teardown,
+	.arg = &gone_one,
 };
 
 static const struct explore_scenario shm_recoverer_death = {
@@ -495,6 +494,7 @@ static const struct explore_scenario shm_recoverer_death = {
 	.on_death = shm_on_death,
 	.check_end = shm_check_end,
 	.teardown = shm_teardown,
+	.arg = &gone_two,
 };
 
 const struct explore_scenario *const explore_shm_scenarios[] = {
