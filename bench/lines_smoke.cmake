@@ -112,6 +112,29 @@ function(read_lines dir prefix)
 				message(FATAL_ERROR "placement check: ${line}")
 			endif()
 		endif()
+		# The local cost: the stepped loop's less the harnesses'
+		# difference (lines/calib.c), never for sock, nor for a
+		# local cost read from a record (--lines-calib).
+		string(JSON loc GET "${line}" local_ns)
+		string(JSON raw GET "${line}" local_stepped_ns)
+		string(JSON htype TYPE "${line}" harness_ns)
+		if(htype STREQUAL "NULL")
+			if(NOT loc STREQUAL raw)
+				message(FATAL_ERROR "local cost without a "
+					"harness reading differs: ${line}")
+			endif()
+		else()
+			string(JSON h GET "${line}" harness_ns)
+			string(JSON rec GET "${line}" local_from_record)
+			if(wl STREQUAL "sock" OR rec)
+				message(FATAL_ERROR "harness applied to sock "
+					"or a record's local cost: ${line}")
+			endif()
+			if(h GREATER 0 AND h LESS raw AND NOT loc LESS raw)
+				message(FATAL_ERROR "harness ${h} ns not "
+					"taken off: ${line}")
+			endif()
+		endif()
 		set(${prefix}_${wl}_${st}_${cpus}_xfer ${xfer} PARENT_SCOPE)
 		set(${prefix}_${wl}_${st}_${cpus}_hot "${hot}" PARENT_SCOPE)
 	endforeach()

@@ -220,9 +220,20 @@ static int model_series(struct lm_run *x, unsigned int si)
 			r = &cell->res[j];
 			fprintf(stderr, "lines: %s %s %u CPUs (%s)\n",
 				se->name, x->st[k]->name, x->cpus[j], topo);
-			r->local_s = isfinite(x->file_local[si][k]) ?
-				     x->file_local[si][k] :
-				     best(cell->local, cell->nr_local, false);
+			r->local_raw_s = isfinite(x->file_local[si][k]) ?
+					 x->file_local[si][k] :
+					 best(cell->local, cell->nr_local,
+					      false);
+			/*
+			 * The harnesses' difference (calib.c); a record's
+			 * local cost (--lines-calib) is used as it was.
+			 */
+			r->local_from_file = isfinite(x->file_local[si][k]);
+			r->harness_s = r->local_from_file ?
+				       (double)NAN : harness_cost(x, si);
+			r->local_s = r->local_raw_s;
+			if (r->local_raw_s - r->harness_s > 0)
+				r->local_s = r->local_raw_s - r->harness_s;
 			ret = model_run(x->o, se, x->st[k], x->cpus[j], topo,
 					x->transfer_s,
 					x->hold ? x->cal.hold_s : (double)NAN,

@@ -230,6 +230,9 @@ struct lm_result {
 	double hot_acc[LM_HOT];		/* accesses per op */
 	unsigned int nr_hot;
 	double local_s, pred, cap, measured;
+	double local_raw_s;	/* the stepped loop's, before the harness */
+	double harness_s;	/* stepped harness less the pinned one */
+	bool local_from_file;	/* the local cost is --lines-calib's */
 	double measured_any;		/* any placement (as before) */
 	unsigned int nr_ran, nr_placed;	/* samples: ran, and placed */
 	double near_move[2];		/* the measured sample's readings */
@@ -249,7 +252,7 @@ struct lm_near {
 };
 
 struct lm_cell {
-	double local[BENCH_MAX_REPS];
+	double local[BENCH_MAX_REPS];	/* the stepped loop's, harness in */
 	double meas[BENCH_MAX_REPS];
 	struct lm_near near[BENCH_MAX_REPS][2];	/* before, after */
 	unsigned int nr_local, nr_meas;
@@ -278,6 +281,14 @@ struct lm_run {
 	double remote_factor;
 	/* --lines-calib: the file's 2-CPU local costs, NAN: none. */
 	double file_local[NR_SERIES][LM_STRATS];
+	/*
+	 * The harnesses' own cost per operation, timed with calls that do
+	 * nothing (calib.c, "the harnesses"): the stepped loop's and the
+	 * pinned workload's, per repetition, per series (not sock).
+	 */
+	double harness_stepped[NR_SERIES][BENCH_MAX_REPS];
+	double harness_pinned[NR_SERIES][BENCH_MAX_REPS];
+	unsigned int nr_harness[NR_SERIES];
 	struct lm_cell cell[NR_SERIES][LM_STRATS];
 	FILE *jsonl;
 };
@@ -312,6 +323,7 @@ void calib_derive(struct lm_calib *c);
 double median(double *v, unsigned int n);
 double median_finite(double *v, unsigned int n);
 double best(double *v, unsigned int n, bool rate);
+double harness_cost(struct lm_run *x, unsigned int si);
 int calibrate_rep(struct lm_run *x, struct opts *pinned);
 int calib_read(struct lm_run *x, const char *path);
 

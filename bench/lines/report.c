@@ -131,6 +131,10 @@ void emit_result(const struct lm_run *x, const struct series *se,
 			r->hot[i], r->hot_shares[i], r->hot_acc[i]);
 	fprintf(f, "]");
 	json_d(f, "local_ns", r->local_s * 1e9);
+	json_d(f, "local_stepped_ns", r->local_raw_s * 1e9);
+	json_d(f, "harness_ns", r->harness_s * 1e9);
+	fprintf(f, ",\"local_from_record\":%s",
+		r->local_from_file ? "true" : "false");
 	if (se->sock)
 		json_d(f, "sock_work_ns", x->o->sock_work_ns);
 	json_d(f, "transfer_ns", x->transfer_s * 1e9);
