@@ -60,6 +60,7 @@
  * not a prediction of the measured rate.
  */
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -298,6 +299,12 @@ static const struct opc_shape opc_shapes[] = {
 struct opc_cost {
 	double reg_ns;		/* register add: a cycle */
 	double mem_ns;		/* plain add to memory */
+	/*
+	 * A plain add to an int through a pointer, in a called function, as
+	 * plain's sequences make one: loaded zero-extended (movl) or
+	 * sign-extended (movslq); NAN off x86-64.
+	 */
+	double call_movl_ns, call_movslq_ns, call_lock_ns;
 	double lock_add_ns, cas_ns, xchg_ns, fence_ns;
 	int trials;		/* best of */
 	char cpu[128];
@@ -340,6 +347,64 @@ static unsigned long chain_mem(unsigned long r)
 	}
 	return r + chain_plain;
 }
+
+/*
+ * The add of a restartable sequence's commit, out of line and through a
+ * pointer (the slot's address is computed, so no CPU can rename the
+ * memory operand away, as some do with chain_mem()'s fixed address):
+ * each call's load takes the previous call's store from the store queue.
+ */
+static _Alignas(BENCH_LINE) int chain_int;
+static int *volatile chain_int_ptr = &chain_int;
+
+#if defined(__x86_64__)
+static __attribute__((noinline)) void link_movl(int *p)
+{
+	__asm__ volatile("movl (%0), %%eax\n\t"
+			 "addq $1, %%rax\n\t"
+			 "movl %%eax, (%0)" : : "r"(p) : "rax", "cc", "memory");
+}
+
+static __attribute__((noinline)) void link_movslq(int *p)
+{
+	__asm__ volatile("movslq (%0), %%rax\n\t"
+			 "addq $1, %%rax\n\t"
+			 "movl %%eax, (%0)" : : "r"(p) : "rax", "cc", "memory");
+}
+
+static __attribute__((noinline)) void link_lock(int *p)
+{
+	__asm__ volatile("lock addl $1, (%0)" : : "r"(p) : "cc", "memory");
+}
+
+/* Inlined with a constant @link: direct calls, nothing else in the loop. */
+static inline __attribute__((always_inline)) unsigned long
+chain_call(void (*link)(int *), unsigned long r)
+{
+	int *p = chain_int_ptr;
+	unsigned long i;
+
+	for (i = 0; i < OPC_CHAIN_ITERS; i++) {
+		X8(link(p);)
+	}
+	return r + (unsigned long)*p;
+}
+
+static unsigned long chain_call_lock(unsigned long r)
+{
+	return chain_call(link_lock, r);
+}
+
+static unsigned long chain_call_movl(unsigned long r)
+{
+	return chain_call(link_movl, r);
+}
+
+static unsigned long chain_call_movslq(unsigned long r)
+{
+	return chain_call(link_movslq, r);
+}
+#endif
 
 static unsigned long chain_lock_add(unsigned long r)
 {
@@ -422,10 +487,26 @@ static void opc_measure_cost(struct opc_cost *c, int trials)
 	c->trials = trials;
 	c->reg_ns = chain_ns(chain_reg, trials);
 	c->mem_ns = chain_ns(chain_mem, trials);
+#if defined(__x86_64__)
+	c->call_movl_ns = chain_ns(chain_call_movl, trials);
+	c->call_movslq_ns = chain_ns(chain_call_movslq, trials);
+	c->call_lock_ns = chain_ns(chain_call_lock, trials);
+#else
+	c->call_movl_ns = c->call_movslq_ns = c->call_lock_ns = NAN;
+#endif
 	c->lock_add_ns = chain_ns(chain_lock_add, trials);
 	c->cas_ns = chain_ns(chain_cas, trials);
 	c->xchg_ns = chain_ns(chain_xchg, trials);
 	c->fence_ns = chain_ns(chain_fence, trials);
+}
+
+/* ,"@key":@v, or null where it was not measured (not JSON's nan). */
+static void opc_json_ns(FILE *js, const char *key, double v)
+{
+	if (isfinite(v))
+		fprintf(js, ",\"%s\":%.6g", key, v);
+	else
+		fprintf(js, ",\"%s\":null", key);
 }
 
 /* One row: accesses per operation, by kind. */
@@ -650,6 +731,13 @@ int opcount_main(const struct opts *o)
 		"|---:|---:|---:|---:|---:|---:|\n"
 		"| %.3f (1) | %.2f (%.1f) | %.2f (%.1f) | %.2f (%.1f) | "
 		"%.2f (%.1f) | %.2f (%.1f) |\n\n"
+		"A restartable sequence's commit against a locked add, each "
+		"in a called function on an int through a pointer, ns per "
+		"link (plain's take and give in a hit pair are one such "
+		"chain through the slot; `plain` loads with movl):\n\n"
+		"| movl load, add, movl store | movslq load, add, movl store "
+		"| lock add |\n|---:|---:|---:|\n"
+		"| %.2f | %.2f | %.2f |\n\n"
 		"Per operation (a charge of one page and its uncharge; "
 		"%lu counted per CPU after a warm-up, stepped one CPU at a "
 		"time: exact): locked instructions, of which cas, xchg and "
@@ -670,16 +758,23 @@ int opcount_main(const struct opts *o)
 		cost.lock_add_ns / cost.reg_ns, cost.cas_ns,
 		cost.cas_ns / cost.reg_ns, cost.xchg_ns,
 		cost.xchg_ns / cost.reg_ns, cost.fence_ns,
-		cost.fence_ns / cost.reg_ns, steps);
+		cost.fence_ns / cost.reg_ns, cost.call_movl_ns,
+		cost.call_movslq_ns, cost.call_lock_ns, steps);
 	free(mt);
 	if (js)
 		fprintf(js, "{\"kind\":\"lock_cost\",\"cpu\":\"%s\","
 			"\"trials\":%d,\"load1\":%.2f,\"reg_add_ns\":%.6g,"
 			"\"mem_add_ns\":%.6g,\"lock_add_ns\":%.6g,"
-			"\"cas_ns\":%.6g,\"xchg_ns\":%.6g,\"fence_ns\":%.6g}\n",
+			"\"cas_ns\":%.6g,\"xchg_ns\":%.6g,\"fence_ns\":%.6g",
 			cost.cpu, cost.trials, load[0], cost.reg_ns, cost.mem_ns,
 			cost.lock_add_ns, cost.cas_ns, cost.xchg_ns,
 			cost.fence_ns);
+	if (js) {
+		opc_json_ns(js, "call_movl_ns", cost.call_movl_ns);
+		opc_json_ns(js, "call_movslq_ns", cost.call_movslq_ns);
+		opc_json_ns(js, "call_lock_ns", cost.call_lock_ns);
+		fprintf(js, "}\n");
+	}
 	ret = opc_table(o, o->strategies ? o->strategies :
 			bench_policy_strategies(), tcpus, steps, &cost, md,
 			js);

@@ -219,6 +219,17 @@ if(OPCOUNT)
 		endif()
 		if(kind STREQUAL "lock_cost")
 			set(have_cost TRUE)
+			# The sequence's commit chains: a time on x86-64,
+			# null elsewhere, never JSON's missing nan.
+			foreach(k call_movl_ns call_movslq_ns call_lock_ns)
+				string(JSON t TYPE "${line}" ${k})
+				if(NOT t MATCHES "^(NUMBER|NULL)$" OR
+				   (CMAKE_HOST_SYSTEM_PROCESSOR MATCHES
+				    "x86_64|AMD64" AND NOT t STREQUAL "NUMBER"))
+					message(FATAL_ERROR "opcount: ${k} "
+						"is ${t}: ${line}")
+				endif()
+			endforeach()
 			continue()
 		endif()
 		string(JSON w GET "${line}" workload)
