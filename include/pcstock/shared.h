@@ -119,7 +119,7 @@
 PCSTOCK_EXTERN_C_BEGIN
 
 /* The region layout's version; a region of another refuses to attach. */
-#define PCSTOCK_SHM_ABI 2
+#define PCSTOCK_SHM_ABI 3
 
 /* The longest group name, without its terminating NUL. */
 #define PCSTOCK_SHM_NAME_MAX 63
