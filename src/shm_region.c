@@ -28,23 +28,6 @@
 #define DEFAULT_GROUPS 4096U
 #define DEFAULT_PROCS 64U
 #define REGION_PAGE 4096UL
-/*
- * Where the arrays a hit touches start in their page: each a different
- * line, so that a record's window mark, a group's key, its figure in the
- * record's row and its slot in a CPU's row fall in different sets of a
- * 64-set L1 cache, for the first groups at least (keys and figures step
- * a line per 8 groups, slots per 16).  Page-aligned, the four were in one
- * set for every group.  On an AMD EPYC of family 25 model 17 a process
- * then sometimes ran the shared hit pair at twice a private tree's time,
- * fixed for the process's life (the region maps at a random address; the
- * L1's way predictor tags lines by a hash of the address): 40 processes
- * of each, alternated, page-aligned 6.5-17.3 ns with 11 above 12 ns,
- * spread 6.4-11.6 ns with none.
- */
-#define PROCS_COLOR (57 * 64UL)
-#define KEYS_COLOR (9 * 64UL)
-#define FIGURES_COLOR (25 * 64UL)
-#define SLOTS_COLOR (41 * 64UL)
 
 /* ---- handles and fork ------------------------------------------------------- */
 
@@ -245,29 +228,27 @@ static int plan(const struct pcstock_shm_attr *attr, struct shm_layout *l)
 	l->name_mask = (uint32_t)(buckets - 1);
 
 	off = round_up(sizeof(struct shm_hdr), REGION_PAGE);
-	l->off_procs = off + PROCS_COLOR;
+	l->off_procs = off + SHM_PROCS_COLOR;
 	off = round_up(l->off_procs + (uint64_t)(a.max_procs + 1) *
-					      sizeof(struct shm_proc),
-		       REGION_PAGE);
+		       sizeof(struct shm_proc), REGION_PAGE);
 	l->off_groups = off;
 	off = round_up(off + (uint64_t)a.max_groups * sizeof(struct shm_group),
 		       REGION_PAGE);
 	l->off_names = off;
 	off = round_up(off + buckets * sizeof(uint64_t), REGION_PAGE);
-	l->off_keys = off + KEYS_COLOR;
+	l->off_keys = off + SHM_KEYS_COLOR;
 	off = round_up(l->off_keys + (uint64_t)a.max_groups * sizeof(uint64_t),
 		       REGION_PAGE);
-	l->off_charged = off + FIGURES_COLOR;
+	l->off_charged = off + SHM_FIGURES_COLOR;
 	/*
 	 * Every record's row on lines of its own (two adjacent lines: the
 	 * prefetcher pairs them), so that no two processes' figures for one
 	 * group share a line, however few the groups.
 	 */
 	l->figure_stride = round_up((uint64_t)a.max_groups * sizeof(long), 128);
-	off = round_up(l->off_charged +
-			       (uint64_t)(a.max_procs + 1) * l->figure_stride,
-		       REGION_PAGE);
-	l->off_slots = off + SLOTS_COLOR;
+	off = round_up(l->off_charged + (uint64_t)(a.max_procs + 1) *
+		       l->figure_stride, REGION_PAGE);
+	l->off_slots = off + SHM_SLOTS_COLOR;
 	/* A power of two, so that a hit finds its row with a shift. */
 	for (l->slot_stride = REGION_PAGE;
 	     l->slot_stride < (uint64_t)a.max_groups * sizeof(unsigned int);
