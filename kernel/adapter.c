@@ -32,7 +32,7 @@
 #define K (kpc_unit())
 
 /* The tests' schedule hook: the shim's atomics call it (src/atomic.h). */
-void (*pcstock_explore_hook)(enum pcs_atomic_op op, const void *obj);
+void (*_Atomic pcstock_explore_hook)(enum pcs_atomic_op op, const void *obj);
 
 __attribute__((__constructor__)) static void check_tree(void)
 {

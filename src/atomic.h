@@ -72,11 +72,34 @@ static inline void pcs_trace(enum pcs_atomic_op op, const void *obj)
 #endif
 
 #ifdef PCSTOCK_EXPLORE
-/* Set by the explorer; NULL means "no scheduling", so plain tests work. */
-extern void (*pcstock_explore_hook)(enum pcs_atomic_op op, const void *obj);
+/*
+ * Set by the explorer and the tests; NULL means "no scheduling", so plain
+ * tests work.  Atomic: threads no test drives read it too (liburcu's
+ * call_rcu thread, freeing a group while a test sets the hook), and
+ * relaxed, loaded once per point: the hook finds its own state, and no
+ * load of it may order anything for ThreadSanitizer.
+ */
+extern void (*_Atomic pcstock_explore_hook)(enum pcs_atomic_op op,
+					     const void *obj);
+
+static inline void pcs_explore_point(enum pcs_atomic_op op, const void *obj)
+{
+	void (*hook)(enum pcs_atomic_op, const void *) =
+		atomic_load_explicit(&pcstock_explore_hook,
+				     memory_order_relaxed);
+
+	if (hook)
+		hook(op, obj);
+}
+
+/* Whether a hook is set (the explorer's runs, or a test's). */
+static inline bool pcs_explore_hooked(void)
+{
+	return atomic_load_explicit(&pcstock_explore_hook,
+				    memory_order_relaxed) != NULL;
+}
 #define PCS_POINT(op, obj)                                                   \
-	(PCS_TRACE((op), (obj)),                                             \
-	 pcstock_explore_hook ? pcstock_explore_hook((op), (obj)) : (void)0)
+	(PCS_TRACE((op), (obj)), pcs_explore_point((op), (obj)))
 #else
 #define PCS_POINT(op, obj) PCS_TRACE((op), (obj))
 #endif

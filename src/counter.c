@@ -35,7 +35,7 @@
 
 /* Test-build hooks (never in the installed library). */
 #ifdef PCSTOCK_EXPLORE
-void (*pcstock_explore_hook)(enum pcs_atomic_op op, const void *obj);
+void (*_Atomic pcstock_explore_hook)(enum pcs_atomic_op op, const void *obj);
 #endif
 #ifdef PCSTOCK_TRACE
 void (*_Atomic pcstock_trace_hook)(enum pcs_atomic_op op, const void *obj);

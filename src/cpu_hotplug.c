@@ -88,7 +88,7 @@ void pcs_cpu_unborrow(struct pcstock_domain *d, unsigned int cpu)
 static void work_lock(struct pcstock_domain *d)
 {
 #ifdef PCSTOCK_EXPLORE
-	if (pcstock_explore_hook) {
+	if (pcs_explore_hooked()) {
 		while (pthread_mutex_trylock(&d->hotplug_lock))
 			pcs_spin_yield();
 		return;

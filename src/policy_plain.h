@@ -313,8 +313,7 @@ miss:
 
 #ifdef PCSTOCK_EXPLORE
 /* A scheduling point of the explorer that the line model does not see. */
-#define plain_model_point(op, p)                                             \
-	(pcstock_explore_hook ? pcstock_explore_hook((op), (p)) : (void)0)
+#define plain_model_point(op, p) pcs_explore_point((op), (p))
 #else
 #define plain_model_point(op, p) ((void)0)
 #endif

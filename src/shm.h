@@ -270,7 +270,7 @@ static inline atomic_ulong *shm_key_of(const struct pcstock_shm *s,
 static inline bool shm_simulated(void)
 {
 #ifdef PCSTOCK_EXPLORE
-	return pcstock_explore_hook != NULL;
+	return pcs_explore_hooked();
 #else
 	return false;
 #endif
