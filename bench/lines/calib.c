@@ -567,6 +567,26 @@ static double local_cost(const struct opts *o, const struct series *se,
  * harness moves them between the cores.
  */
 static double process_s(void);
+
+/*
+ * One pinned sample of @s on @inst: its metric in smp->value (NAN if the
+ * run failed or lost pages), and the share of the wall time both threads
+ * ran (process CPU time over LM_CALIB_CPUS x wall), which decides whether
+ * it counts (LM_BOTH_RAN).
+ */
+static double pinned_sample(struct opts *pinned, const struct config *cp,
+			    const struct strategy *s, void *inst,
+			    struct sample *smp)
+{
+	double w0 = now_s(), c0 = process_s();
+
+	memset(smp, 0, sizeof(*smp));
+	smp->cons_ok = true;
+	if (cp->wl->measure(pinned, cp, s, inst, smp) || !smp->cons_ok)
+		smp->value = NAN;
+	return (process_s() - c0) / (LM_CALIB_CPUS * (now_s() - w0));
+}
+
 static char null_inst;
 
 static int null_create(const struct tree_spec *spec, void **inst)
@@ -635,7 +655,7 @@ static void harness_rep(struct lm_run *x, struct opts *pinned,
 {
 	const struct series *se = &all_series[si];
 	struct sample smp;
-	double stepped, w0, c0, ran;
+	double stepped;
 	void *inst;
 
 	if (se->sock || !cp->wl || !x->measure)
@@ -643,15 +663,8 @@ static void harness_rep(struct lm_run *x, struct opts *pinned,
 	stepped = local_cost(x->o, se, &null_strategy, cs);
 	if (!isfinite(stepped) || null_create(&cp->tree, &inst))
 		return;
-	memset(&smp, 0, sizeof(smp));
-	smp.cons_ok = true;
-	w0 = now_s();
-	c0 = process_s();
-	if (cp->wl->measure(pinned, cp, &null_strategy, inst, &smp) ||
-	    !(smp.value > 0))
-		return;
-	ran = (process_s() - c0) / (LM_CALIB_CPUS * (now_s() - w0));
-	if (ran < LM_BOTH_RAN)
+	if (pinned_sample(pinned, cp, &null_strategy, inst, &smp) <
+		    LM_BOTH_RAN || !(smp.value > 0))
 		return;
 	x->harness_stepped[si][x->nr_harness[si]] = stepped;
 	x->harness_pinned[si][x->nr_harness[si]++] = 1 / smp.value;
@@ -720,7 +733,7 @@ int calibrate_rep(struct lm_run *x, struct opts *pinned)
 	struct config cs, cp;
 	struct sample smp;
 	unsigned int i, k;
-	double w0, c0, ran;
+	double ran;
 	void *pi;
 
 	x->rep++;
@@ -749,16 +762,8 @@ int calibrate_rep(struct lm_run *x, struct opts *pinned)
 				continue;
 			if (x->st[k]->create(&cp.tree, &pi))
 				return -ENOMEM;
-			memset(&smp, 0, sizeof(smp));
-			smp.cons_ok = true;
 			near_reading(o, &near[0]);
-			w0 = now_s();
-			c0 = process_s();
-			if (cp.wl->measure(pinned, &cp, x->st[k], pi, &smp) ||
-			    !smp.cons_ok)
-				smp.value = NAN;
-			ran = (process_s() - c0) /
-			      (LM_CALIB_CPUS * (now_s() - w0));
+			ran = pinned_sample(pinned, &cp, x->st[k], pi, &smp);
 			near_reading(o, &near[1]);
 			if (isfinite(smp.value) && ran >= LM_BOTH_RAN) {
 				cell->near[cell->nr_meas][0] = near[0];
