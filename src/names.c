@@ -123,7 +123,7 @@ static int rebuild(struct name_index *ix, struct name_slots *old)
 	/* Release pairs with the acquire in name_index_find(). */
 	pcs_store(&ix->slots, s, PCS_ORDER(NAMES_REBUILD, PCS_RELEASE));
 	rcu_hb_release();
-	urcu_bp_call_rcu(&old->rcu, slots_free_rcu);
+	pcs_call_rcu(&old->rcu, slots_free_rcu);
 	return 0;
 }
 

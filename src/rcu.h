@@ -11,6 +11,17 @@
  *
  * The waits (pcs_rcu_barrier(), pcs_rcu_synchronize()) are counted in
  * pcs_rcu_waits, which tests read.
+ *
+ * Frees go through pcs_call_rcu().  In the shipped library it is liburcu's
+ * call_rcu(), whose thread runs the callbacks.  In a schedule-explorer
+ * build (PCSTOCK_EXPLORE) the callbacks wait on a list instead, and
+ * pcs_rcu_barrier() runs them itself after a grace period: the explorer
+ * does not schedule liburcu's call_rcu thread anyway, and that thread
+ * sleeps 10 ms after each wake to batch its work, so each barrier (one per
+ * schedule of a group scenario, at the tree's destroy) cost 10 to 20 ms.
+ * The contract is liburcu's: a callback runs after a grace period that
+ * began after its pcs_call_rcu(), and a barrier returns once every callback
+ * queued before it has run (not those the callbacks queue).
  */
 #ifndef PCSTOCK_RCU_H
 #define PCSTOCK_RCU_H
@@ -42,10 +53,30 @@ extern char pcs_rcu_hb_token;
  */
 extern atomic_ulong pcs_rcu_waits;
 
+#ifdef PCSTOCK_EXPLORE
+void pcs_rcu_defer(struct rcu_head *head, void (*fn)(struct rcu_head *));
+void pcs_rcu_run_deferred(void);
+#endif
+
+/* Call @fn(@head) a grace period from now. */
+static inline void pcs_call_rcu(struct rcu_head *head,
+				void (*fn)(struct rcu_head *))
+{
+#ifdef PCSTOCK_EXPLORE
+	pcs_rcu_defer(head, fn);
+#else
+	urcu_bp_call_rcu(head, fn);
+#endif
+}
+
 static inline void pcs_rcu_barrier(void)
 {
 	pcs_fetch_add(&pcs_rcu_waits, 1, PCS_RELAXED);
+#ifdef PCSTOCK_EXPLORE
+	pcs_rcu_run_deferred();
+#else
 	urcu_bp_barrier();
+#endif
 }
 
 static inline void pcs_rcu_synchronize(void)

@@ -28,6 +28,53 @@ char pcs_rcu_hb_token;
 #endif
 atomic_ulong pcs_rcu_waits;
 
+#ifdef PCSTOCK_EXPLORE
+/*
+ * The explorer's callbacks (rcu.h), newest first, linked through their
+ * heads' own queue link.  Plain C11 atomics, not pcs_*(): a free is not a
+ * step the explorer schedules or the weak-memory model traces.
+ */
+static _Atomic(struct rcu_head *) rcu_deferred;
+
+static struct rcu_head *deferred_next(struct rcu_head *h)
+{
+	return (struct rcu_head *)h->next.next;
+}
+
+void pcs_rcu_defer(struct rcu_head *head, void (*fn)(struct rcu_head *))
+{
+	struct rcu_head *old = atomic_load_explicit(&rcu_deferred,
+						    memory_order_relaxed);
+
+	head->func = fn;
+	do {
+		head->next.next = (struct cds_wfcq_node *)old;
+	} while (!atomic_compare_exchange_weak_explicit(&rcu_deferred, &old,
+			head, memory_order_release, memory_order_relaxed));
+}
+
+/* Every callback queued so far, oldest first, after a grace period. */
+void pcs_rcu_run_deferred(void)
+{
+	struct rcu_head *h, *next, *fifo = NULL;
+
+	h = atomic_exchange_explicit(&rcu_deferred, NULL,
+				     memory_order_acquire);
+	if (!h)
+		return;
+	urcu_bp_synchronize_rcu();
+	for (; h; h = next) {
+		next = deferred_next(h);
+		h->next.next = (struct cds_wfcq_node *)fifo;
+		fifo = h;
+	}
+	for (h = fifo; h; h = next) {
+		next = deferred_next(h);
+		h->func(h);
+	}
+}
+#endif
+
 #define NR_MUTEXES 4		/* struct pcstock_tree's locks */
 
 /* ---- RCU and references ---------------------------------------------------- */
@@ -70,7 +117,7 @@ void pcstock_group_put(struct pcstock_group *g)
 		return;
 	}
 	rcu_hb_release();
-	urcu_bp_call_rcu(&g->rcu, group_free_rcu);
+	pcs_call_rcu(&g->rcu, group_free_rcu);
 }
 
 void pcs_group_free(struct pcstock_group *g)

@@ -6,15 +6,26 @@
 # explore_budget(<var> <scenario> <strategy>): the arguments of a clean
 # run: a fixed budget per scenario and strategy, fixed seeds.  PCT runs
 # about ten times as many schedules per second (few switches).  Group
-# schedules build and destroy a tree, whose RCU grace periods (the call_rcu
-# thread polls) make them about 30 per second on an idle machine, far fewer
-# on a loaded one: a small budget.  stock-disable's random walk takes a
-# few thousand schedules to find a weakened drain read.
+# schedules build and destroy a tree, about 1,000 to 3,000 per second
+# (their grace periods are the explorer's own, src/rcu.h; when liburcu's
+# call_rcu thread ran the frees they were about 30 per second, and the
+# budgets were 200 and 60), and walk more steps each: a smaller budget.
+# stock-disable's random walk takes a few thousand schedules to find a
+# weakened drain read.  Under a sanitizer (PCSTOCK_SANITIZE when
+# tests/explore.cmake configures, SANITIZE when discover.cmake runs) a
+# schedule costs 3 to 10 times as much, and the group budgets are a fifth:
+# enough for the sanitizer to watch the code each scenario reaches, while
+# the plain build's runs give the schedules' coverage.
 function(explore_schedules var scenario strategy)
+	if(PCSTOCK_SANITIZE OR SANITIZE)
+		set(group_share 5)
+	else()
+		set(group_share 1)
+	endif()
 	if(scenario MATCHES "^group-(publish|unlink)")
-		set(n 200)
+		math(EXPR n "1000 / ${group_share}")
 	elseif(scenario MATCHES "^group-")
-		set(n 60)
+		math(EXPR n "300 / ${group_share}")
 	elseif(strategy STREQUAL pct OR scenario MATCHES "^stock-disable")
 		set(n 10000)
 	else()

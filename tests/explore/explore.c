@@ -578,7 +578,7 @@ static void name_addresses(char *out, size_t len, const char *msg)
  * expecting a violation finds it and the seed replays it; in PCT's
  * calibration run too, whose checks' violations are ignored (the library
  * cannot go on after its abort).  Anywhere else
- * (liburcu's call_rcu thread, which runs beside the explored threads;
+ * (a thread of liburcu's, which runs beside the explored threads;
  * before the first schedule) nothing can be printed safely: the message
  * and abort(), as the library does.
  */

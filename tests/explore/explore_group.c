@@ -17,10 +17,10 @@
  * worker registers with urcu-bp in thread_init (its first read-side
  * section takes the registry mutex, which a grace period holds while it
  * waits for readers, possibly parked explored threads).  The scenario holds
- * a reference on every group until teardown, so no group is freed by the
- * call_rcu thread (which is not scheduled) while threads run; teardown
- * destroys the tree, which waits for those frees: the next schedule starts
- * from the same state.
+ * a reference on every group until teardown, so no group is freed while
+ * threads run; teardown destroys the tree, whose barrier runs those frees
+ * (in an explorer build, in the driver: src/rcu.h): the next schedule
+ * starts from the same state.
  *
  * Invariants, per group g and with "subtree" meaning g and its
  * descendants, online or not:

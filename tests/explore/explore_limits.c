@@ -123,12 +123,12 @@ static void limits_teardown(const struct explore_scenario *s)
 }
 
 /*
- * Each schedule's group is freed by liburcu's call_rcu thread, whose
- * accesses read the explorer's hook: every free is over before the
- * explorer takes its hook away.  The barrier waits for them; the acquire
- * load of the tree's group count, which each free's last access
- * decrements (release), shows ThreadSanitizer why, as liburcu's own
- * synchronisation is not instrumented.
+ * Each schedule's group is freed a grace period after its last put, and
+ * its free's accesses read the explorer's hook: every free is over before
+ * the explorer takes its hook away.  The barrier runs them (an explorer
+ * build's frees wait for it, src/rcu.h); the acquire load of the tree's
+ * group count, which each free's last access decrements (release), keeps
+ * the order visible to ThreadSanitizer whichever thread ran them.
  */
 static void limits_fini(const struct explore_scenario *s)
 {
