@@ -512,6 +512,14 @@ static const struct key keys[] = {
 	  "stock-hit pair, plain (restartable sequences, no locked "
 	  "instruction; RSEQ CPUs): plain cost / floor cost (goal <= 0.7x)",
 	  true },
+	{ "scale", "T=1 own", "local", "floor",
+	  "stock-hit pair, local (a relaxed load and store on the worker's "
+	  "own line: no locked instruction, no tree): local cost / floor "
+	  "cost, the least a hit without a locked instruction costs in this "
+	  "loop", true },
+	{ "scale", "T=1 own", "plain", "local",
+	  "stock-hit pair: plain cost / local cost (what the group API and "
+	  "the sequences add to an unlocked add)", true },
 	{ "drain", "99%-empty", "default", "v4",
 	  "drain: read-before-xchg (default) vs xchg (v4) speedup "
 	  "(goal >= 2x on 99%-empty)", false },

@@ -4,6 +4,11 @@
  *
  *  floor    one relaxed atomic add/sub on the calling worker's own cache
  *           line: what a stock hit can at best cost (no limit, no tree).
+ *  local    the same slot added to with a relaxed load and store, no
+ *           locked instruction: what a hit without one (plain's, a
+ *           restartable sequence's commit) can at best cost in the same
+ *           loop.  Not in the default set: it bounds the goals set
+ *           against floor (docs/bench/figures.md).
  *  mutex    one pthread mutex around a plain counter tree with limits:
  *           what a naive accounting daemon does.
  *  ctr-none, ctr-v4, ctr-default
@@ -94,6 +99,31 @@ static void floor_uncharge(void *inst, unsigned int thread, unsigned int leaf,
 				  memory_order_relaxed);
 }
 
+/*
+ * local: only the slot's worker writes it, so a load then a store loses
+ * nothing; the check reads the slots after every worker has stopped.
+ */
+static bool local_charge(void *inst, unsigned int thread, unsigned int leaf,
+			 unsigned long nr)
+{
+	struct floor *f = inst;
+	atomic_long *p = &f->slot[thread].pages;
+
+	atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) +
+			      (long)nr, memory_order_relaxed);
+	return true;
+}
+
+static void local_uncharge(void *inst, unsigned int thread, unsigned int leaf,
+			   unsigned long nr)
+{
+	struct floor *f = inst;
+	atomic_long *p = &f->slot[thread].pages;
+
+	atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) -
+			      (long)nr, memory_order_relaxed);
+}
+
 /* No tree: the slots together must hold what the workers hold. */
 static int floor_check(void *inst, const long *held, char *why, size_t len)
 {
@@ -106,7 +136,7 @@ static int floor_check(void *inst, const long *held, char *why, size_t len)
 					    memory_order_relaxed);
 	if (sum == want)
 		return 0;
-	snprintf(why, len, "floor: slots sum to %ld, workers hold %ld", sum,
+	snprintf(why, len, "the slots sum to %ld, the workers hold %ld", sum,
 		 want);
 	return -1;
 }
@@ -468,6 +498,22 @@ const struct strategy strat_floor = {
 	.check = floor_check,
 };
 
+const struct strategy strat_local = {
+	.name = "local",
+	.what = "relaxed load and store add/sub on a per-thread line, "
+		"no locked instruction",
+	.create = floor_create,
+	.destroy = free,
+	.enter = nop_enter,
+	.exit = nop_exit,
+	.charge = local_charge,
+	.uncharge = local_uncharge,
+	.drain_all = nop_drain,
+	.stock_pages = zero_pages,
+	.stock_bound = zero_pages,
+	.check = floor_check,
+};
+
 const struct strategy strat_mutex = {
 	.name = "mutex",
 	.what = "one pthread mutex around a plain counter tree",
@@ -517,14 +563,14 @@ const struct strategy strat_ctr_inline = CTR_STRATEGY_OPS("ctr-inline",
 
 /*
  * Every strategy pcstock-bench knows: floor and mutex, then one per
- * registered policy (group.c, in the registry's order), then the ctr-*
- * ones.  All but ctr-* run unless --strategy says otherwise.  Built once,
+ * registered policy (group.c, in the registry's order), then local and the
+ * ctr-* ones, which run only when --strategy names them.  Built once,
  * at first use, from the registry: a new policy needs no edit here.
  */
 #define NR_FIXED 2	/* floor, mutex: ahead of the policies */
 
 static const struct strategy *const extra_strategies[] = {
-	&strat_ctr_none, &strat_ctr_v4, &strat_ctr_default, &strat_ctr_inline,
+	&strat_local, &strat_ctr_none, &strat_ctr_v4, &strat_ctr_default, &strat_ctr_inline,
 };
 
 #define NR_EXTRA (sizeof(extra_strategies) / sizeof(extra_strategies[0]))

@@ -55,7 +55,7 @@ int domain_enter(void *inst, unsigned int cpu);
 void domain_exit(void *inst);
 void ctr_destroy(void *inst);
 
-extern const struct strategy strat_floor, strat_mutex;
+extern const struct strategy strat_floor, strat_local, strat_mutex;
 extern const struct strategy strat_ctr_none, strat_ctr_v4, strat_ctr_default;
 extern const struct strategy strat_ctr_inline;
 /* group.c: one strategy per registered policy */

@@ -25,6 +25,13 @@ if(PCSTOCK_BUILD_BENCH AND EXISTS ${PROJECT_SOURCE_DIR}/bench/CMakeLists.txt)
 		set_tests_properties(bench_mode_${mode} PROPERTIES
 			LABELS bench TIMEOUT 300)
 	endforeach()
+	# local, not in the default set: runs, conserves, and its key
+	# figures print (bench/local_smoke.cmake).
+	add_test(NAME bench_local COMMAND ${CMAKE_COMMAND}
+		-DBENCH=$<TARGET_FILE:pcstock-bench>
+		-DOUT=${CMAKE_CURRENT_BINARY_DIR}/bench-local
+		-P ${PROJECT_SOURCE_DIR}/bench/local_smoke.cmake)
+	set_tests_properties(bench_local PROPERTIES LABELS bench TIMEOUT 120)
 	# --shm: the shared tree's rows print, and every run conserves
 	# (bench/shm_smoke.cmake).
 	add_test(NAME bench_shm COMMAND ${CMAKE_COMMAND}
