@@ -13,8 +13,8 @@
  * pcs_rcu_waits, which tests read.
  *
  * Frees go through pcs_call_rcu().  In the shipped library it is liburcu's
- * call_rcu(), whose thread runs the callbacks.  In a schedule-explorer
- * build (PCSTOCK_EXPLORE) the callbacks wait on a list instead, and
+ * call_rcu(), whose thread runs the callbacks.  In the schedule explorer's
+ * build (PCSTOCK_EXPLORE_RCU) the callbacks wait on a list instead, and
  * pcs_rcu_barrier() runs them itself after a grace period: the explorer
  * does not schedule liburcu's call_rcu thread anyway, and that thread
  * sleeps 10 ms after each wake to batch its work, so each barrier (one per
@@ -53,7 +53,7 @@ extern char pcs_rcu_hb_token;
  */
 extern atomic_ulong pcs_rcu_waits;
 
-#ifdef PCSTOCK_EXPLORE
+#ifdef PCSTOCK_EXPLORE_RCU
 void pcs_rcu_defer(struct rcu_head *head, void (*fn)(struct rcu_head *));
 void pcs_rcu_run_deferred(void);
 #endif
@@ -62,7 +62,7 @@ void pcs_rcu_run_deferred(void);
 static inline void pcs_call_rcu(struct rcu_head *head,
 				void (*fn)(struct rcu_head *))
 {
-#ifdef PCSTOCK_EXPLORE
+#ifdef PCSTOCK_EXPLORE_RCU
 	pcs_rcu_defer(head, fn);
 #else
 	urcu_bp_call_rcu(head, fn);
@@ -72,7 +72,7 @@ static inline void pcs_call_rcu(struct rcu_head *head,
 static inline void pcs_rcu_barrier(void)
 {
 	pcs_fetch_add(&pcs_rcu_waits, 1, PCS_RELAXED);
-#ifdef PCSTOCK_EXPLORE
+#ifdef PCSTOCK_EXPLORE_RCU
 	pcs_rcu_run_deferred();
 #else
 	urcu_bp_barrier();

@@ -28,7 +28,7 @@ char pcs_rcu_hb_token;
 #endif
 atomic_ulong pcs_rcu_waits;
 
-#ifdef PCSTOCK_EXPLORE
+#ifdef PCSTOCK_EXPLORE_RCU
 /*
  * The explorer's callbacks (rcu.h), newest first, linked through their
  * heads' own queue link.  Plain C11 atomics, not pcs_*(): a free is not a

@@ -14,8 +14,13 @@ set(EXPLORE_SOURCES ${EXPLORE_DIR}/explore.c ${EXPLORE_DIR}/explore_wmm.c
 	${EXPLORE_DIR}/explore_shm.c
 	${CMAKE_CURRENT_SOURCE_DIR}/memcg7_fake.c)
 # Every explorer's library hands its atomics to the weak-memory model
-# (src/atomic.h, PCSTOCK_EXPLORE_WMM); --weak turns the model on.
-set(EXPLORE_DEFINES PCSTOCK_EXPLORE PCSTOCK_EXPLORE_WMM PCSTOCK_FAULT_INJECT)
+# (src/atomic.h, PCSTOCK_EXPLORE_WMM); --weak turns the model on.  Its RCU
+# frees wait for its barrier instead of liburcu's thread (src/rcu.h,
+# PCSTOCK_EXPLORE_RCU), which only the explorer's teardown calls: the test
+# library's frees, which tests wait for with urcu_bp_barrier(), stay on
+# liburcu's thread.
+set(EXPLORE_DEFINES PCSTOCK_EXPLORE PCSTOCK_EXPLORE_WMM PCSTOCK_EXPLORE_RCU
+	PCSTOCK_FAULT_INJECT)
 # PCSTOCK_TESTLIB_MUTANT (tests/CMakeLists.txt) plants its bug here too.
 pcstock_add_library(pcstock_explorelib STATIC DEFINES ${EXPLORE_DEFINES}
 	${bug})
