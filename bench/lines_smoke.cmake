@@ -75,12 +75,40 @@ function(run_lines bin dir)
 	endif()
 endfunction()
 
+# The two-line reading (lines/calib.c): its lines, the replay's
+# transfers per add (each add moves a line at most once), and the
+# measured ones in the same range, with their times (null when no chunk
+# was kept, as on a machine too busy for both threads to run, or from a
+# record made before the reading).
+function(check_two_lines rec)
+	string(JSON k GET "${rec}" two_lines)
+	string(JSON m GET "${rec}" model_two_lines_transfers_per_shared_add)
+	string(JSON mt GET "${rec}" model_two_lines_shared_add_ns)
+	string(JSON t TYPE "${rec}" two_lines_transfers_per_shared_add)
+	if(NOT k EQUAL 2 OR NOT m MATCHES "^[0-9.e+-]+$" OR m LESS 0 OR
+	   m GREATER 1 OR NOT mt GREATER 0)
+		message(FATAL_ERROR "two-line replay: ${rec}")
+	endif()
+	if(t STREQUAL "NULL")
+		return()
+	endif()
+	string(JSON v GET "${rec}" two_lines_transfers_per_shared_add)
+	string(JSON s GET "${rec}" two_lines_shared_add_ns)
+	string(JSON p GET "${rec}" two_lines_private_add_ns)
+	if(v LESS 0 OR v GREATER 1 OR NOT s GREATER 0 OR NOT p GREATER 0)
+		message(FATAL_ERROR "two-line reading: ${rec}")
+	endif()
+endfunction()
+
 # Sets <prefix>_<series>_<strategy>_<cpus>_{xfer,hot} in the caller.
 function(read_lines dir prefix)
 	file(STRINGS "${dir}/lines.jsonl" lines)
 	set(n 0)
 	foreach(line IN LISTS lines)
 		string(JSON kind GET "${line}" kind)
+		if(kind STREQUAL "lines_calibration")
+			check_two_lines("${line}")
+		endif()
 		if(NOT kind STREQUAL "lines")
 			continue()
 		endif()

@@ -38,19 +38,31 @@
  * the other thread made progress meanwhile, and the cost is the difference
  * of the median chunks of each kind over the transfers per add of the
  * shared chunks kept.
+ *
+ * The same loop over LM_PP_LINES lines in turn (each thread adds to line
+ * 0, then 1, then 0 ...; shared chunks on shared lines, private chunks on
+ * the thread's own) is a second reading, the two-line one: a core that
+ * comes back to a line only after an add to another contended line is
+ * what a hierarchical charge does (a leaf's parent, then the root), and
+ * the replay's pricing of it (pp_model()) can be checked against it.
  */
 #define PP_CHUNK 200U
 #define PP_CHUNKS 8000U
 #define PP_PERIOD 50e-6
 #define PP_NEAR_CHUNKS 1000U	/* the short reading beside each sample */
 
+struct pp_line {
+	_Alignas(BENCH_LINE) atomic_long v;
+};
+
 struct pp {
-	_Alignas(BENCH_LINE) atomic_long ctr;
-	_Alignas(BENCH_LINE) atomic_long own[2][BENCH_LINE / sizeof(long)];
+	struct pp_line ctr[LM_PP_LINES];
+	struct pp_line own[2][LM_PP_LINES];
 	_Alignas(BENCH_LINE) atomic_uint done[2][BENCH_LINE / sizeof(int)];
 	atomic_int ready;
 	int os_cpu[2];
 	unsigned int chunks;		/* per thread, at most PP_CHUNKS */
+	unsigned int lines;		/* in turn: 1 or LM_PP_LINES */
 	double t0;
 	double chunk[2][2 * PP_CHUNKS];	/* [shared] seconds per chunk */
 	unsigned int nr[2][2];		/* [thread][shared] chunks kept */
@@ -67,10 +79,10 @@ static void *pp_thread(void *arg)
 	struct pp_arg *a = arg;
 	struct pp *p = a->p;
 	atomic_uint *other = &p->done[!a->i][0];
-	unsigned int c, k, seen, kind, at;
+	unsigned int c, k, j, seen, kind, at;
 	unsigned long moved;
-	long old, next = -1;
-	atomic_long *v;
+	long old, next[LM_PP_LINES] = { -1, -1 };
+	struct pp_line *v;
 	double t0;
 
 	bind_self(p->os_cpu[a->i]);
@@ -81,18 +93,19 @@ static void *pp_thread(void *arg)
 		seen = atomic_load_explicit(other, memory_order_relaxed);
 		t0 = now_s();
 		kind = (unsigned int)((t0 - p->t0) / PP_PERIOD) % 2;
-		v = kind ? &p->ctr : &p->own[a->i][0];
+		v = kind ? p->ctr : p->own[a->i];
 		/*
-		 * The chunk's first add follows the other kind's chunk:
-		 * whether the line moved for it is unknown, so it is not
-		 * counted (on a core that keeps the line for 17 adds, one
-		 * more per chunk of 200 would be 9 % too many).
+		 * The chunk's first add to each line follows the other
+		 * kind's chunk: whether the line moved for it is unknown,
+		 * so it is not counted (on a core that keeps the line for
+		 * 17 adds, one more per chunk of 200 would be 9 % too many).
 		 */
-		for (k = 0, moved = 0; k < PP_CHUNK; k++) {
-			old = atomic_fetch_add_explicit(v, 1,
+		for (k = 0, j = 0, moved = 0; k < PP_CHUNK; k++) {
+			old = atomic_fetch_add_explicit(&v[j].v, 1,
 							memory_order_relaxed);
-			moved += k && old != next;
-			next = old + 1;
+			moved += k >= p->lines && old != next[j];
+			next[j] = old + 1;
+			j = j + 1 == p->lines ? 0 : j + 1;
 		}
 		if (atomic_load_explicit(other, memory_order_relaxed) != seen) {
 			/* Each thread its own half of the kind's array. */
@@ -107,14 +120,15 @@ static void *pp_thread(void *arg)
 }
 
 /*
- * One ping-pong trial of @chunks chunks per thread: the median chunks of
- * shared adds and private adds, seconds per add (*@shared, *@priv), and
- * the transfers per shared add counted in the shared chunks kept
- * (*@per_add).  Return: 0, -ENOMEM, -EAGAIN if no chunk of a kind was
- * kept.
+ * One ping-pong trial of @chunks chunks per thread over @lines lines in
+ * turn: the median chunks of shared adds and private adds, seconds per
+ * add (*@shared, *@priv), and the transfers per shared add counted in the
+ * shared chunks kept (*@per_add).  Return: 0, -ENOMEM, -EAGAIN if no
+ * chunk of a kind was kept.
  */
 static int pp_trial(const struct opts *o, unsigned int chunks,
-		    double *shared, double *priv, double *per_add)
+		    unsigned int lines, double *shared, double *priv,
+		    double *per_add)
 {
 	struct pp *p = zalloc_lines(sizeof(*p));
 	struct pp_arg a[2];
@@ -126,6 +140,7 @@ static int pp_trial(const struct opts *o, unsigned int chunks,
 		return -ENOMEM;
 	p->t0 = now_s();
 	p->chunks = chunks;
+	p->lines = lines;
 	for (i = 0; i < 2; i++) {
 		p->os_cpu[i] = o->os_cpus[i];
 		a[i] = (struct pp_arg){ p, i };
@@ -146,7 +161,7 @@ static int pp_trial(const struct opts *o, unsigned int chunks,
 	*priv = t[0];
 	*shared = t[1];
 	*per_add = (double)(p->moved[0] + p->moved[1]) /
-		   ((double)(p->nr[0][1] + p->nr[1][1]) * (PP_CHUNK - 1));
+		   ((double)(p->nr[0][1] + p->nr[1][1]) * (PP_CHUNK - lines));
 	i = p->nr[0][0] + p->nr[1][0] && p->nr[0][1] + p->nr[1][1];
 	free(p);
 	return i ? 0 : -EAGAIN;
@@ -707,7 +722,7 @@ static void near_reading(const struct opts *o, struct lm_near *r)
 	double shared, priv, per_add;
 
 	r->move_s = r->per_add = NAN;
-	if (pp_trial(o, PP_NEAR_CHUNKS, &shared, &priv, &per_add) ||
+	if (pp_trial(o, PP_NEAR_CHUNKS, 1, &shared, &priv, &per_add) ||
 	    !(per_add > 0))
 		return;
 	r->per_add = per_add;
@@ -738,10 +753,16 @@ int calibrate_rep(struct lm_run *x, struct opts *pinned)
 
 	x->rep++;
 	if (!o->lines_calib &&
-	    !pp_trial(o, PP_CHUNKS, &x->tshared[x->nr_tcost],
+	    !pp_trial(o, PP_CHUNKS, 1, &x->tshared[x->nr_tcost],
 		      &x->tpriv[x->nr_tcost], &x->tmoved[x->nr_tcost])) {
 		x->talt[x->nr_tcost] = pp_alternate(o);
 		x->tfetch[x->nr_tcost] = pp_fetch(o);
+		if (pp_trial(o, PP_CHUNKS, LM_PP_LINES,
+			     &x->t2shared[x->nr_tcost],
+			     &x->t2priv[x->nr_tcost],
+			     &x->t2moved[x->nr_tcost]))
+			x->t2shared[x->nr_tcost] = x->t2priv[x->nr_tcost] =
+				x->t2moved[x->nr_tcost] = NAN;
 		x->nr_tcost++;
 	}
 	for (i = 0; i < NR_SERIES; i++) {
@@ -845,6 +866,20 @@ static void calib_cpu_beside(const char *path, char *buf, size_t len)
  * follow from them (calib_derive()'s equations).  Return: 0, -ENOENT,
  * -EINVAL (no calibration record in it).
  */
+/* The two-line reading of a record, NAN where it has none (before it). */
+static void calib_read_two_lines(const char *rec, struct lm_calib *c)
+{
+	if (!json_num(rec, "two_lines_shared_add_ns", &c->two_shared_s) ||
+	    !json_num(rec, "two_lines_private_add_ns", &c->two_private_s) ||
+	    !json_num(rec, "two_lines_transfers_per_shared_add",
+		      &c->two_per_add)) {
+		c->two_shared_s = c->two_private_s = c->two_per_add = NAN;
+		return;
+	}
+	c->two_shared_s *= 1e-9;
+	c->two_private_s *= 1e-9;
+}
+
 int calib_read(struct lm_run *x, const char *path)
 {
 	struct lm_calib *c = &x->cal;
@@ -878,6 +913,7 @@ int calib_read(struct lm_run *x, const char *path)
 			c->fetch_s = NAN;
 			if (json_num(rec, "fetch_ns", &c->fetch_s))
 				c->fetch_s *= 1e-9;
+			calib_read_two_lines(rec, c);
 			if (strstr(rec, "\"fetch_assumed\":true"))
 				c->fetch_s = NAN;	/* assume again */
 			if (!json_str(rec, "calib_cpu_model", c->cpu,

@@ -298,7 +298,7 @@ int lines_main(const struct opts *o)
 	struct opts pinned = *o;
 	unsigned int rep, i;
 	char path[4096];
-	char *mj, *mt;
+	char *mj, *mt, two[120];
 	double t0 = now_s();
 	int ret = 0;
 
@@ -349,6 +349,9 @@ int lines_main(const struct opts *o)
 		x.cal.per_add = median(x.tmoved, x.nr_tcost);
 		x.cal.alternate_s = median(x.talt, x.nr_tcost);
 		x.cal.fetch_s = median_finite(x.tfetch, x.nr_tcost);
+		x.cal.two_shared_s = median_finite(x.t2shared, x.nr_tcost);
+		x.cal.two_private_s = median_finite(x.t2priv, x.nr_tcost);
+		x.cal.two_per_add = median_finite(x.t2moved, x.nr_tcost);
 		bench_cpu_model(x.cal.cpu, sizeof(x.cal.cpu));
 		snprintf(x.cal.from, sizeof(x.cal.from), "measured");
 	}
@@ -367,6 +370,15 @@ int lines_main(const struct opts *o)
 	pp_model(&x.cal, o->seed);
 	x.transfer_s = x.hold ? x.cal.latency_s : x.cal.loss_s;
 	x.move_s = x.cal.move_s;
+	if (isfinite(x.cal.two_shared_s))
+		snprintf(two, sizeof(two), "shared add %.1f ns, private %.1f "
+			 "ns, %.3f transfers per shared add",
+			 x.cal.two_shared_s * 1e9, x.cal.two_private_s * 1e9,
+			 x.cal.two_per_add);
+	else
+		snprintf(two, sizeof(two), "not measured (%s)",
+			 o->lines_calib ? "the record has no reading" :
+			 "no chunk kept");
 	mt = meta_text(o, now_s() - t0);
 	printf("## pcstock-bench --lines\n\n%s\n"
 	       "calibration (%s, %s): shared add %.1f ns, private %.1f ns, "
@@ -376,7 +388,9 @@ int lines_main(const struct opts *o)
 	       "alternation %.1f ns per move, so a run of %.1f adds; "
 	       "idle fetch %.1f ns%s, so a request's way %.1f ns; "
 	       "the hold replay of "
-	       "the same loop: %.3f transfers per add, %.1f ns per add\n"
+	       "the same loop: %.3f transfers per add, %.1f ns per add; "
+	       "%u lines in turn: %s, the hold replay %.3f transfers per "
+	       "add, %.1f ns\n"
 	       "pricing %s (%.1f ns per transfer%s), remote factor %g; "
 	       "local cost and measured at %u CPUs (best of %u "
 	       "repetitions); interleave %s\n", mt ? mt : "",
@@ -389,7 +403,9 @@ int lines_main(const struct opts *o)
 	       x.cal.fetch_assumed ? " (not measured: twice the latency)" : "",
 	       x.cal.request_s * 1e9,
 	       x.cal.model_per_add,
-	       x.cal.model_shared_s * 1e9,
+	       x.cal.model_shared_s * 1e9, LM_PP_LINES, two,
+	       x.cal.model_two_per_add,
+	       x.cal.model_two_shared_s * 1e9,
 	       x.request ? "measured" : x.hold ? "hold" : "move",
 	       x.transfer_s * 1e9,
 	       x.hold ? ", lines held" : ", capped at the line move",

@@ -196,6 +196,9 @@ bool series_wanted(const struct opts *o, const struct series *se);
 
 /* ---- what a run holds --------------------------------------------------- */
 
+/* The two-line reading's lines, each CPU's adds in turn (calib.c). */
+#define LM_PP_LINES 2U
+
 /*
  * The transfer calibration, measured here (pp_trial()) or taken from
  * another run's lines.jsonl (--lines-calib), e.g. another CPU's.
@@ -216,6 +219,10 @@ struct lm_calib {
 	bool fetch_assumed;		/* not measured: twice the latency */
 	double model_per_add;		/* the hold replay of the same loop */
 	double model_shared_s;
+	/* The two-line reading (calib.c), NAN if not measured. */
+	double two_shared_s, two_private_s, two_per_add;
+	double model_two_per_add;	/* and its hold replay */
+	double model_two_shared_s;
 	char cpu[128];			/* the CPU it was taken on */
 	char from[160];			/* "measured" or the file */
 };
@@ -270,6 +277,9 @@ struct lm_run {
 	double tmoved[BENCH_MAX_REPS];	/* transfers per shared add */
 	double talt[BENCH_MAX_REPS];	/* strict alternation, per move */
 	double tfetch[BENCH_MAX_REPS];	/* idle fetch, beyond a local add */
+	double t2shared[BENCH_MAX_REPS];	/* the two-line reading, */
+	double t2priv[BENCH_MAX_REPS];		/* NAN where it failed */
+	double t2moved[BENCH_MAX_REPS];
 	unsigned int nr_tcost;
 	unsigned int rep;		/* repetitions started */
 	bool measure;			/* --cpus has LM_CALIB_CPUS */

@@ -101,6 +101,15 @@ void emit_calib(FILE *f, const struct lm_run *x)
 	json_d(f, "model_shared_add_ns", c->model_shared_s * 1e9);
 	json_d(f, "model_over_measured_transfers",
 	       c->model_per_add / c->per_add);
+	json_d(f, "two_lines", LM_PP_LINES);
+	json_d(f, "two_lines_shared_add_ns", c->two_shared_s * 1e9);
+	json_d(f, "two_lines_private_add_ns", c->two_private_s * 1e9);
+	json_d(f, "two_lines_transfers_per_shared_add", c->two_per_add);
+	json_d(f, "model_two_lines_transfers_per_shared_add",
+	       c->model_two_per_add);
+	json_d(f, "model_two_lines_shared_add_ns", c->model_two_shared_s * 1e9);
+	json_d(f, "model_over_measured_two_lines_add",
+	       c->model_two_shared_s / c->two_shared_s);
 }
 
 void emit_result(const struct lm_run *x, const struct series *se,
