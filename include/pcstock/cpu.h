@@ -119,7 +119,12 @@ struct pcstock_domain_memory {
  * the real machine restricted to the process's CPU binding (so under
  * `taskset -c 0` nr_cpus = 0 gives one CPU), or the synthetic description
  * (plus, for PINNED, the real machine to bind to).  Also reserves the
- * per-CPU arena's address range (see pcstock/percpu.h).
+ * per-CPU arena's address range (see pcstock/percpu.h).  On Linux the
+ * process's binding is the union of its threads' bindings at the call
+ * (hwloc's process binding): a thread that pinned itself to one CPU
+ * restricts the domain to that CPU only if no other thread of the process
+ * (liburcu's call_rcu thread included) may run elsewhere.  To get every
+ * CPU the process may use, create the domain before pinning.
  *
  * Context: any thread.
  *
