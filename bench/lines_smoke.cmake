@@ -76,17 +76,19 @@ function(run_lines bin dir)
 endfunction()
 
 # The two-line reading (lines/calib.c): its lines, the replay's
-# transfers per add (each add moves a line at most once), and the
-# measured ones in the same range, with their times (null when no chunk
-# was kept, as on a machine too busy for both threads to run, or from a
-# record made before the reading).
+# transfers per add (each add moves a line at most once) and time, and
+# the measured ones in the same range, with their times.  Null when no
+# chunk was kept, as on a machine too busy for both threads to run (then
+# the replay runs on a calibration of zeros: no time either), or from a
+# record made before the reading.
 function(check_two_lines rec)
 	string(JSON k GET "${rec}" two_lines)
 	string(JSON m GET "${rec}" model_two_lines_transfers_per_shared_add)
+	string(JSON mtt TYPE "${rec}" model_two_lines_shared_add_ns)
 	string(JSON mt GET "${rec}" model_two_lines_shared_add_ns)
 	string(JSON t TYPE "${rec}" two_lines_transfers_per_shared_add)
 	if(NOT k EQUAL 2 OR NOT m MATCHES "^[0-9.e+-]+$" OR m LESS 0 OR
-	   m GREATER 1 OR NOT mt GREATER 0)
+	   m GREATER 1 OR (mtt STREQUAL "NUMBER" AND NOT mt GREATER 0))
 		message(FATAL_ERROR "two-line replay: ${rec}")
 	endif()
 	if(t STREQUAL "NULL")
