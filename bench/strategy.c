@@ -103,25 +103,26 @@ static void floor_uncharge(void *inst, unsigned int thread, unsigned int leaf,
  * local: only the slot's worker writes it, so a load then a store loses
  * nothing; the check reads the slots after every worker has stopped.
  */
-static bool local_charge(void *inst, unsigned int thread, unsigned int leaf,
-			 unsigned long nr)
+static inline void local_add(void *inst, unsigned int thread, long delta)
 {
 	struct floor *f = inst;
 	atomic_long *p = &f->slot[thread].pages;
 
 	atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) +
-			      (long)nr, memory_order_relaxed);
+			      delta, memory_order_relaxed);
+}
+
+static bool local_charge(void *inst, unsigned int thread, unsigned int leaf,
+			 unsigned long nr)
+{
+	local_add(inst, thread, (long)nr);
 	return true;
 }
 
 static void local_uncharge(void *inst, unsigned int thread, unsigned int leaf,
 			   unsigned long nr)
 {
-	struct floor *f = inst;
-	atomic_long *p = &f->slot[thread].pages;
-
-	atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) -
-			      (long)nr, memory_order_relaxed);
+	local_add(inst, thread, -(long)nr);
 }
 
 /* No tree: the slots together must hold what the workers hold. */

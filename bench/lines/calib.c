@@ -81,9 +81,12 @@ static void *pp_thread(void *arg)
 	atomic_uint *other = &p->done[!a->i][0];
 	unsigned int c, k, j, seen, kind, at;
 	unsigned long moved;
-	long old, next[LM_PP_LINES] = { -1, -1 };
+	long old, next[LM_PP_LINES];
 	struct pp_line *v;
 	double t0;
+
+	for (j = 0; j < LM_PP_LINES; j++)
+		next[j] = -1;
 
 	bind_self(p->os_cpu[a->i]);
 	atomic_fetch_add(&p->ready, 1);
