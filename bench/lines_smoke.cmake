@@ -38,7 +38,14 @@
 #    at most 1.1 messages sent per delivered (the rings settled before
 #    counting; 1.25 without) and at least 5,000 messages delivered in
 #    10,000 passes (a replay that let senders spinning at full rings use
-#    its passes up delivered 118-207).
+#    its passes up delivered 118-207);
+#  - the store reading (lines/stores.c) in every calibration record: its
+#    rounds' times ordered, a serial share in [0, 1], assumed (1) where
+#    the record has no reading; and sock default at 2 CPUs under both
+#    fixed calibrations predicted at least 10 % slower with the stores
+#    drained one after another (--lines-store-serial 1) than all at once
+#    (0): its locked hits wait for the ring's stores (a replay whose
+#    buffer ignores the share gives the same rate for both).
 
 cmake_minimum_required(VERSION 3.20)
 
@@ -102,6 +109,28 @@ function(check_two_lines rec)
 	endif()
 endfunction()
 
+# The store reading (lines/stores.c): a locked add after 0, 1, 2 stores,
+# the serial share in [0, 1], and where it was not read (a record from
+# before it, or stores that moved no line) the assumed 1.
+function(check_stores rec)
+	string(JSON f GET "${rec}" store_drain_serial)
+	string(JSON assumed GET "${rec}" store_drain_assumed)
+	string(JSON t TYPE "${rec}" stores_2_round_ns)
+	if(NOT f MATCHES "^[0-9.e+-]+$" OR f LESS 0 OR f GREATER 1 OR
+	   (assumed AND NOT f EQUAL 1))
+		message(FATAL_ERROR "store reading's share: ${rec}")
+	endif()
+	if(t STREQUAL "NULL")
+		return()
+	endif()
+	string(JSON s0 GET "${rec}" stores_0_round_ns)
+	string(JSON s2 GET "${rec}" stores_2_round_ns)
+	string(JSON m1 GET "${rec}" model_stores_1_round_ns)
+	if(NOT s0 GREATER 0 OR s2 LESS s0 OR NOT m1 GREATER 0)
+		message(FATAL_ERROR "store reading: ${rec}")
+	endif()
+endfunction()
+
 # Sets <prefix>_<series>_<strategy>_<cpus>_{xfer,hot} in the caller.
 function(read_lines dir prefix)
 	file(STRINGS "${dir}/lines.jsonl" lines)
@@ -110,6 +139,7 @@ function(read_lines dir prefix)
 		string(JSON kind GET "${line}" kind)
 		if(kind STREQUAL "lines_calibration")
 			check_two_lines("${line}")
+			check_stores("${line}")
 		endif()
 		if(NOT kind STREQUAL "lines")
 			continue()
@@ -420,6 +450,39 @@ endif()
 message(STATUS "lines sock work: memcg7 ${w0_memcg7} -> ${w4000_memcg7}, "
 	"v4 ${w0_v4} -> ${w4000_v4} messages/s per CPU at 16 CPUs (v4 at "
 	"${v4_0} -> ${v4_4000} % of memcg7)")
+
+# The stores' drain: sock's senders store a message and the ring's head,
+# lines the receiver reads, and default's next charge is a locked hit
+# that waits for them; drained one after another they cost more.
+foreach(kind XEON AMD)
+	foreach(f 0 1)
+		set(dir "${OUT}/stores-${kind}-${f}")
+		execute_process(COMMAND "${BENCH}" --lines --quick --reps 1
+			--cpus 2 --workload sock --strategy default
+			--lines-calib "${${kind}}" --lines-store-serial ${f}
+			--out "${dir}"
+			RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+		if(NOT rc EQUAL 0)
+			message(FATAL_ERROR "--lines-store-serial ${f}: ${rc}:\n"
+				"${err}")
+		endif()
+		file(STRINGS "${dir}/lines.jsonl" recs REGEX "\"kind\":\"lines\"")
+		list(GET recs 0 line)
+		string(JSON sf GET "${line}" store_drain_serial)
+		string(JSON pred GET "${line}" predicted_ops_per_s)
+		if(NOT sf EQUAL f)
+			message(FATAL_ERROR "store_drain_serial ${sf}, not ${f}")
+		endif()
+		string(REGEX REPLACE "[.].*" "" s${f} "${pred}")
+	endforeach()
+	math(EXPR pct "100 * ${s1} / ${s0}")
+	if(pct GREATER 90)
+		message(FATAL_ERROR "${kind}: sock default ${s0} messages/s per "
+			"CPU drained at once, ${s1} one after another (${pct} %)")
+	endif()
+	message(STATUS "lines stores (${kind}): sock default ${s0} -> ${s1} "
+		"messages/s per CPU (${pct} %)")
+endforeach()
 
 # --net-rr (scripts/lkp-predict's other work): a loopback UDP
 # request/response costs some CPU time; SCTP either costs some or says

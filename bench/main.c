@@ -103,6 +103,9 @@ static const char usage_text[] =
 "                     add instead of the calibration's reading (for a\n"
 "                     calibration that lacks it, or to test the\n"
 "                     prediction's sensitivity)\n"
+"  --lines-store-serial F  --lines: drain buffered stores with serial\n"
+"                     share F (0: their lines fetched at once, 1: one\n"
+"                     after another) instead of the store reading's\n"
 "  --sock-work-ns N   --lines: in the time replay, a sock CPU spends N ns\n"
 "                     on other work per message it delivers (a network\n"
 "                     stack's own cost: scripts/lkp-predict)\n"
@@ -117,7 +120,7 @@ enum {
 	OPT_FULL, OPT_QUICK, OPT_JSON, OPT_OUT, OPT_LIST, OPT_PROFILE, OPT_OPS,
 	OPT_NET_RR,
 	OPT_HELP, OPT_LINES, OPT_CPUS, OPT_TOPOLOGY, OPT_REMOTE,
-	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB, OPT_LINES_FETCH,
+	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB, OPT_LINES_FETCH, OPT_LINES_SERIAL,
 	OPT_SOCK_WORK, OPT_LIST_STRATEGIES, OPT_LIST_POLICIES, OPT_OPCOUNT,
 	OPT_SHM,
 };
@@ -155,6 +158,7 @@ static const struct option long_opts[] = {
 	{ "pricing", required_argument, NULL, OPT_PRICING },
 	{ "lines-calib", required_argument, NULL, OPT_LINES_CALIB },
 	{ "lines-fetch-ns", required_argument, NULL, OPT_LINES_FETCH },
+	{ "lines-store-serial", required_argument, NULL, OPT_LINES_SERIAL },
 	{ "sock-work-ns", required_argument, NULL, OPT_SOCK_WORK },
 	{ NULL, 0, NULL, 0 },
 };
@@ -496,6 +500,7 @@ int main(int argc, char **argv)
 		.baseline = "memcg7", .remote_factor = 1,
 		.pricing_hold = true, .pricing_request = true,
 		.lines_fetch_ns = NAN,
+		.lines_store_serial = NAN,
 	};
 	static struct config cfg[BENCH_MAX_CONFIGS];
 	const struct strategy *st[BENCH_MAX_STRATEGIES];
@@ -611,6 +616,11 @@ int main(int argc, char **argv)
 			break;
 		case OPT_LINES_FETCH:
 			ret = parse_double(optarg, 0, &o.lines_fetch_ns);
+			break;
+		case OPT_LINES_SERIAL:
+			ret = parse_double(optarg, 0, &o.lines_store_serial);
+			if (!ret && o.lines_store_serial > 1)
+				ret = -EINVAL;
 			break;
 		case OPT_SOCK_WORK:
 			ret = parse_double(optarg, 0, &o.sock_work_ns);

@@ -751,7 +751,7 @@ int calibrate_rep(struct lm_run *x, struct opts *pinned)
 	struct config cs, cp;
 	struct sample smp;
 	unsigned int i, k;
-	double ran;
+	double ran, sbr[LM_SB_K];
 	void *pi;
 
 	x->rep++;
@@ -766,6 +766,9 @@ int calibrate_rep(struct lm_run *x, struct opts *pinned)
 			     &x->t2moved[x->nr_tcost]))
 			x->t2shared[x->nr_tcost] = x->t2priv[x->nr_tcost] =
 				x->t2moved[x->nr_tcost] = NAN;
+		i = sb_trial(o, sbr) != 0;
+		for (k = 0; k < LM_SB_K; k++)
+			x->tsb[k][x->nr_tcost] = i ? (double)NAN : sbr[k];
 		x->nr_tcost++;
 	}
 	for (i = 0; i < NR_SERIES; i++) {
@@ -883,6 +886,21 @@ static void calib_read_two_lines(const char *rec, struct lm_calib *c)
 	c->two_private_s *= 1e-9;
 }
 
+/* The store reading of a record, NAN where it has none (before it). */
+static void calib_read_stores(const char *rec, struct lm_calib *c)
+{
+	static const char *const key[LM_SB_K] = {
+		"stores_0_round_ns", "stores_1_round_ns", "stores_2_round_ns"
+	};
+	unsigned int k;
+
+	for (k = 0; k < LM_SB_K; k++) {
+		c->sb_s[k] = NAN;
+		if (json_num(rec, key[k], &c->sb_s[k]))
+			c->sb_s[k] *= 1e-9;
+	}
+}
+
 int calib_read(struct lm_run *x, const char *path)
 {
 	struct lm_calib *c = &x->cal;
@@ -917,6 +935,7 @@ int calib_read(struct lm_run *x, const char *path)
 			if (json_num(rec, "fetch_ns", &c->fetch_s))
 				c->fetch_s *= 1e-9;
 			calib_read_two_lines(rec, c);
+			calib_read_stores(rec, c);
 			if (strstr(rec, "\"fetch_assumed\":true"))
 				c->fetch_s = NAN;	/* assume again */
 			if (!json_str(rec, "calib_cpu_model", c->cpu,

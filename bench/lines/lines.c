@@ -32,17 +32,19 @@ static unsigned long rounds_for(const struct opts *o, const struct config *c,
 
 /*
  * Replay @se on @n CPUs of @topo; r->local_s is the local cost per
- * operation, @t_xfer the transfer cost (both calibrated already), @t_hold
- * how long a core keeps a line it took (NAN: --pricing move).  The
+ * operation, @x the run's pricing: its transfer cost, and with the hold
+ * (x->hold; not --pricing move) how long a core keeps a line it took, a
+ * request's way (x->request) and how buffered stores drain (the store
+ * reading), all calibrated already.  The
  * warm-up interleaves whole steps whatever --interleave says: it fills the
  * stocks, places the lines and gives the accesses per operation that the
  * time replay spreads the local cost over.
  */
-static int model_run(const struct opts *o, const struct series *se,
+static int model_run(const struct lm_run *x, const struct series *se,
 		     const struct strategy *s, unsigned int n,
-		     const char *topo, double t_xfer, double t_hold,
-		     double t_req, struct lm_result *r)
+		     const char *topo, struct lm_result *r)
 {
+	const struct opts *o = x->o;
 	struct lm_line hot[LM_HOT];
 	struct lm_owners ow = { 0 };
 	struct config c;
@@ -76,10 +78,11 @@ static int model_run(const struct opts *o, const struct series *se,
 	if (m.ops && dir.accesses && isfinite(r->local_s))
 		m.t_access = r->local_s * (double)m.ops /
 			     (double)dir.accesses;
-	m.t_xfer = t_xfer;
-	m.hold = isfinite(t_hold);
-	m.t_hold = m.hold ? t_hold : 0;
-	m.t_req = m.hold ? t_req : 0;
+	m.t_xfer = x->transfer_s;
+	m.hold = x->hold;
+	m.t_hold = m.hold ? x->cal.hold_s : 0;
+	m.t_req = m.hold && x->request ? x->cal.request_s : 0;
+	m.sb_serial = x->cal.sb_serial;
 	m.t_work = se->sock ? o->sock_work_ns * 1e-9 : 0;
 	m.remote_factor = o->remote_factor;
 	sim_count_from_here(&m);
@@ -234,10 +237,8 @@ static int model_series(struct lm_run *x, unsigned int si)
 			r->local_s = r->local_raw_s;
 			if (r->local_raw_s - r->harness_s > 0)
 				r->local_s = r->local_raw_s - r->harness_s;
-			ret = model_run(x->o, se, x->st[k], x->cpus[j], topo,
-					x->transfer_s,
-					x->hold ? x->cal.hold_s : (double)NAN,
-					x->request ? x->cal.request_s : 0, r);
+			ret = model_run(x, se, x->st[k], x->cpus[j], topo,
+					r);
 			if (ret)
 				return ret;
 			r->pred = predict(x, r, r->local_s, &r->cap);
@@ -352,12 +353,19 @@ int lines_main(const struct opts *o)
 		x.cal.two_shared_s = median_finite(x.t2shared, x.nr_tcost);
 		x.cal.two_private_s = median_finite(x.t2priv, x.nr_tcost);
 		x.cal.two_per_add = median_finite(x.t2moved, x.nr_tcost);
+		for (i = 0; i < LM_SB_K; i++)
+			x.cal.sb_s[i] = median_finite(x.tsb[i], x.nr_tcost);
 		bench_cpu_model(x.cal.cpu, sizeof(x.cal.cpu));
 		snprintf(x.cal.from, sizeof(x.cal.from), "measured");
 	}
 	if (isfinite(o->lines_fetch_ns))
 		x.cal.fetch_s = o->lines_fetch_ns * 1e-9;
 	calib_derive(&x.cal);
+	sb_derive(&x.cal);
+	if (isfinite(o->lines_store_serial)) {
+		x.cal.sb_serial = o->lines_store_serial;
+		x.cal.sb_serial_assumed = false;
+	}
 	if (!(x.cal.loss_s > 0) || !(x.cal.move_s > 0)) {
 		fprintf(stderr, "pcstock-bench: no line transfer cost "
 			"measurable (a shared add no slower than a private "
@@ -368,6 +376,7 @@ int lines_main(const struct opts *o)
 	if (!x.request)
 		x.cal.request_s = 0;
 	pp_model(&x.cal, o->seed);
+	sb_model(&x.cal, o->seed);
 	x.transfer_s = x.hold ? x.cal.latency_s : x.cal.loss_s;
 	x.move_s = x.cal.move_s;
 	if (isfinite(x.cal.two_shared_s))
@@ -390,7 +399,9 @@ int lines_main(const struct opts *o)
 	       "the hold replay of "
 	       "the same loop: %.3f transfers per add, %.1f ns per add; "
 	       "%u lines in turn: %s, the hold replay %.3f transfers per "
-	       "add, %.1f ns\n"
+	       "add, %.1f ns; a locked add after 0, 1, 2 stores to lines "
+	       "the other core reads: %.1f, %.1f, %.1f ns, so a store "
+	       "%.1f ns, drained %.2f serially%s; the replay %.1f, %.1f ns\n"
 	       "pricing %s (%.1f ns per transfer%s), remote factor %g; "
 	       "local cost and measured at %u CPUs (best of %u "
 	       "repetitions); interleave %s\n", mt ? mt : "",
@@ -406,6 +417,10 @@ int lines_main(const struct opts *o)
 	       x.cal.model_shared_s * 1e9, LM_PP_LINES, two,
 	       x.cal.model_two_per_add,
 	       x.cal.model_two_shared_s * 1e9,
+	       x.cal.sb_s[0] * 1e9, x.cal.sb_s[1] * 1e9, x.cal.sb_s[2] * 1e9,
+	       x.cal.store_s * 1e9, x.cal.sb_serial,
+	       x.cal.sb_serial_assumed ? " (not measured: assumed)" : "",
+	       x.cal.model_sb_s[1] * 1e9, x.cal.model_sb_s[2] * 1e9,
 	       x.request ? "measured" : x.hold ? "hold" : "move",
 	       x.transfer_s * 1e9,
 	       x.hold ? ", lines held" : ", capped at the line move",

@@ -78,6 +78,9 @@ struct lm_dir {
 	unsigned long xfer, xfer_remote, inval, accesses;
 };
 
+/* The store reading (stores.c): 0 to LM_SB_K - 1 stores per round. */
+#define LM_SB_K 3U
+
 /* A simulated CPU's traced accesses not yet applied (time replay). */
 struct lm_queue {
 	uintptr_t *v;			/* address | 1 if a write */
@@ -169,6 +172,7 @@ struct sim {
 	double t_hold;			/* hold: a taken line stays this long */
 	double t_req;			/* hold: a request's way to the holder */
 	double t_work;			/* sock: other work per message */
+	double sb_serial;		/* stores drain: serial share */
 	bool hold;			/* --pricing hold */
 	/* Simulated seconds spent, all CPUs (time replay). */
 	double spent_local, spent_xfer, spent_wait;
@@ -190,6 +194,12 @@ int sim_rounds(struct sim *m, bool sock, unsigned long rounds, unsigned int q,
 	       bool trace);
 int sim_timed(struct sim *m, bool sock, unsigned long steps);
 void pp_model(struct lm_calib *c, uint64_t seed);
+void sb_model(struct lm_calib *c, uint64_t seed);
+
+/* ---- stores.c: the store reading ---------------------------------------- */
+
+int sb_trial(const struct opts *o, double sb[LM_SB_K]);
+void sb_derive(struct lm_calib *c);
 void config_for(const struct opts *o, const struct series *se, unsigned int n,
 		enum pcstock_cpu_mode mode, struct config *c);
 bool series_wanted(const struct opts *o, const struct series *se);
@@ -223,6 +233,12 @@ struct lm_calib {
 	double two_shared_s, two_private_s, two_per_add;
 	double model_two_per_add;	/* and its hold replay */
 	double model_two_shared_s;
+	/* The store reading (stores.c), NAN if not measured. */
+	double sb_s[LM_SB_K];		/* seconds per round of k stores */
+	double store_s;			/* one store's: sb_s[1] - sb_s[0] */
+	double sb_serial;		/* a second store's unhidden share */
+	bool sb_serial_assumed;		/* no reading: 1 */
+	double model_sb_s[LM_SB_K];	/* and the replay of the same loop */
 	char cpu[128];			/* the CPU it was taken on */
 	char from[160];			/* "measured" or the file */
 };
@@ -280,6 +296,7 @@ struct lm_run {
 	double t2shared[BENCH_MAX_REPS];	/* the two-line reading, */
 	double t2priv[BENCH_MAX_REPS];		/* NAN where it failed */
 	double t2moved[BENCH_MAX_REPS];
+	double tsb[LM_SB_K][BENCH_MAX_REPS];	/* the store reading */
 	unsigned int nr_tcost;
 	unsigned int rep;		/* repetitions started */
 	bool measure;			/* --cpus has LM_CALIB_CPUS */

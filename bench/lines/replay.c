@@ -319,14 +319,16 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 	int prev = l->owner;
 	unsigned int moved;
 	double cost, go, sent = m->clock[cpu], way, req = 0, at;
+	double start = m->clock[cpu];
 
 	if (m->hold && dir_waits(l, cpu, a & 1)) {
 		/*
 		 * The request left when the CPU first asked and reaches the
 		 * holder @way later (remote to another package); the line
-		 * cannot leave before.  A buffered store does not wait for
-		 * it: what is left of the way is paid with the transfer, in
-		 * the store buffer (@req).
+		 * cannot leave before.  A buffered store does not stop the
+		 * core, neither for the way nor for a busy line: its transfer
+		 * starts when the line can leave (@start) and what is left
+		 * of the way is paid with it, in the store buffer (@req).
 		 */
 		if (m->asked[cpu] >= 0)
 			sent = m->asked[cpu];
@@ -335,7 +337,10 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 				  m->remote_factor : 1);
 		go = line_start(m, l, cpu);
 		at = fmax(go, m->clock[cpu]);
-		if (!store && sent + way > at) {
+		if (store) {
+			start = at;
+			req = fmax(0, sent + way - at);
+		} else if (sent + way > at) {
 			/* the line's own wait, then the way's rest */
 			if (m->asked[cpu] < 0)
 				m->asked[cpu] = m->clock[cpu];
@@ -343,16 +348,13 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 			m->spent_xfer += sent + way - at;
 			m->clock[cpu] = sent + way;
 			return false;
-		}
-		if (go > m->clock[cpu]) {
+		} else if (go > m->clock[cpu]) {
 			if (m->asked[cpu] < 0)
 				m->asked[cpu] = m->clock[cpu];
 			m->spent_wait += go - m->clock[cpu];
 			m->clock[cpu] = go;
 			return false;
 		}
-		if (store)
-			req = fmax(0, sent + way - m->clock[cpu]);
 	}
 	m->asked[cpu] = -1;
 	/* A locked op waits for the stores before it (x86). */
@@ -370,15 +372,22 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 		 * the access at that point would be half done, so the
 		 * accesses that fit in it round to the nearest.
 		 */
-		l->arrive = m->clock[cpu] + cost;
+		l->arrive = start + cost;
 		l->free_at = l->arrive +
 			     (locked ? m->t_access / 2 : 0) +
 			     (locked && prev >= 0 && prev != (int)cpu ?
 			      m->t_hold : 0);
 	}
 	if (m->hold && store) {
-		/* Buffered: the core goes on while the line comes. */
-		m->sb[cpu] = fmax(m->sb[cpu], m->clock[cpu] + cost);
+		/*
+		 * Buffered: the core goes on while the line comes.  The
+		 * buffer drains in order, and the serial share of this
+		 * store's transfer waits for the stores before it (the
+		 * store reading: 1 where lines are fetched one at a time).
+		 */
+		m->sb[cpu] = fmax(start + cost,
+				  fmax(m->sb[cpu], start) +
+				  m->sb_serial * cost);
 		cost = 0;
 	} else if (moved) {
 		m->miss[cpu] = m->clock[cpu] + cost;
@@ -515,6 +524,41 @@ int sim_timed(struct sim *m, bool sock, unsigned long steps)
 	return ret;
 }
 
+/* Two simulated CPUs of one package, priced with calibration @c. */
+struct two_cpus {
+	struct sim m;
+	double clock[2], asked[2], miss[2], sb[2];
+	uintptr_t miss_tag[2];
+	unsigned int heap[2];
+};
+
+static void two_cpus_start(struct two_cpus *t, const struct lm_calib *c,
+			   uint64_t seed)
+{
+	struct sim *m = &t->m;
+
+	memset(t, 0, sizeof(*t));
+	dir_clear(&dir);
+	dir.nr_cpus = 2;
+	dir.pkg[0] = dir.pkg[1] = 0;
+	m->n = 2;
+	m->clock = t->clock;
+	m->asked = t->asked;
+	m->miss = t->miss;
+	m->miss_tag = t->miss_tag;
+	m->sb = t->sb;
+	m->heap = t->heap;
+	m->order_rng = seed;
+	m->t_access = c->private_s;
+	m->t_xfer = c->latency_s;
+	m->t_hold = c->hold_s;
+	m->t_req = c->request_s;
+	m->sb_serial = c->sb_serial;
+	m->hold = true;
+	m->remote_factor = 1;
+	clocks_start(m);
+}
+
 /*
  * The calibration's loop replayed with the hold: two CPUs adding to one
  * line, an add taking the private time, a transfer the latency, a taken
@@ -528,40 +572,22 @@ int sim_timed(struct sim *m, bool sock, unsigned long steps)
 static void pp_replay(const struct lm_calib *c, uint64_t seed,
 		      unsigned int lines, double *per_add, double *shared_s)
 {
-	struct sim m = { .n = 2 };
-	double clock[2], asked[2], miss[2] = { 0 };
-	double sb[2] = { 0 };
-	uintptr_t miss_tag[2] = { 0 };
-	unsigned int heap[2], adds = 0, next[2] = { 0, 0 }, cpu;
+	struct two_cpus t;
+	struct sim *m = &t.m;
+	unsigned int adds = 0, next[2] = { 0, 0 }, cpu;
 
-	dir_clear(&dir);
-	dir.nr_cpus = 2;
-	dir.pkg[0] = dir.pkg[1] = 0;
-	m.clock = clock;
-	m.asked = asked;
-	m.miss = miss;
-	m.miss_tag = miss_tag;
-	m.sb = sb;
-	m.heap = heap;
-	m.order_rng = seed;
-	m.t_access = c->private_s;
-	m.t_xfer = c->latency_s;
-	m.t_hold = c->hold_s;
-	m.t_req = c->request_s;
-	m.hold = true;
-	m.remote_factor = 1;
-	clocks_start(&m);
+	two_cpus_start(&t, c, seed);
 	while (adds < 100000) {
 		/* Any line addresses will do: the directory keys on them. */
-		cpu = m.heap[0];
-		if (timed_apply(&m, cpu, LM_LINE * (1 + next[cpu]) | 1)) {
+		cpu = m->heap[0];
+		if (timed_apply(m, cpu, LM_LINE * (1 + next[cpu]) | 1)) {
 			next[cpu] = next[cpu] + 1 == lines ? 0 : next[cpu] + 1;
 			adds++;
 		}
-		heap_down(&m, 0, 2);
+		heap_down(m, 0, 2);
 	}
 	*per_add = (double)dir.xfer / adds;
-	*shared_s = (clock[0] + clock[1]) / adds;
+	*shared_s = (t.clock[0] + t.clock[1]) / adds;
 	dir_clear(&dir);
 }
 
@@ -570,6 +596,51 @@ void pp_model(struct lm_calib *c, uint64_t seed)
 	pp_replay(c, seed, 1, &c->model_per_add, &c->model_shared_s);
 	pp_replay(c, seed, LM_PP_LINES, &c->model_two_per_add,
 		  &c->model_two_shared_s);
+}
+
+/*
+ * The store reading's loop replayed (stores.c): CPU 0 makes rounds of @k
+ * plain stores, each to a line of its own, and a locked add to a private
+ * line; CPU 1 reads the @k lines in turn.  Seconds per round of CPU 0,
+ * each access taking the private time, a transfer the latency, the
+ * stores' drain serial by the calibration's share.
+ */
+static double sb_replay(const struct lm_calib *c, uint64_t seed,
+			unsigned int k)
+{
+	struct two_cpus t;
+	struct sim *m = &t.m;
+	unsigned int at[2] = { 0, 0 }, rounds = 0, cpu;
+	uintptr_t a;
+
+	two_cpus_start(&t, c, seed);
+	while (rounds < 20000) {
+		cpu = m->heap[0];
+		if (cpu == 1 && !k) {
+			t.clock[1] += m->t_access;	/* nothing to read */
+		} else if (cpu == 1) {
+			if (timed_apply(m, 1, LM_LINE * (1 + at[1])))
+				at[1] = at[1] + 1 == k ? 0 : at[1] + 1;
+		} else {
+			a = at[0] < k ? LM_LINE * (1 + at[0]) | 3 :
+				       LM_LINE * (1 + LM_SB_K) | 1;
+			if (timed_apply(m, 0, a) && ++at[0] > k) {
+				at[0] = 0;
+				rounds++;
+			}
+		}
+		heap_down(m, 0, 2);
+	}
+	dir_clear(&dir);
+	return fmax(t.clock[0], t.sb[0]) / rounds;
+}
+
+void sb_model(struct lm_calib *c, uint64_t seed)
+{
+	unsigned int k;
+
+	for (k = 0; k < LM_SB_K; k++)
+		c->model_sb_s[k] = sb_replay(c, seed, k);
 }
 
 /* ---- the series --------------------------------------------------------- */

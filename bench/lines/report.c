@@ -110,6 +110,17 @@ void emit_calib(FILE *f, const struct lm_run *x)
 	json_d(f, "model_two_lines_shared_add_ns", c->model_two_shared_s * 1e9);
 	json_d(f, "model_over_measured_two_lines_add",
 	       c->model_two_shared_s / c->two_shared_s);
+	json_d(f, "stores_0_round_ns", c->sb_s[0] * 1e9);
+	json_d(f, "stores_1_round_ns", c->sb_s[1] * 1e9);
+	json_d(f, "stores_2_round_ns", c->sb_s[2] * 1e9);
+	json_d(f, "store_ns", c->store_s * 1e9);
+	json_d(f, "store_drain_serial", c->sb_serial);
+	fprintf(f, ",\"store_drain_assumed\":%s",
+		c->sb_serial_assumed ? "true" : "false");
+	json_d(f, "model_stores_1_round_ns", c->model_sb_s[1] * 1e9);
+	json_d(f, "model_stores_2_round_ns", c->model_sb_s[2] * 1e9);
+	json_d(f, "model_over_measured_stores_2",
+	       c->model_sb_s[2] / c->sb_s[2]);
 }
 
 void emit_result(const struct lm_run *x, const struct series *se,
