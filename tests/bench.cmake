@@ -54,6 +54,7 @@ if(PCSTOCK_BUILD_BENCH AND EXISTS ${PROJECT_SOURCE_DIR}/bench/lines/lines.c)
 		-DOUT=${CMAKE_CURRENT_BINARY_DIR}/bench-lines
 		-DXEON=${PROJECT_SOURCE_DIR}/docs/lines/lines.jsonl
 		-DAMD=${PROJECT_SOURCE_DIR}/bench/lines_calib_amd.jsonl
+		-DF25M17=${PROJECT_SOURCE_DIR}/bench/lines_calib_f25m17.jsonl
 		-P ${PROJECT_SOURCE_DIR}/bench/lines_smoke.cmake)
 	set_tests_properties(bench_lines PROPERTIES LABELS bench TIMEOUT 300)
 endif()
