@@ -40,8 +40,10 @@
 #    10,000 passes (a replay that let senders spinning at full rings use
 #    its passes up delivered 118-207);
 #  - the store reading (lines/stores.c) in every calibration record: its
-#    rounds' times ordered, a serial share in [0, 1], assumed (1) where
-#    the record has no reading; and sock default at 2 CPUs predicted at
+#    rounds' times positive (a store dearer than none where read), a
+#    serial share in [0, 1], assumed (1) where the record has no
+#    reading or its stores moved no line (CI met one under the far
+#    placement: 2.1, 2.1, 2.0 ns); and sock default at 2 CPUs predicted at
 #    least 10 % slower with the stores drained one after another
 #    (--lines-store-serial 1) than all at once (0), under two fixed
 #    calibrations with their recorded local costs (the Xeon's, and the
@@ -129,10 +131,15 @@ function(check_stores rec)
 	if(t STREQUAL "NULL")
 		return()
 	endif()
+	# A reading whose stores moved no line (the far placement: the
+	# reader's copies stayed behind) has its three times within noise
+	# of each other, and its share assumed; one that was read has a
+	# store dearer than none.
 	string(JSON s0 GET "${rec}" stores_0_round_ns)
-	string(JSON s2 GET "${rec}" stores_2_round_ns)
+	string(JSON s1 GET "${rec}" stores_1_round_ns)
 	string(JSON m1 GET "${rec}" model_stores_1_round_ns)
-	if(NOT s0 GREATER 0 OR s2 LESS s0 OR NOT m1 GREATER 0)
+	if(NOT s0 GREATER 0 OR NOT m1 GREATER 0 OR
+	   (NOT assumed AND NOT s1 GREATER s0))
 		message(FATAL_ERROR "store reading: ${rec}")
 	endif()
 endfunction()
