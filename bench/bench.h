@@ -171,6 +171,7 @@ struct opts {
 	bool pricing_request;		/* --pricing measured: a request's way */
 	double lines_fetch_ns;		/* --lines-fetch-ns, NAN: measured */
 	double lines_store_serial;	/* --lines-store-serial, NAN: read */
+	double lines_runahead;		/* --lines-runahead, NAN: read */
 	double sock_work_ns;		/* --sock-work-ns for --lines */
 	const char *lines_calib;	/* --lines-calib FILE */
 	unsigned int nr_os_cpus;	/* CPUs this process may run on */

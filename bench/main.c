@@ -106,6 +106,10 @@ static const char usage_text[] =
 "  --lines-store-serial F  --lines: drain buffered stores with serial\n"
 "                     share F (0: their lines fetched at once, 1: one\n"
 "                     after another) instead of the store reading's\n"
+"  --lines-runahead F --lines: hide share F of a locked op's transfer\n"
+"                     behind the plain work after it (0: the core waits\n"
+"                     for the line, 1: only its next locked op does)\n"
+"                     instead of the run-ahead reading's\n"
 "  --sock-work-ns N   --lines: in the time replay, a sock CPU spends N ns\n"
 "                     on other work per message it delivers (a network\n"
 "                     stack's own cost: scripts/lkp-predict)\n"
@@ -120,7 +124,7 @@ enum {
 	OPT_FULL, OPT_QUICK, OPT_JSON, OPT_OUT, OPT_LIST, OPT_PROFILE, OPT_OPS,
 	OPT_NET_RR,
 	OPT_HELP, OPT_LINES, OPT_CPUS, OPT_TOPOLOGY, OPT_REMOTE,
-	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB, OPT_LINES_FETCH, OPT_LINES_SERIAL,
+	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB, OPT_LINES_FETCH, OPT_LINES_SERIAL, OPT_LINES_RUNAHEAD,
 	OPT_SOCK_WORK, OPT_LIST_STRATEGIES, OPT_LIST_POLICIES, OPT_OPCOUNT,
 	OPT_SHM,
 };
@@ -159,6 +163,7 @@ static const struct option long_opts[] = {
 	{ "lines-calib", required_argument, NULL, OPT_LINES_CALIB },
 	{ "lines-fetch-ns", required_argument, NULL, OPT_LINES_FETCH },
 	{ "lines-store-serial", required_argument, NULL, OPT_LINES_SERIAL },
+	{ "lines-runahead", required_argument, NULL, OPT_LINES_RUNAHEAD },
 	{ "sock-work-ns", required_argument, NULL, OPT_SOCK_WORK },
 	{ NULL, 0, NULL, 0 },
 };
@@ -501,6 +506,7 @@ int main(int argc, char **argv)
 		.pricing_hold = true, .pricing_request = true,
 		.lines_fetch_ns = NAN,
 		.lines_store_serial = NAN,
+		.lines_runahead = NAN,
 	};
 	static struct config cfg[BENCH_MAX_CONFIGS];
 	const struct strategy *st[BENCH_MAX_STRATEGIES];
@@ -620,6 +626,11 @@ int main(int argc, char **argv)
 		case OPT_LINES_SERIAL:
 			ret = parse_double(optarg, 0, &o.lines_store_serial);
 			if (!ret && o.lines_store_serial > 1)
+				ret = -EINVAL;
+			break;
+		case OPT_LINES_RUNAHEAD:
+			ret = parse_double(optarg, 0, &o.lines_runahead);
+			if (!ret && o.lines_runahead > 1)
 				ret = -EINVAL;
 			break;
 		case OPT_SOCK_WORK:

@@ -45,6 +45,8 @@
  * comes back to a line only after an add to another contended line is
  * what a hierarchical charge does (a leaf's parent, then the root), and
  * the replay's pricing of it (pp_model()) can be checked against it.
+ * With LM_RA_LOADS dependent loads of a thread's own before each add it
+ * is the third, the run-ahead reading (runahead.c says what it reads).
  */
 #define PP_CHUNK 200U
 #define PP_CHUNKS 8000U
@@ -58,11 +60,14 @@ struct pp_line {
 struct pp {
 	struct pp_line ctr[LM_PP_LINES];
 	struct pp_line own[2][LM_PP_LINES];
+	_Alignas(BENCH_LINE) long chain[2][64];	/* run-ahead loads */
+	long sink[2][BENCH_LINE / sizeof(long)];
 	_Alignas(BENCH_LINE) atomic_uint done[2][BENCH_LINE / sizeof(int)];
 	atomic_int ready;
 	int os_cpu[2];
 	unsigned int chunks;		/* per thread, at most PP_CHUNKS */
 	unsigned int lines;		/* in turn: 1 or LM_PP_LINES */
+	unsigned int loads;		/* dependent loads before each add */
 	double t0;
 	double chunk[2][2 * PP_CHUNKS];	/* [shared] seconds per chunk */
 	unsigned int nr[2][2];		/* [thread][shared] chunks kept */
@@ -79,9 +84,9 @@ static void *pp_thread(void *arg)
 	struct pp_arg *a = arg;
 	struct pp *p = a->p;
 	atomic_uint *other = &p->done[!a->i][0];
-	unsigned int c, k, j, seen, kind, at;
+	unsigned int c, k, j, g, seen, kind, at;
 	unsigned long moved;
-	long old, next[LM_PP_LINES];
+	long old, next[LM_PP_LINES], x = 0;
 	struct pp_line *v;
 	double t0;
 
@@ -104,6 +109,8 @@ static void *pp_thread(void *arg)
 		 * 17 adds, one more per chunk of 200 would be 9 % too many).
 		 */
 		for (k = 0, j = 0, moved = 0; k < PP_CHUNK; k++) {
+			for (g = 0; g < p->loads; g++)
+				x = p->chain[a->i][x & 63];
 			old = atomic_fetch_add_explicit(&v[j].v, 1,
 							memory_order_relaxed);
 			moved += k >= p->lines && old != next[j];
@@ -119,19 +126,22 @@ static void *pp_thread(void *arg)
 		atomic_store_explicit(&p->done[a->i][0], c + 1,
 				      memory_order_relaxed);
 	}
+	p->sink[a->i][0] = x;
 	return NULL;
 }
 
 /*
  * One ping-pong trial of @chunks chunks per thread over @lines lines in
- * turn: the median chunks of shared adds and private adds, seconds per
- * add (*@shared, *@priv), and the transfers per shared add counted in the
- * shared chunks kept (*@per_add).  Return: 0, -ENOMEM, -EAGAIN if no
- * chunk of a kind was kept.
+ * turn, @loads dependent loads of the thread's own before each add (the
+ * run-ahead reading, runahead.c): the median chunks of shared adds and
+ * private adds, seconds per add with its loads (*@shared, *@priv), and
+ * the transfers per shared add counted in the shared chunks kept
+ * (*@per_add).  Return: 0, -ENOMEM, -EAGAIN if no chunk of a kind was
+ * kept.
  */
 static int pp_trial(const struct opts *o, unsigned int chunks,
-		    unsigned int lines, double *shared, double *priv,
-		    double *per_add)
+		    unsigned int lines, unsigned int loads, double *shared,
+		    double *priv, double *per_add)
 {
 	struct pp *p = zalloc_lines(sizeof(*p));
 	struct pp_arg a[2];
@@ -144,6 +154,9 @@ static int pp_trial(const struct opts *o, unsigned int chunks,
 	p->t0 = now_s();
 	p->chunks = chunks;
 	p->lines = lines;
+	p->loads = loads;
+	for (k = 0; k < 64; k++)
+		p->chain[0][k] = p->chain[1][k] = (long)(k * 37 + 11) & 63;
 	for (i = 0; i < 2; i++) {
 		p->os_cpu[i] = o->os_cpus[i];
 		a[i] = (struct pp_arg){ p, i };
@@ -725,7 +738,7 @@ static void near_reading(const struct opts *o, struct lm_near *r)
 	double shared, priv, per_add;
 
 	r->move_s = r->per_add = NAN;
-	if (pp_trial(o, PP_NEAR_CHUNKS, 1, &shared, &priv, &per_add) ||
+	if (pp_trial(o, PP_NEAR_CHUNKS, 1, 0, &shared, &priv, &per_add) ||
 	    !(per_add > 0))
 		return;
 	r->per_add = per_add;
@@ -756,11 +769,11 @@ int calibrate_rep(struct lm_run *x, struct opts *pinned)
 
 	x->rep++;
 	if (!o->lines_calib &&
-	    !pp_trial(o, PP_CHUNKS, 1, &x->tshared[x->nr_tcost],
+	    !pp_trial(o, PP_CHUNKS, 1, 0, &x->tshared[x->nr_tcost],
 		      &x->tpriv[x->nr_tcost], &x->tmoved[x->nr_tcost])) {
 		x->talt[x->nr_tcost] = pp_alternate(o);
 		x->tfetch[x->nr_tcost] = pp_fetch(o);
-		if (pp_trial(o, PP_CHUNKS, LM_PP_LINES,
+		if (pp_trial(o, PP_CHUNKS, LM_PP_LINES, 0,
 			     &x->t2shared[x->nr_tcost],
 			     &x->t2priv[x->nr_tcost],
 			     &x->t2moved[x->nr_tcost]))
@@ -769,6 +782,10 @@ int calibrate_rep(struct lm_run *x, struct opts *pinned)
 		i = sb_trial(o, sbr) != 0;
 		for (k = 0; k < LM_SB_K; k++)
 			x->tsb[k][x->nr_tcost] = i ? (double)NAN : sbr[k];
+		for (k = 0; k < 3; k++)
+			x->tra[k][x->nr_tcost] = NAN;
+		pp_trial(o, PP_CHUNKS, 1, LM_RA_LOADS, &x->tra[0][x->nr_tcost],
+			 &x->tra[1][x->nr_tcost], &x->tra[2][x->nr_tcost]);
 		x->nr_tcost++;
 	}
 	for (i = 0; i < NR_SERIES; i++) {
@@ -901,6 +918,20 @@ static void calib_read_stores(const char *rec, struct lm_calib *c)
 	}
 }
 
+/* The run-ahead reading of a record, NAN where it has none (before it). */
+static void calib_read_runahead(const char *rec, struct lm_calib *c)
+{
+	c->ra_shared_s = c->ra_private_s = c->ra_per_add = NAN;
+	if (!json_num(rec, "runahead_round_ns", &c->ra_shared_s) ||
+	    !json_num(rec, "runahead_private_round_ns", &c->ra_private_s) ||
+	    !json_num(rec, "runahead_transfers_per_add", &c->ra_per_add)) {
+		c->ra_shared_s = c->ra_private_s = c->ra_per_add = NAN;
+		return;
+	}
+	c->ra_shared_s *= 1e-9;
+	c->ra_private_s *= 1e-9;
+}
+
 int calib_read(struct lm_run *x, const char *path)
 {
 	struct lm_calib *c = &x->cal;
@@ -936,6 +967,7 @@ int calib_read(struct lm_run *x, const char *path)
 				c->fetch_s *= 1e-9;
 			calib_read_two_lines(rec, c);
 			calib_read_stores(rec, c);
+			calib_read_runahead(rec, c);
 			if (strstr(rec, "\"fetch_assumed\":true"))
 				c->fetch_s = NAN;	/* assume again */
 			if (!json_str(rec, "calib_cpu_model", c->cpu,

@@ -83,6 +83,7 @@ static int model_run(const struct lm_run *x, const struct series *se,
 	m.t_hold = m.hold ? x->cal.hold_s : 0;
 	m.t_req = m.hold && x->request ? x->cal.request_s : 0;
 	m.sb_serial = x->cal.sb_serial;
+	m.runahead = m.hold ? x->cal.runahead : 0;
 	m.t_work = se->sock ? o->sock_work_ns * 1e-9 : 0;
 	m.remote_factor = o->remote_factor;
 	sim_count_from_here(&m);
@@ -355,6 +356,9 @@ int lines_main(const struct opts *o)
 		x.cal.two_per_add = median_finite(x.t2moved, x.nr_tcost);
 		for (i = 0; i < LM_SB_K; i++)
 			x.cal.sb_s[i] = median_finite(x.tsb[i], x.nr_tcost);
+		x.cal.ra_shared_s = median_finite(x.tra[0], x.nr_tcost);
+		x.cal.ra_private_s = median_finite(x.tra[1], x.nr_tcost);
+		x.cal.ra_per_add = median_finite(x.tra[2], x.nr_tcost);
 		bench_cpu_model(x.cal.cpu, sizeof(x.cal.cpu));
 		snprintf(x.cal.from, sizeof(x.cal.from), "measured");
 	}
@@ -365,6 +369,11 @@ int lines_main(const struct opts *o)
 	if (isfinite(o->lines_store_serial)) {
 		x.cal.sb_serial = o->lines_store_serial;
 		x.cal.sb_serial_assumed = false;
+	}
+	ra_derive(&x.cal);
+	if (isfinite(o->lines_runahead)) {
+		x.cal.runahead = o->lines_runahead;
+		x.cal.runahead_assumed = false;
 	}
 	if (!(x.cal.loss_s > 0) || !(x.cal.move_s > 0)) {
 		fprintf(stderr, "pcstock-bench: no line transfer cost "
@@ -377,6 +386,7 @@ int lines_main(const struct opts *o)
 		x.cal.request_s = 0;
 	pp_model(&x.cal, o->seed);
 	sb_model(&x.cal, o->seed);
+	ra_model(&x.cal, o->seed);
 	x.transfer_s = x.hold ? x.cal.latency_s : x.cal.loss_s;
 	x.move_s = x.cal.move_s;
 	if (isfinite(x.cal.two_shared_s))
@@ -401,7 +411,10 @@ int lines_main(const struct opts *o)
 	       "%u lines in turn: %s, the hold replay %.3f transfers per "
 	       "add, %.1f ns; a locked add after 0, 1, 2 stores to lines "
 	       "the other core reads: %.1f, %.1f, %.1f ns, so a store "
-	       "%.1f ns, drained %.2f serially%s; the replay %.1f, %.1f ns\n"
+	       "%.1f ns, drained %.2f serially%s; the replay %.1f, %.1f ns; "
+	       "%u loads before each add: %.1f ns a round, private %.1f ns, "
+	       "%.3f transfers per add, so a transfer %.1f ns behind them, "
+	       "%.2f of the fetch hidden%s; the replay %.1f ns\n"
 	       "pricing %s (%.1f ns per transfer%s), remote factor %g; "
 	       "local cost and measured at %u CPUs (best of %u "
 	       "repetitions); interleave %s\n", mt ? mt : "",
@@ -421,6 +434,10 @@ int lines_main(const struct opts *o)
 	       x.cal.store_s * 1e9, x.cal.sb_serial,
 	       x.cal.sb_serial_assumed ? " (not measured: assumed)" : "",
 	       x.cal.model_sb_s[1] * 1e9, x.cal.model_sb_s[2] * 1e9,
+	       LM_RA_LOADS, x.cal.ra_shared_s * 1e9, x.cal.ra_private_s * 1e9,
+	       x.cal.ra_per_add, x.cal.ra_visible_s * 1e9, x.cal.runahead,
+	       x.cal.runahead_assumed ? " (not measured: none assumed)" : "",
+	       x.cal.model_ra_shared_s * 1e9,
 	       x.request ? "measured" : x.hold ? "hold" : "move",
 	       x.transfer_s * 1e9,
 	       x.hold ? ", lines held" : ", capped at the line move",

@@ -33,6 +33,8 @@
  *	replay.c	the stepped workloads and their replays, by rounds
  *			or in simulated time;
  *	report.c	the records, tables and plots;
+ *	stores.c	the calibration's store reading, and
+ *	runahead.c	its run-ahead reading (both taken by calib.c);
  *	calib.c		the costs measured on this machine, or read from
  *			another run's calibration (--lines-calib);
  *	drain.c		what drain_all costs beside a charger;
@@ -80,6 +82,8 @@ struct lm_dir {
 
 /* The store reading (stores.c): 0 to LM_SB_K - 1 stores per round. */
 #define LM_SB_K 3U
+/* The run-ahead reading (runahead.c): dependent loads before each add. */
+#define LM_RA_LOADS 32U
 
 /* A simulated CPU's traced accesses not yet applied (time replay). */
 struct lm_queue {
@@ -173,6 +177,7 @@ struct sim {
 	double t_req;			/* hold: a request's way to the holder */
 	double t_work;			/* sock: other work per message */
 	double sb_serial;		/* stores drain: serial share */
+	double runahead;		/* a locked op's transfer: hidden share */
 	bool hold;			/* --pricing hold */
 	/* Simulated seconds spent, all CPUs (time replay). */
 	double spent_local, spent_xfer, spent_wait;
@@ -195,11 +200,17 @@ int sim_rounds(struct sim *m, bool sock, unsigned long rounds, unsigned int q,
 int sim_timed(struct sim *m, bool sock, unsigned long steps);
 void pp_model(struct lm_calib *c, uint64_t seed);
 void sb_model(struct lm_calib *c, uint64_t seed);
+void ra_model(struct lm_calib *c, uint64_t seed);
 
 /* ---- stores.c: the store reading ---------------------------------------- */
 
 int sb_trial(const struct opts *o, double sb[LM_SB_K]);
 void sb_derive(struct lm_calib *c);
+
+/* ---- runahead.c: the run-ahead reading ---------------------------------- */
+
+void ra_derive(struct lm_calib *c);
+
 void config_for(const struct opts *o, const struct series *se, unsigned int n,
 		enum pcstock_cpu_mode mode, struct config *c);
 bool series_wanted(const struct opts *o, const struct series *se);
@@ -239,6 +250,13 @@ struct lm_calib {
 	double sb_serial;		/* a second store's unhidden share */
 	bool sb_serial_assumed;		/* no reading: 1 */
 	double model_sb_s[LM_SB_K];	/* and the replay of the same loop */
+	/* The run-ahead reading (runahead.c), NAN if not measured. */
+	double ra_shared_s, ra_private_s;	/* seconds per add and loads */
+	double ra_per_add;		/* transfers per shared add */
+	double ra_visible_s;		/* what a transfer costs behind them */
+	double runahead;		/* the share of it hidden */
+	bool runahead_assumed;		/* no reading: 0 */
+	double model_ra_shared_s;	/* and the replay of the same loop */
 	char cpu[128];			/* the CPU it was taken on */
 	char from[160];			/* "measured" or the file */
 };
@@ -297,6 +315,7 @@ struct lm_run {
 	double t2priv[BENCH_MAX_REPS];		/* NAN where it failed */
 	double t2moved[BENCH_MAX_REPS];
 	double tsb[LM_SB_K][BENCH_MAX_REPS];	/* the store reading */
+	double tra[3][BENCH_MAX_REPS];	/* the run-ahead reading */
 	unsigned int nr_tcost;
 	unsigned int rep;		/* repetitions started */
 	bool measure;			/* --cpus has LM_CALIB_CPUS */

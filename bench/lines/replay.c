@@ -316,6 +316,7 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 	uintptr_t addr = a & ~(uintptr_t)3;
 	struct lm_line *l = dir_find(&dir, addr / LM_LINE);
 	bool store = a & 2, locked = (a & 1) && !store;
+	bool ahead = m->hold && locked && m->runahead > 0;
 	int prev = l->owner;
 	unsigned int moved;
 	double cost, go, sent = m->clock[cpu], way, req = 0, at;
@@ -329,6 +330,8 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 		 * core, neither for the way nor for a busy line: its transfer
 		 * starts when the line can leave (@start) and what is left
 		 * of the way is paid with it, in the store buffer (@req).
+		 * Nor, with run-ahead, does a locked op: the core goes on
+		 * past it and hides a share of its whole wait.
 		 */
 		if (m->asked[cpu] >= 0)
 			sent = m->asked[cpu];
@@ -337,7 +340,7 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 				  m->remote_factor : 1);
 		go = line_start(m, l, cpu);
 		at = fmax(go, m->clock[cpu]);
-		if (store) {
+		if (store || ahead) {
 			start = at;
 			req = fmax(0, sent + way - at);
 		} else if (sent + way > at) {
@@ -390,8 +393,20 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 				  m->sb_serial * cost);
 		cost = 0;
 	} else if (moved) {
-		m->miss[cpu] = m->clock[cpu] + cost;
+		m->miss[cpu] = start + cost;
 		m->miss_tag[cpu] = l->tag;
+		if (ahead) {
+			/*
+			 * Run-ahead (runahead.c): the core goes on past a
+			 * locked op waiting for its line, hiding the
+			 * reading's share of the wait; its next locked op,
+			 * and the stores after it, wait for the op.
+			 */
+			m->sb[cpu] = fmax(m->sb[cpu],
+					  start + cost + m->t_access);
+			cost = (1 - m->runahead) *
+			       (start + cost - m->clock[cpu]);
+		}
 	}
 	m->clock[cpu] += m->t_access + cost;
 	m->spent_local += m->t_access;
@@ -554,6 +569,7 @@ static void two_cpus_start(struct two_cpus *t, const struct lm_calib *c,
 	m->t_hold = c->hold_s;
 	m->t_req = c->request_s;
 	m->sb_serial = c->sb_serial;
+	m->runahead = c->runahead;
 	m->hold = true;
 	m->remote_factor = 1;
 	clocks_start(m);
@@ -641,6 +657,37 @@ void sb_model(struct lm_calib *c, uint64_t seed)
 
 	for (k = 0; k < LM_SB_K; k++)
 		c->model_sb_s[k] = sb_replay(c, seed, k);
+}
+
+/*
+ * The run-ahead reading's loop replayed (runahead.c): two CPUs, each
+ * adding to one line and then making LM_RA_LOADS loads of a line of its
+ * own, every access taking the reading's private round over its
+ * accesses.  Seconds per round.
+ */
+void ra_model(struct lm_calib *c, uint64_t seed)
+{
+	struct two_cpus t;
+	struct sim *m = &t.m;
+	unsigned int at[2] = { 0, 0 }, rounds = 0, cpu;
+	uintptr_t a;
+
+	c->model_ra_shared_s = NAN;
+	if (!(c->ra_private_s > 0))
+		return;
+	two_cpus_start(&t, c, seed);
+	m->t_access = c->ra_private_s / (LM_RA_LOADS + 1);
+	while (rounds < 20000) {
+		cpu = m->heap[0];
+		a = at[cpu] ? LM_LINE * (2 + cpu) : LM_LINE | 1;
+		if (timed_apply(m, cpu, a) && ++at[cpu] > LM_RA_LOADS) {
+			at[cpu] = 0;
+			rounds++;
+		}
+		heap_down(m, 0, 2);
+	}
+	dir_clear(&dir);
+	c->model_ra_shared_s = (t.clock[0] + t.clock[1]) / rounds;
 }
 
 /* ---- the series --------------------------------------------------------- */

@@ -121,6 +121,15 @@ void emit_calib(FILE *f, const struct lm_run *x)
 	json_d(f, "model_stores_2_round_ns", c->model_sb_s[2] * 1e9);
 	json_d(f, "model_over_measured_stores_2",
 	       c->model_sb_s[2] / c->sb_s[2]);
+	json_d(f, "runahead_loads", LM_RA_LOADS);
+	json_d(f, "runahead_round_ns", c->ra_shared_s * 1e9);
+	json_d(f, "runahead_private_round_ns", c->ra_private_s * 1e9);
+	json_d(f, "runahead_transfers_per_add", c->ra_per_add);
+	json_d(f, "runahead_visible_ns", c->ra_visible_s * 1e9);
+	json_d(f, "runahead_share", c->runahead);
+	fprintf(f, ",\"runahead_assumed\":%s",
+		c->runahead_assumed ? "true" : "false");
+	json_d(f, "model_runahead_round_ns", c->model_ra_shared_s * 1e9);
 }
 
 void emit_result(const struct lm_run *x, const struct series *se,
