@@ -143,10 +143,11 @@ int sim_init(struct sim *m, const struct strategy *s, void *inst,
 	m->asked = calloc(n, sizeof(*m->asked));
 	m->miss = calloc(n, sizeof(*m->miss));
 	m->sb = calloc(n, sizeof(*m->sb));
+	m->lk = calloc(n, sizeof(*m->lk));
 	m->miss_tag = calloc(n, sizeof(*m->miss_tag));
 	if (!m->pos || !m->phase || !m->got || !m->order || !m->rng ||
 	    !m->ring || !m->held || !m->q || !m->clock || !m->heap ||
-	    !m->asked || !m->miss || !m->sb ||
+	    !m->asked || !m->miss || !m->sb || !m->lk ||
 	    !m->miss_tag)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -185,6 +186,7 @@ int sim_fini(struct sim *m)
 	free(m->asked);
 	free(m->miss);
 	free(m->sb);
+	free(m->lk);
 	free(m->miss_tag);
 	return ret;
 }
@@ -322,6 +324,16 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 	double cost, go, sent = m->clock[cpu], way, req = 0, at;
 	double start = m->clock[cpu];
 
+	/*
+	 * Run-ahead: a locked op cannot start before the one still pending
+	 * before it, nor ask for its line (the two-line reading: the lines
+	 * of two locked adds in turn come one after another).
+	 */
+	if (ahead && m->lk[cpu] > m->clock[cpu]) {
+		m->spent_xfer += m->lk[cpu] - m->clock[cpu];
+		m->clock[cpu] = m->lk[cpu];
+		sent = start = m->clock[cpu];
+	}
 	if (m->hold && dir_waits(l, cpu, a & 1)) {
 		/*
 		 * The request left when the CPU first asked and reaches the
@@ -402,8 +414,8 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 			 * reading's share of the wait; its next locked op,
 			 * and the stores after it, wait for the op.
 			 */
-			m->sb[cpu] = fmax(m->sb[cpu],
-					  start + cost + m->t_access);
+			m->lk[cpu] = start + cost + m->t_access;
+			m->sb[cpu] = fmax(m->sb[cpu], m->lk[cpu]);
 			cost = (1 - m->runahead) *
 			       (start + cost - m->clock[cpu]);
 		}
@@ -542,7 +554,7 @@ int sim_timed(struct sim *m, bool sock, unsigned long steps)
 /* Two simulated CPUs of one package, priced with calibration @c. */
 struct two_cpus {
 	struct sim m;
-	double clock[2], asked[2], miss[2], sb[2];
+	double clock[2], asked[2], miss[2], sb[2], lk[2];
 	uintptr_t miss_tag[2];
 	unsigned int heap[2];
 };
@@ -562,6 +574,7 @@ static void two_cpus_start(struct two_cpus *t, const struct lm_calib *c,
 	m->miss = t->miss;
 	m->miss_tag = t->miss_tag;
 	m->sb = t->sb;
+	m->lk = t->lk;
 	m->heap = t->heap;
 	m->order_rng = seed;
 	m->t_access = c->private_s;
