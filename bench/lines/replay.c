@@ -405,7 +405,7 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 				  m->sb_serial * cost);
 		cost = 0;
 	} else if (moved) {
-		m->miss[cpu] = start + cost;
+		m->miss[cpu] = (ahead ? start : m->clock[cpu]) + cost;
 		m->miss_tag[cpu] = l->tag;
 		if (ahead) {
 			/*
