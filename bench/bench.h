@@ -172,6 +172,7 @@ struct opts {
 	double lines_fetch_ns;		/* --lines-fetch-ns, NAN: measured */
 	double lines_store_serial;	/* --lines-store-serial, NAN: read */
 	double lines_runahead;		/* --lines-runahead, NAN: read */
+	double lines_under_load;	/* --lines-drain-under-load, NAN: read */
 	double sock_work_ns;		/* --sock-work-ns for --lines */
 	const char *lines_calib;	/* --lines-calib FILE */
 	unsigned int nr_os_cpus;	/* CPUs this process may run on */

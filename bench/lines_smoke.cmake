@@ -66,6 +66,17 @@
 #    loop (two locked adds in turn, nothing between) no faster than 97 %
 #    of its time with none hidden (a next locked op that asks for its
 #    line while the one before is pending fetches the two at once).
+#  - the drain reading (lines/stores.c) in every calibration record: a
+#    share in [0, 1], 1 where assumed (a record from before it, or a part
+#    that moved no line), its rounds and the replay's positive where
+#    read; and sock default at 2 CPUs predicted at least 10 % slower
+#    when a load's wait holds the store buffer's drain up
+#    (--lines-drain-under-load 0) than when the buffer drains through it
+#    (1), under the Xeon's and the family 25 model 17's fixed
+#    calibrations: a receiver's pass loads the partner's ring, which the
+#    partner keeps storing, between its own ring stores and its locked
+#    uncharge (a replay that ignores the share gives the same rate for
+#    both).
 
 cmake_minimum_required(VERSION 3.20)
 
@@ -179,6 +190,32 @@ function(check_runahead rec)
 	endif()
 endfunction()
 
+# The drain reading (lines/stores.c): the share of a load's wait the
+# store buffer drains through, in [0, 1], 1 where it was not read; where
+# read, positive rounds and replay.
+function(check_drain rec)
+	string(JSON f GET "${rec}" drain_under_load)
+	string(JSON assumed GET "${rec}" drain_under_load_assumed)
+	string(JSON t TYPE "${rec}" drain_both_round_ns)
+	if(NOT f MATCHES "^[0-9.e+-]+$" OR f LESS 0 OR f GREATER 1 OR
+	   (assumed AND NOT f EQUAL 1))
+		message(FATAL_ERROR "drain reading's share: ${rec}")
+	endif()
+	if(t STREQUAL "NULL")
+		return()
+	endif()
+	foreach(k lock store load both)
+		string(JSON r GET "${rec}" drain_${k}_round_ns)
+		if(NOT r GREATER 0)
+			message(FATAL_ERROR "drain reading, ${k}: ${rec}")
+		endif()
+	endforeach()
+	string(JSON m GET "${rec}" model_drain_both_round_ns)
+	if(NOT m GREATER 0)
+		message(FATAL_ERROR "drain reading's replay: ${rec}")
+	endif()
+endfunction()
+
 # Sets <prefix>_<series>_<strategy>_<cpus>_{xfer,hot} in the caller.
 function(read_lines dir prefix)
 	file(STRINGS "${dir}/lines.jsonl" lines)
@@ -189,6 +226,7 @@ function(read_lines dir prefix)
 			check_two_lines("${line}")
 			check_stores("${line}")
 			check_runahead("${line}")
+			check_drain("${line}")
 		endif()
 		if(NOT kind STREQUAL "lines")
 			continue()
@@ -500,31 +538,38 @@ message(STATUS "lines sock work: memcg7 ${w0_memcg7} -> ${w4000_memcg7}, "
 	"v4 ${w0_v4} -> ${w4000_v4} messages/s per CPU at 16 CPUs (v4 at "
 	"${v4_0} -> ${v4_4000} % of memcg7)")
 
+# sock default's predicted rate at 2 CPUs, in messages/s per CPU, under
+# the fixed calibration <kind> (its local cost the record's) with
+# --<option> <f>, into <var>; the record's <field> must say <f>.
+function(sock_default_with kind option field f var)
+	set(dir "${OUT}/${option}-${kind}-${f}")
+	execute_process(COMMAND "${BENCH}" --lines --quick --reps 1
+		--cpus 2 --workload sock --strategy default
+		--lines-calib "${${kind}}" --${option} ${f} --out "${dir}"
+		RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+	if(NOT rc EQUAL 0)
+		message(FATAL_ERROR "--${option} ${f}: ${rc}:\n${err}")
+	endif()
+	file(STRINGS "${dir}/lines.jsonl" recs REGEX "\"kind\":\"lines\"")
+	list(GET recs 0 line)
+	string(JSON got GET "${line}" ${field})
+	string(JSON pred GET "${line}" predicted_ops_per_s)
+	string(JSON rec GET "${line}" local_from_record)
+	if(NOT got EQUAL f OR NOT rec)
+		message(FATAL_ERROR "${field} ${got}, not ${f}, or a local cost "
+			"not the record's: ${line}")
+	endif()
+	string(REGEX REPLACE "[.].*" "" pred "${pred}")
+	set(${var} ${pred} PARENT_SCOPE)
+endfunction()
+
 # The stores' drain: sock's senders store a message and the ring's head,
 # lines the receiver reads, and default's next charge is a locked hit
 # that waits for them; drained one after another they cost more.
 foreach(kind XEON F25M17)
 	foreach(f 0 1)
-		set(dir "${OUT}/stores-${kind}-${f}")
-		execute_process(COMMAND "${BENCH}" --lines --quick --reps 1
-			--cpus 2 --workload sock --strategy default
-			--lines-calib "${${kind}}" --lines-store-serial ${f}
-			--out "${dir}"
-			RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
-		if(NOT rc EQUAL 0)
-			message(FATAL_ERROR "--lines-store-serial ${f}: ${rc}:\n"
-				"${err}")
-		endif()
-		file(STRINGS "${dir}/lines.jsonl" recs REGEX "\"kind\":\"lines\"")
-		list(GET recs 0 line)
-		string(JSON sf GET "${line}" store_drain_serial)
-		string(JSON pred GET "${line}" predicted_ops_per_s)
-		string(JSON rec GET "${line}" local_from_record)
-		if(NOT sf EQUAL f OR NOT rec)
-			message(FATAL_ERROR "store_drain_serial ${sf}, not ${f}, "
-				"or a local cost not the record's: ${line}")
-		endif()
-		string(REGEX REPLACE "[.].*" "" s${f} "${pred}")
+		sock_default_with(${kind} lines-store-serial store_drain_serial
+			${f} s${f})
 	endforeach()
 	math(EXPR pct "100 * ${s1} / ${s0}")
 	if(pct GREATER 90)
@@ -532,6 +577,24 @@ foreach(kind XEON F25M17)
 			"CPU drained at once, ${s1} one after another (${pct} %)")
 	endif()
 	message(STATUS "lines stores (${kind}): sock default ${s0} -> ${s1} "
+		"messages/s per CPU (${pct} %)")
+endforeach()
+
+# The drain under a load: between a receiver's ring stores and its locked
+# uncharge come its loads of the partner's ring, which the partner keeps
+# storing; where the buffer does not drain while they wait, the hit
+# waits for both.
+foreach(kind XEON F25M17)
+	foreach(f 0 1)
+		sock_default_with(${kind} lines-drain-under-load
+			drain_under_load ${f} d${f})
+	endforeach()
+	math(EXPR pct "100 * ${d0} / ${d1}")
+	if(pct GREATER 90)
+		message(FATAL_ERROR "${kind}: sock default ${d1} messages/s per "
+			"CPU drained under a load, ${d0} held up by it (${pct} %)")
+	endif()
+	message(STATUS "lines drain (${kind}): sock default ${d1} -> ${d0} "
 		"messages/s per CPU (${pct} %)")
 endforeach()
 

@@ -110,6 +110,9 @@ static const char usage_text[] =
 "                     behind the plain work after it (0: the core waits\n"
 "                     for the line, 1: only its next locked op does)\n"
 "                     instead of the run-ahead reading's\n"
+"  --lines-drain-under-load F  --lines: buffered stores drain through\n"
+"                     share F of a wait for a load (0: not at all, 1:\n"
+"                     the whole wait) instead of the drain reading's\n"
 "  --sock-work-ns N   --lines: in the time replay, a sock CPU spends N ns\n"
 "                     on other work per message it delivers (a network\n"
 "                     stack's own cost: scripts/lkp-predict)\n"
@@ -125,6 +128,7 @@ enum {
 	OPT_NET_RR,
 	OPT_HELP, OPT_LINES, OPT_CPUS, OPT_TOPOLOGY, OPT_REMOTE,
 	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB, OPT_LINES_FETCH, OPT_LINES_SERIAL, OPT_LINES_RUNAHEAD,
+	OPT_LINES_UNDER_LOAD,
 	OPT_SOCK_WORK, OPT_LIST_STRATEGIES, OPT_LIST_POLICIES, OPT_OPCOUNT,
 	OPT_SHM,
 };
@@ -164,6 +168,8 @@ static const struct option long_opts[] = {
 	{ "lines-fetch-ns", required_argument, NULL, OPT_LINES_FETCH },
 	{ "lines-store-serial", required_argument, NULL, OPT_LINES_SERIAL },
 	{ "lines-runahead", required_argument, NULL, OPT_LINES_RUNAHEAD },
+	{ "lines-drain-under-load", required_argument, NULL,
+	  OPT_LINES_UNDER_LOAD },
 	{ "sock-work-ns", required_argument, NULL, OPT_SOCK_WORK },
 	{ NULL, 0, NULL, 0 },
 };
@@ -507,6 +513,7 @@ int main(int argc, char **argv)
 		.lines_fetch_ns = NAN,
 		.lines_store_serial = NAN,
 		.lines_runahead = NAN,
+		.lines_under_load = NAN,
 	};
 	static struct config cfg[BENCH_MAX_CONFIGS];
 	const struct strategy *st[BENCH_MAX_STRATEGIES];
@@ -631,6 +638,11 @@ int main(int argc, char **argv)
 		case OPT_LINES_RUNAHEAD:
 			ret = parse_double(optarg, 0, &o.lines_runahead);
 			if (!ret && o.lines_runahead > 1)
+				ret = -EINVAL;
+			break;
+		case OPT_LINES_UNDER_LOAD:
+			ret = parse_double(optarg, 0, &o.lines_under_load);
+			if (!ret && o.lines_under_load > 1)
 				ret = -EINVAL;
 			break;
 		case OPT_SOCK_WORK:

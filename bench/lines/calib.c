@@ -764,7 +764,7 @@ int calibrate_rep(struct lm_run *x, struct opts *pinned)
 	struct config cs, cp;
 	struct sample smp;
 	unsigned int i, k;
-	double ran, sbr[LM_SB_K];
+	double ran, sbr[LM_SB_K], sbl[LM_SBL];
 	void *pi;
 
 	x->rep++;
@@ -779,9 +779,11 @@ int calibrate_rep(struct lm_run *x, struct opts *pinned)
 			     &x->t2moved[x->nr_tcost]))
 			x->t2shared[x->nr_tcost] = x->t2priv[x->nr_tcost] =
 				x->t2moved[x->nr_tcost] = NAN;
-		i = sb_trial(o, sbr) != 0;
+		i = sb_trial(o, sbr, sbl) != 0;
 		for (k = 0; k < LM_SB_K; k++)
 			x->tsb[k][x->nr_tcost] = i ? (double)NAN : sbr[k];
+		for (k = 0; k < LM_SBL; k++)
+			x->tsbl[k][x->nr_tcost] = i ? (double)NAN : sbl[k];
 		for (k = 0; k < 3; k++)
 			x->tra[k][x->nr_tcost] = NAN;
 		pp_trial(o, PP_CHUNKS, 1, LM_RA_LOADS, &x->tra[0][x->nr_tcost],
@@ -827,7 +829,7 @@ int calibrate_rep(struct lm_run *x, struct opts *pinned)
 /* ---- the calibration of another run (--lines-calib) -------------------- */
 
 /* The number after "@key": in the JSON object @rec; false if none. */
-static bool json_num(const char *rec, const char *key, double *v)
+bool json_num(const char *rec, const char *key, double *v)
 {
 	char pat[64];
 	const char *p;
@@ -903,35 +905,6 @@ static void calib_read_two_lines(const char *rec, struct lm_calib *c)
 	c->two_private_s *= 1e-9;
 }
 
-/* The store reading of a record, NAN where it has none (before it). */
-static void calib_read_stores(const char *rec, struct lm_calib *c)
-{
-	static const char *const key[LM_SB_K] = {
-		"stores_0_round_ns", "stores_1_round_ns", "stores_2_round_ns"
-	};
-	unsigned int k;
-
-	for (k = 0; k < LM_SB_K; k++) {
-		c->sb_s[k] = NAN;
-		if (json_num(rec, key[k], &c->sb_s[k]))
-			c->sb_s[k] *= 1e-9;
-	}
-}
-
-/* The run-ahead reading of a record, NAN where it has none (before it). */
-static void calib_read_runahead(const char *rec, struct lm_calib *c)
-{
-	c->ra_shared_s = c->ra_private_s = c->ra_per_add = NAN;
-	if (!json_num(rec, "runahead_round_ns", &c->ra_shared_s) ||
-	    !json_num(rec, "runahead_private_round_ns", &c->ra_private_s) ||
-	    !json_num(rec, "runahead_transfers_per_add", &c->ra_per_add)) {
-		c->ra_shared_s = c->ra_private_s = c->ra_per_add = NAN;
-		return;
-	}
-	c->ra_shared_s *= 1e-9;
-	c->ra_private_s *= 1e-9;
-}
-
 int calib_read(struct lm_run *x, const char *path)
 {
 	struct lm_calib *c = &x->cal;
@@ -966,8 +939,8 @@ int calib_read(struct lm_run *x, const char *path)
 			if (json_num(rec, "fetch_ns", &c->fetch_s))
 				c->fetch_s *= 1e-9;
 			calib_read_two_lines(rec, c);
-			calib_read_stores(rec, c);
-			calib_read_runahead(rec, c);
+			sb_read(rec, c);	/* stores.c */
+			ra_read(rec, c);	/* runahead.c */
 			if (strstr(rec, "\"fetch_assumed\":true"))
 				c->fetch_s = NAN;	/* assume again */
 			if (!json_str(rec, "calib_cpu_model", c->cpu,

@@ -84,6 +84,7 @@ static int model_run(const struct lm_run *x, const struct series *se,
 	m.t_req = m.hold && x->request ? x->cal.request_s : 0;
 	m.sb_serial = x->cal.sb_serial;
 	m.runahead = m.hold ? x->cal.runahead : 0;
+	m.sb_under_load = x->cal.sb_under_load;
 	m.t_work = se->sock ? o->sock_work_ns * 1e-9 : 0;
 	m.remote_factor = o->remote_factor;
 	sim_count_from_here(&m);
@@ -356,6 +357,8 @@ int lines_main(const struct opts *o)
 		x.cal.two_per_add = median_finite(x.t2moved, x.nr_tcost);
 		for (i = 0; i < LM_SB_K; i++)
 			x.cal.sb_s[i] = median_finite(x.tsb[i], x.nr_tcost);
+		for (i = 0; i < LM_SBL; i++)
+			x.cal.sbl_s[i] = median_finite(x.tsbl[i], x.nr_tcost);
 		x.cal.ra_shared_s = median_finite(x.tra[0], x.nr_tcost);
 		x.cal.ra_private_s = median_finite(x.tra[1], x.nr_tcost);
 		x.cal.ra_per_add = median_finite(x.tra[2], x.nr_tcost);
@@ -369,6 +372,10 @@ int lines_main(const struct opts *o)
 	if (isfinite(o->lines_store_serial)) {
 		x.cal.sb_serial = o->lines_store_serial;
 		x.cal.sb_serial_assumed = false;
+	}
+	if (isfinite(o->lines_under_load)) {
+		x.cal.sb_under_load = o->lines_under_load;
+		x.cal.sb_under_load_assumed = false;
 	}
 	ra_derive(&x.cal);
 	if (isfinite(o->lines_runahead)) {
@@ -412,6 +419,10 @@ int lines_main(const struct opts *o)
 	       "add, %.1f ns; a locked add after 0, 1, 2 stores to lines "
 	       "the other core reads: %.1f, %.1f, %.1f ns, so a store "
 	       "%.1f ns, drained %.2f serially%s; the replay %.1f, %.1f ns; "
+	       "a locked add after neither, a store, a load of a line the "
+	       "other core stores, both: %.1f, %.1f, %.1f, %.1f ns, so the "
+	       "buffer drains through %.2f of the load's wait%s; the replay "
+	       "%.1f, %.1f, %.1f, %.1f ns; "
 	       "%u loads before each add: %.1f ns a round, private %.1f ns, "
 	       "%.3f transfers per add, so a transfer %.1f ns behind them, "
 	       "%.2f of the fetch hidden%s; the replay %.1f ns\n"
@@ -434,6 +445,13 @@ int lines_main(const struct opts *o)
 	       x.cal.store_s * 1e9, x.cal.sb_serial,
 	       x.cal.sb_serial_assumed ? " (not measured: assumed)" : "",
 	       x.cal.model_sb_s[1] * 1e9, x.cal.model_sb_s[2] * 1e9,
+	       x.cal.sbl_s[0] * 1e9, x.cal.sbl_s[1] * 1e9,
+	       x.cal.sbl_s[2] * 1e9, x.cal.sbl_s[3] * 1e9,
+	       x.cal.sb_under_load,
+	       x.cal.sb_under_load_assumed ? " (not measured: all assumed)" :
+	       "",
+	       x.cal.model_sbl_s[0] * 1e9, x.cal.model_sbl_s[1] * 1e9,
+	       x.cal.model_sbl_s[2] * 1e9, x.cal.model_sbl_s[3] * 1e9,
 	       LM_RA_LOADS, x.cal.ra_shared_s * 1e9, x.cal.ra_private_s * 1e9,
 	       x.cal.ra_per_add, x.cal.ra_visible_s * 1e9, x.cal.runahead,
 	       x.cal.runahead_assumed ? " (not measured: none assumed)" : "",

@@ -82,6 +82,11 @@ struct lm_dir {
 
 /* The store reading (stores.c): 0 to LM_SB_K - 1 stores per round. */
 #define LM_SB_K 3U
+/*
+ * The drain reading (stores.c): a round with a store (bit 0), a load of a
+ * line the other core stored (bit 1), both, or neither, before its add.
+ */
+#define LM_SBL 4U
 /* The run-ahead reading (runahead.c): dependent loads before each add. */
 #define LM_RA_LOADS 32U
 
@@ -179,6 +184,7 @@ struct sim {
 	double t_work;			/* sock: other work per message */
 	double sb_serial;		/* stores drain: serial share */
 	double runahead;		/* a locked op's transfer: hidden share */
+	double sb_under_load;		/* stores drain under a load's wait */
 	bool hold;			/* --pricing hold */
 	/* Simulated seconds spent, all CPUs (time replay). */
 	double spent_local, spent_xfer, spent_wait;
@@ -205,12 +211,14 @@ void ra_model(struct lm_calib *c, uint64_t seed);
 
 /* ---- stores.c: the store reading ---------------------------------------- */
 
-int sb_trial(const struct opts *o, double sb[LM_SB_K]);
+int sb_trial(const struct opts *o, double sb[LM_SB_K], double sbl[LM_SBL]);
 void sb_derive(struct lm_calib *c);
+void sb_read(const char *rec, struct lm_calib *c);
 
 /* ---- runahead.c: the run-ahead reading ---------------------------------- */
 
 void ra_derive(struct lm_calib *c);
+void ra_read(const char *rec, struct lm_calib *c);
 
 void config_for(const struct opts *o, const struct series *se, unsigned int n,
 		enum pcstock_cpu_mode mode, struct config *c);
@@ -251,6 +259,13 @@ struct lm_calib {
 	double sb_serial;		/* a second store's unhidden share */
 	bool sb_serial_assumed;		/* no reading: 1 */
 	double model_sb_s[LM_SB_K];	/* and the replay of the same loop */
+	/* The drain reading (stores.c), NAN if not measured. */
+	double sbl_s[LM_SBL];		/* seconds per round, by its bits */
+	double drain_store_s;		/* the store's cost: sbl_s[1] - [0] */
+	double drain_load_s;		/* the load's: sbl_s[2] - sbl_s[0] */
+	double sb_under_load;		/* the share drained under the load */
+	bool sb_under_load_assumed;	/* no reading: 1 */
+	double model_sbl_s[LM_SBL];	/* and the replay of the same loop */
 	/* The run-ahead reading (runahead.c), NAN if not measured. */
 	double ra_shared_s, ra_private_s;	/* seconds per add and loads */
 	double ra_per_add;		/* transfers per shared add */
@@ -316,6 +331,7 @@ struct lm_run {
 	double t2priv[BENCH_MAX_REPS];		/* NAN where it failed */
 	double t2moved[BENCH_MAX_REPS];
 	double tsb[LM_SB_K][BENCH_MAX_REPS];	/* the store reading */
+	double tsbl[LM_SBL][BENCH_MAX_REPS];	/* the drain reading */
 	double tra[3][BENCH_MAX_REPS];	/* the run-ahead reading */
 	unsigned int nr_tcost;
 	unsigned int rep;		/* repetitions started */
@@ -373,6 +389,7 @@ double best(double *v, unsigned int n, bool rate);
 double harness_cost(struct lm_run *x, unsigned int si);
 int calibrate_rep(struct lm_run *x, struct opts *pinned);
 int calib_read(struct lm_run *x, const char *path);
+bool json_num(const char *rec, const char *key, double *v);
 
 /* ---- drain.c: drain_all beside a charger -------------------------------- */
 

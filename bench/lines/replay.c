@@ -308,7 +308,9 @@ static double line_start(const struct sim *m, const struct lm_line *l,
  * line can move (line_start(): the access stays pending, return false);
  * a locked op waits for the CPU's buffered stores, and a plain store
  * does not stop the CPU (x86's store buffer: the line's latency is paid
- * by the next locked op, if any is still waiting for it).  Otherwise the
+ * by the next locked op, if any is still waiting for it), and a load
+ * that waits for its line holds the buffer's drain up for the share of
+ * its wait the drain reading does not drain through.  Otherwise the
  * clock advances by the local cost per access, plus the transfer cost if
  * it waited for another core (a cross-package one times the remote
  * factor).  Return: true once applied.
@@ -323,6 +325,8 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 	unsigned int moved;
 	double cost, go, sent = m->clock[cpu], way, req = 0, at;
 	double start = m->clock[cpu];
+	/* Since when the access has been waiting, if it has. */
+	double since = m->asked[cpu] >= 0 ? m->asked[cpu] : m->clock[cpu];
 
 	/*
 	 * Run-ahead: a locked op cannot start before the one still pending
@@ -420,6 +424,14 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 			       (start + cost - m->clock[cpu]);
 		}
 	}
+	if (m->hold && !(a & 1) && m->sb[cpu] > since)
+		/*
+		 * A load that waited for its line (stores.c, the drain
+		 * reading): the buffered stores drained through only the
+		 * reading's share of the wait, so the rest comes after.
+		 */
+		m->sb[cpu] += (1 - m->sb_under_load) *
+			      (m->clock[cpu] + cost - since);
 	m->clock[cpu] += m->t_access + cost;
 	m->spent_local += m->t_access;
 	m->spent_xfer += cost;
@@ -583,6 +595,7 @@ static void two_cpus_start(struct two_cpus *t, const struct lm_calib *c,
 	m->t_req = c->request_s;
 	m->sb_serial = c->sb_serial;
 	m->runahead = c->runahead;
+	m->sb_under_load = c->sb_under_load;
 	m->hold = true;
 	m->remote_factor = 1;
 	clocks_start(m);
@@ -664,12 +677,57 @@ static double sb_replay(const struct lm_calib *c, uint64_t seed,
 	return fmax(t.clock[0], t.sb[0]) / rounds;
 }
 
+/*
+ * The drain reading's loop replayed (stores.c): CPU 0 makes rounds of a
+ * store to line 1 (bit 0 of @kind), a load of one of CPU 1's lines in
+ * turn (bit 1), then a locked add to a private line; CPU 1
+ * stores to its SBL lines in turn, loading line 1 between.  Seconds per
+ * round of CPU 0.
+ */
+#define SBL_LINES 16U		/* as stores.c */
+
+static double sbl_replay(const struct lm_calib *c, uint64_t seed,
+			 unsigned int kind)
+{
+	struct two_cpus t;
+	struct sim *m = &t.m;
+	unsigned int at[2] = { 0, 0 }, rounds = 0, cpu, next = 0;
+	uintptr_t a, own = LM_LINE * (2 + SBL_LINES) | 1;
+
+	two_cpus_start(&t, c, seed);
+	while (rounds < 20000) {
+		cpu = m->heap[0];
+		if (cpu == 1) {
+			a = at[1] & 1 ? LM_LINE :
+			    LM_LINE * (2 + at[1] / 2 % SBL_LINES) | 3;
+			at[1] += timed_apply(m, 1, a);
+		} else {
+			/* the round's accesses its kind has, then the add */
+			while (at[0] < 2 && !(kind & 1U << at[0]))
+				at[0]++;
+			a = at[0] == 0 ? LM_LINE | 3 :
+			    at[0] == 1 ? LM_LINE * (2 + next % SBL_LINES) :
+			    own;
+			if (timed_apply(m, 0, a) && ++at[0] > 2) {
+				at[0] = 0;
+				next++;
+				rounds++;
+			}
+		}
+		heap_down(m, 0, 2);
+	}
+	dir_clear(&dir);
+	return fmax(t.clock[0], t.sb[0]) / rounds;
+}
+
 void sb_model(struct lm_calib *c, uint64_t seed)
 {
 	unsigned int k;
 
 	for (k = 0; k < LM_SB_K; k++)
 		c->model_sb_s[k] = sb_replay(c, seed, k);
+	for (k = 0; k < LM_SBL; k++)
+		c->model_sbl_s[k] = sbl_replay(c, seed, k);
 }
 
 /*

@@ -121,6 +121,18 @@ void emit_calib(FILE *f, const struct lm_run *x)
 	json_d(f, "model_stores_2_round_ns", c->model_sb_s[2] * 1e9);
 	json_d(f, "model_over_measured_stores_2",
 	       c->model_sb_s[2] / c->sb_s[2]);
+	json_d(f, "drain_lock_round_ns", c->sbl_s[0] * 1e9);
+	json_d(f, "drain_store_round_ns", c->sbl_s[1] * 1e9);
+	json_d(f, "drain_load_round_ns", c->sbl_s[2] * 1e9);
+	json_d(f, "drain_both_round_ns", c->sbl_s[3] * 1e9);
+	json_d(f, "drain_store_ns", c->drain_store_s * 1e9);
+	json_d(f, "drain_load_ns", c->drain_load_s * 1e9);
+	json_d(f, "drain_under_load", c->sb_under_load);
+	fprintf(f, ",\"drain_under_load_assumed\":%s",
+		c->sb_under_load_assumed ? "true" : "false");
+	json_d(f, "model_drain_store_round_ns", c->model_sbl_s[1] * 1e9);
+	json_d(f, "model_drain_load_round_ns", c->model_sbl_s[2] * 1e9);
+	json_d(f, "model_drain_both_round_ns", c->model_sbl_s[3] * 1e9);
 	json_d(f, "runahead_loads", LM_RA_LOADS);
 	json_d(f, "runahead_round_ns", c->ra_shared_s * 1e9);
 	json_d(f, "runahead_private_round_ns", c->ra_private_s * 1e9);

@@ -47,3 +47,17 @@ void ra_derive(struct lm_calib *c)
 	c->runahead = c->runahead_assumed ? 0 :
 		      fmin(1, fmax(0, 1 - c->ra_visible_s / c->fetch_s));
 }
+
+/* The run-ahead reading of a record, NAN where it has none (before it). */
+void ra_read(const char *rec, struct lm_calib *c)
+{
+	c->ra_shared_s = c->ra_private_s = c->ra_per_add = NAN;
+	if (!json_num(rec, "runahead_round_ns", &c->ra_shared_s) ||
+	    !json_num(rec, "runahead_private_round_ns", &c->ra_private_s) ||
+	    !json_num(rec, "runahead_transfers_per_add", &c->ra_per_add)) {
+		c->ra_shared_s = c->ra_private_s = c->ra_per_add = NAN;
+		return;
+	}
+	c->ra_shared_s *= 1e-9;
+	c->ra_private_s *= 1e-9;
+}
