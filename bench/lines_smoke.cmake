@@ -77,6 +77,9 @@
 #    partner keeps storing, between its own ring stores and its locked
 #    uncharge (a replay that ignores the share gives the same rate for
 #    both).
+#  - floor and local, which the model replays too: their sock rows at 2
+#    CPUs are there and move the rings' lines (at least half a transfer
+#    per message), and their replay conserves pages.
 
 cmake_minimum_required(VERSION 3.20)
 
@@ -597,6 +600,29 @@ foreach(kind XEON F25M17)
 	message(STATUS "lines drain (${kind}): sock default ${d1} -> ${d0} "
 		"messages/s per CPU (${pct} %)")
 endforeach()
+
+# floor and local: no library, the rings' lines only (sim_fini() checks
+# the pages the slots hold against the messages in flight).
+set(dir "${OUT}/floor-local")
+execute_process(COMMAND "${BENCH}" --lines --quick --reps 1 --cpus 2
+	--workload sock --strategy floor,local --lines-calib "${F25M17}"
+	--out "${dir}" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+	message(FATAL_ERROR "--lines --strategy floor,local: ${rc}:\n${err}")
+endif()
+file(STRINGS "${dir}/lines.jsonl" recs REGEX "\"kind\":\"lines\"")
+set(seen "")
+foreach(line IN LISTS recs)
+	string(JSON st GET "${line}" strategy)
+	string(JSON xfer GET "${line}" transfers_per_op)
+	if(xfer LESS 0.5)
+		message(FATAL_ERROR "sock ${st}: ${xfer} transfers per message")
+	endif()
+	list(APPEND seen ${st})
+endforeach()
+if(NOT seen STREQUAL "floor;local")
+	message(FATAL_ERROR "sock rows for floor and local: '${seen}'")
+endif()
 
 # Run-ahead: scale's own-leaf none adds to the shared root, then makes
 # plain loads before its next locked op; hidden, the root's wait costs

@@ -38,6 +38,18 @@
 #include "strategy.h"
 #include "ctr_ops.h"
 
+#ifdef BENCH_LINES
+/*
+ * pcstock-bench-lines: the line model replays floor and local too (their
+ * sock rows price the rings with and without a locked hit), so their
+ * accesses go to it as the traced library's do.
+ */
+#include "lines/lines.h"
+#define FLOOR_TRACE(op, obj) trace_access((op), (obj))
+#else
+#define FLOOR_TRACE(op, obj) ((void)0)
+#endif
+
 long held_sum(const long *held, unsigned int n)
 {
 	long sum = 0;
@@ -85,6 +97,7 @@ static bool floor_charge(void *inst, unsigned int thread, unsigned int leaf,
 {
 	struct floor *f = inst;
 
+	FLOOR_TRACE(PCS_OP_ADD, &f->slot[thread].pages);
 	atomic_fetch_add_explicit(&f->slot[thread].pages, (long)nr,
 				  memory_order_relaxed);
 	return true;
@@ -95,6 +108,7 @@ static void floor_uncharge(void *inst, unsigned int thread, unsigned int leaf,
 {
 	struct floor *f = inst;
 
+	FLOOR_TRACE(PCS_OP_SUB, &f->slot[thread].pages);
 	atomic_fetch_sub_explicit(&f->slot[thread].pages, (long)nr,
 				  memory_order_relaxed);
 }
@@ -108,6 +122,7 @@ static inline void local_add(void *inst, unsigned int thread, long delta)
 	struct floor *f = inst;
 	atomic_long *p = &f->slot[thread].pages;
 
+	FLOOR_TRACE(PCS_OP_STORE, p);	/* a plain store; its load hits */
 	atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) +
 			      delta, memory_order_relaxed);
 }

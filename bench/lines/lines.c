@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "lines.h"
+#include "strategy.h"
 
 #define LM_PLACE_TOL 1.5	/* measured: a line move within this factor */
 
@@ -282,10 +283,13 @@ static int pick_strategies(struct lm_run *x, const char *list)
 		len = strcspn(p, ",");
 		snprintf(name, sizeof(name), "%.*s", (int)len, p);
 		if (!bench_strategy(name) || x->nr_st == LM_STRATS ||
-		    !(bench_strategy(name)->flags & STRAT_DOMAIN)) {
+		    !(bench_strategy(name)->flags & STRAT_DOMAIN ||
+		      bench_strategy(name) == &strat_floor ||
+		      bench_strategy(name) == &strat_local)) {
 			fprintf(stderr, "pcstock-bench: --lines models the "
-				"group strategies (%s), not '%s'\n",
-				bench_policy_strategies(), name);
+				"group strategies (%s), floor and local (at "
+				"most %u), not '%s'\n",
+				bench_policy_strategies(), LM_STRATS, name);
 			return -EINVAL;
 		}
 		x->st[x->nr_st++] = bench_strategy(name);
