@@ -179,17 +179,22 @@ static bool placed(const struct lm_run *x, const struct lm_near *near)
 }
 
 /*
- * The measurement beside the model at @n CPUs: the best sample whose
- * threads both ran (calibrate_rep()) and that was taken under the
- * calibration's placement (placed()); measured_any, the best of all that
- * ran, is the figure before the placement check.
+ * The measurement beside the model at @n CPUs: the median of the samples
+ * whose threads both ran (calibrate_rep()) and that were taken under the
+ * calibration's placement (placed()), as the calibration's readings are
+ * medians; the near readings are those beside the placed sample nearest
+ * it.  measured_best is the best of those samples (the figure before
+ * 0.12), measured_any the best of all that ran, the figure before the
+ * placement check.
  */
 static void measured_of(const struct lm_run *x, const struct lm_cell *cell,
 			unsigned int n, struct lm_result *r)
 {
+	double v[BENCH_MAX_REPS];
 	unsigned int i;
+	int near = -1;
 
-	r->measured = r->measured_any = NAN;
+	r->measured = r->measured_best = r->measured_any = NAN;
 	r->near_move[0] = r->near_move[1] = NAN;
 	r->nr_ran = r->nr_placed = 0;
 	if (n != LM_CALIB_CPUS)
@@ -198,15 +203,20 @@ static void measured_of(const struct lm_run *x, const struct lm_cell *cell,
 	for (i = 0; i < cell->nr_meas; i++) {
 		if (!(cell->meas[i] <= r->measured_any))
 			r->measured_any = cell->meas[i];
-		if (!placed(x, cell->near[i]))
-			continue;
-		r->nr_placed++;
-		if (!(cell->meas[i] <= r->measured)) {
-			r->measured = cell->meas[i];
-			r->near_move[0] = cell->near[i][0].move_s;
-			r->near_move[1] = cell->near[i][1].move_s;
-		}
+		if (placed(x, cell->near[i]))
+			v[r->nr_placed++] = cell->meas[i];
 	}
+	if (!r->nr_placed)
+		return;
+	r->measured = median(v, r->nr_placed);	/* sorts v */
+	r->measured_best = v[r->nr_placed - 1];
+	for (i = 0; i < cell->nr_meas; i++)
+		if (placed(x, cell->near[i]) &&
+		    (near < 0 || fabs(cell->meas[i] - r->measured) <
+				 fabs(cell->meas[near] - r->measured)))
+			near = (int)i;
+	r->near_move[0] = cell->near[near][0].move_s;
+	r->near_move[1] = cell->near[near][1].move_s;
 }
 
 static int model_series(struct lm_run *x, unsigned int si)

@@ -290,6 +290,7 @@ struct lm_result {
 	double local_raw_s;	/* the stepped loop's, before the harness */
 	double harness_s;	/* stepped harness less the pinned one */
 	bool local_from_file;	/* the local cost is --lines-calib's */
+	double measured_best;		/* the best placed sample */
 	double measured_any;		/* any placement (as before) */
 	unsigned int nr_ran, nr_placed;	/* samples: ran, and placed */
 	double near_move[2];		/* the measured sample's readings */

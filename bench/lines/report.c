@@ -191,6 +191,7 @@ void emit_result(const struct lm_run *x, const struct series *se,
 	json_d(f, "predicted_ops_per_s", r->pred);
 	json_d(f, "predicted_cap_ops_per_s", r->cap);
 	json_d(f, "measured_ops_per_s", r->measured);
+	json_d(f, "measured_best_ops_per_s", r->measured_best);
 	json_d(f, "measured_any_placement_ops_per_s", r->measured_any);
 	json_d(f, "samples_both_ran", r->nr_ran);
 	json_d(f, "samples_placed", r->nr_placed);
