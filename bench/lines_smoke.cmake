@@ -77,6 +77,15 @@
 #    partner keeps storing, between its own ring stores and its locked
 #    uncharge (a replay that ignores the share gives the same rate for
 #    both).
+#  - the measured replay of the calibration's own loop (two CPUs adding
+#    to one line) under the family 25 model 17's far placement
+#    (bench/lines_calib_f25m17_far.jsonl: a core keeps the line for 30
+#    adds, a request's way is 91 ns, 0.37 of a fetch hides behind plain
+#    work) moves the line within 15 % as often as the machine did: a
+#    locked op whose core runs ahead still waits for its line in the
+#    replay's time (a replay that applied it at once, with its transfer
+#    starting when the holder's next access would let it, moved the line
+#    on every add, 30 times too often);
 #  - floor and local, which the model replays too: their sock rows at 2
 #    CPUs are there and move the rings' lines (at least half a transfer
 #    per message), and their replay conserves pages.
@@ -600,6 +609,27 @@ foreach(kind XEON F25M17)
 	message(STATUS "lines drain (${kind}): sock default ${d1} -> ${d0} "
 		"messages/s per CPU (${pct} %)")
 endforeach()
+
+# The far placement's own loop, run-ahead and all.
+set(dir "${OUT}/far-loop")
+execute_process(COMMAND "${BENCH}" --lines --quick --reps 1 --cpus 2
+	--workload scale --strategy default
+	--lines-calib "${CMAKE_CURRENT_LIST_DIR}/lines_calib_f25m17_far.jsonl"
+	--out "${dir}" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+	message(FATAL_ERROR "--lines over the far calibration: ${rc}:\n${err}")
+endif()
+file(STRINGS "${dir}/lines.jsonl" recs REGEX "\"kind\":\"lines_calibration\"")
+list(GET recs 0 line)
+string(JSON agree GET "${line}" model_over_measured_transfers)
+string(JSON share GET "${line}" runahead_share)
+if(NOT share GREATER 0 OR NOT agree GREATER 0.85 OR NOT agree LESS 1.15)
+	message(FATAL_ERROR "far placement: the replay of the calibration's "
+		"loop moves the line ${agree} times as often (run-ahead share "
+		"${share}): ${line}")
+endif()
+message(STATUS "lines far loop: the replay moves the line ${agree} times "
+	"as often as measured, ${share} of a fetch hidden")
 
 # floor and local: no library, the rings' lines only (sim_fini() checks
 # the pages the slots hold against the messages in flight).

@@ -174,7 +174,7 @@ struct sim {
 	double *asked;			/* hold: waiting since, -1: not, -2: done */
 	double *miss;			/* hold: its last transfer ends then */
 	double *sb;			/* its buffered stores are done then */
-	double *lk;			/* its pending locked op is done then */
+	double *shadow;			/* work done under a locked op's wait */
 	uintptr_t *miss_tag;		/* hold: of which line */
 	double t_access;		/* local cost per access, seconds */
 	double t_xfer;			/* cost of a same-package transfer */

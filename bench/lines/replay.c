@@ -143,11 +143,11 @@ int sim_init(struct sim *m, const struct strategy *s, void *inst,
 	m->asked = calloc(n, sizeof(*m->asked));
 	m->miss = calloc(n, sizeof(*m->miss));
 	m->sb = calloc(n, sizeof(*m->sb));
-	m->lk = calloc(n, sizeof(*m->lk));
+	m->shadow = calloc(n, sizeof(*m->shadow));
 	m->miss_tag = calloc(n, sizeof(*m->miss_tag));
 	if (!m->pos || !m->phase || !m->got || !m->order || !m->rng ||
 	    !m->ring || !m->held || !m->q || !m->clock || !m->heap ||
-	    !m->asked || !m->miss || !m->sb || !m->lk ||
+	    !m->asked || !m->miss || !m->sb || !m->shadow ||
 	    !m->miss_tag)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -186,7 +186,7 @@ int sim_fini(struct sim *m)
 	free(m->asked);
 	free(m->miss);
 	free(m->sb);
-	free(m->lk);
+	free(m->shadow);
 	free(m->miss_tag);
 	return ret;
 }
@@ -320,24 +320,13 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 	uintptr_t addr = a & ~(uintptr_t)3;
 	struct lm_line *l = dir_find(&dir, addr / LM_LINE);
 	bool store = a & 2, locked = (a & 1) && !store;
-	bool ahead = m->hold && locked && m->runahead > 0;
 	int prev = l->owner;
 	unsigned int moved;
-	double cost, go, sent = m->clock[cpu], way, req = 0, at;
+	double cost, go, sent = m->clock[cpu], way, req = 0, at, local, done;
 	double start = m->clock[cpu];
 	/* Since when the access has been waiting, if it has. */
 	double since = m->asked[cpu] >= 0 ? m->asked[cpu] : m->clock[cpu];
 
-	/*
-	 * Run-ahead: a locked op cannot start before the one still pending
-	 * before it, nor ask for its line (the two-line reading: the lines
-	 * of two locked adds in turn come one after another).
-	 */
-	if (ahead && m->lk[cpu] > m->clock[cpu]) {
-		m->spent_xfer += m->lk[cpu] - m->clock[cpu];
-		m->clock[cpu] = m->lk[cpu];
-		sent = start = m->clock[cpu];
-	}
 	if (m->hold && dir_waits(l, cpu, a & 1)) {
 		/*
 		 * The request left when the CPU first asked and reaches the
@@ -346,8 +335,6 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 		 * core, neither for the way nor for a busy line: its transfer
 		 * starts when the line can leave (@start) and what is left
 		 * of the way is paid with it, in the store buffer (@req).
-		 * Nor, with run-ahead, does a locked op: the core goes on
-		 * past it and hides a share of its whole wait.
 		 */
 		if (m->asked[cpu] >= 0)
 			sent = m->asked[cpu];
@@ -356,7 +343,7 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 				  m->remote_factor : 1);
 		go = line_start(m, l, cpu);
 		at = fmax(go, m->clock[cpu]);
-		if (store || ahead) {
+		if (store) {
 			start = at;
 			req = fmax(0, sent + way - at);
 		} else if (sent + way > at) {
@@ -376,6 +363,7 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 		}
 	}
 	m->asked[cpu] = -1;
+	done = m->clock[cpu];	/* its line's wait, before the stores' */
 	/* A locked op waits for the stores before it (x86). */
 	if (m->hold && locked && m->sb[cpu] > m->clock[cpu]) {
 		m->spent_xfer += m->sb[cpu] - m->clock[cpu];
@@ -409,20 +397,30 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 				  m->sb_serial * cost);
 		cost = 0;
 	} else if (moved) {
-		m->miss[cpu] = (ahead ? start : m->clock[cpu]) + cost;
+		m->miss[cpu] = m->clock[cpu] + cost;
 		m->miss_tag[cpu] = l->tag;
-		if (ahead) {
-			/*
-			 * Run-ahead (runahead.c): the core goes on past a
-			 * locked op waiting for its line, hiding the
-			 * reading's share of the wait; its next locked op,
-			 * and the stores after it, wait for the op.
-			 */
-			m->lk[cpu] = start + cost + m->t_access;
-			m->sb[cpu] = fmax(m->sb[cpu], m->lk[cpu]);
-			cost = (1 - m->runahead) *
-			       (start + cost - m->clock[cpu]);
-		}
+	}
+	local = m->t_access;
+	if (m->hold && locked) {
+		/*
+		 * Run-ahead (runahead.c): while a locked op waits for its
+		 * line, the core goes on with the plain work after it, the
+		 * reading's share of the wait's worth; its next locked op
+		 * waits for it.  The wait is the op's own in the replay's
+		 * time (the line moves when it moves, the holder keeps it
+		 * as long as it does); the work done meanwhile is the
+		 * shadow, which the plain accesses after it draw on until
+		 * the next locked op.
+		 */
+		m->shadow[cpu] = m->runahead * (done + cost - since);
+	} else if (m->shadow[cpu] > 0) {
+		/* Done in a locked op's shadow already. */
+		at = fmin(m->shadow[cpu], local);
+		local -= at;
+		m->shadow[cpu] -= at;
+		at = fmin(m->shadow[cpu], cost);
+		cost -= at;
+		m->shadow[cpu] -= at;
 	}
 	if (m->hold && !(a & 1) && m->sb[cpu] > since)
 		/*
@@ -432,8 +430,8 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 		 */
 		m->sb[cpu] += (1 - m->sb_under_load) *
 			      (m->clock[cpu] + cost - since);
-	m->clock[cpu] += m->t_access + cost;
-	m->spent_local += m->t_access;
+	m->clock[cpu] += local + cost;
+	m->spent_local += local;
 	m->spent_xfer += cost;
 	return true;
 }
@@ -566,7 +564,7 @@ int sim_timed(struct sim *m, bool sock, unsigned long steps)
 /* Two simulated CPUs of one package, priced with calibration @c. */
 struct two_cpus {
 	struct sim m;
-	double clock[2], asked[2], miss[2], sb[2], lk[2];
+	double clock[2], asked[2], miss[2], sb[2], shadow[2];
 	uintptr_t miss_tag[2];
 	unsigned int heap[2];
 };
@@ -586,7 +584,7 @@ static void two_cpus_start(struct two_cpus *t, const struct lm_calib *c,
 	m->miss = t->miss;
 	m->miss_tag = t->miss_tag;
 	m->sb = t->sb;
-	m->lk = t->lk;
+	m->shadow = t->shadow;
 	m->heap = t->heap;
 	m->order_rng = seed;
 	m->t_access = c->private_s;
