@@ -154,20 +154,34 @@ function(check_two_lines rec)
 	endif()
 endfunction()
 
+# A reading's share in @rec: the number under <share> in [0, 1], and
+# <when_assumed> where <flag> says it was not read; <read> set in the
+# caller to whether the record has the reading's round <round>.
+function(check_share rec what share flag when_assumed round read)
+	string(JSON f GET "${rec}" ${share})
+	string(JSON assumed GET "${rec}" ${flag})
+	string(JSON t TYPE "${rec}" ${round})
+	if(NOT f MATCHES "^[0-9.e+-]+$" OR f LESS 0 OR f GREATER 1 OR
+	   (assumed AND NOT f EQUAL when_assumed))
+		message(FATAL_ERROR "${what}'s share: ${rec}")
+	endif()
+	if(t STREQUAL "NULL")
+		set(${read} FALSE PARENT_SCOPE)
+	else()
+		set(${read} TRUE PARENT_SCOPE)
+	endif()
+endfunction()
+
 # The store reading (lines/stores.c): a locked add after 0, 1, 2 stores,
 # the serial share in [0, 1], and where it was not read (a record from
 # before it, or stores that moved no line) the assumed 1.
 function(check_stores rec)
-	string(JSON f GET "${rec}" store_drain_serial)
-	string(JSON assumed GET "${rec}" store_drain_assumed)
-	string(JSON t TYPE "${rec}" stores_2_round_ns)
-	if(NOT f MATCHES "^[0-9.e+-]+$" OR f LESS 0 OR f GREATER 1 OR
-	   (assumed AND NOT f EQUAL 1))
-		message(FATAL_ERROR "store reading's share: ${rec}")
-	endif()
-	if(t STREQUAL "NULL")
+	check_share("${rec}" "store reading" store_drain_serial
+		store_drain_assumed 1 stores_2_round_ns read)
+	if(NOT read)
 		return()
 	endif()
+	string(JSON assumed GET "${rec}" store_drain_assumed)
 	# A reading whose stores moved no line (the far placement: the
 	# reader's copies stayed behind) has its three times within noise
 	# of each other, and its share assumed; one that was read has a
@@ -184,14 +198,9 @@ endfunction()
 # The run-ahead reading (lines/runahead.c): the hidden share in [0, 1],
 # 0 where it was not read; where read, positive rounds and replay.
 function(check_runahead rec)
-	string(JSON f GET "${rec}" runahead_share)
-	string(JSON assumed GET "${rec}" runahead_assumed)
-	string(JSON t TYPE "${rec}" runahead_round_ns)
-	if(NOT f MATCHES "^[0-9.e+-]+$" OR f LESS 0 OR f GREATER 1 OR
-	   (assumed AND NOT f EQUAL 0))
-		message(FATAL_ERROR "run-ahead reading's share: ${rec}")
-	endif()
-	if(t STREQUAL "NULL")
+	check_share("${rec}" "run-ahead reading" runahead_share
+		runahead_assumed 0 runahead_round_ns read)
+	if(NOT read)
 		return()
 	endif()
 	string(JSON r GET "${rec}" runahead_round_ns)
@@ -206,14 +215,9 @@ endfunction()
 # store buffer drains through, in [0, 1], 1 where it was not read; where
 # read, positive rounds and replay.
 function(check_drain rec)
-	string(JSON f GET "${rec}" drain_under_load)
-	string(JSON assumed GET "${rec}" drain_under_load_assumed)
-	string(JSON t TYPE "${rec}" drain_both_round_ns)
-	if(NOT f MATCHES "^[0-9.e+-]+$" OR f LESS 0 OR f GREATER 1 OR
-	   (assumed AND NOT f EQUAL 1))
-		message(FATAL_ERROR "drain reading's share: ${rec}")
-	endif()
-	if(t STREQUAL "NULL")
+	check_share("${rec}" "drain reading" drain_under_load
+		drain_under_load_assumed 1 drain_both_round_ns read)
+	if(NOT read)
 		return()
 	endif()
 	foreach(k lock store load both)

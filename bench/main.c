@@ -209,6 +209,14 @@ static int parse_double(const char *s, double lo, double *v)
 	return *end || *v < lo ? -EINVAL : 0;
 }
 
+/* A share: a number in [0, 1]. */
+static int parse_share(const char *s, double *v)
+{
+	int ret = parse_double(s, 0, v);
+
+	return !ret && *v > 1 ? -EINVAL : ret;
+}
+
 static int parse_uint(const char *s, unsigned long lo, unsigned long hi,
 		      unsigned int *v)
 {
@@ -631,19 +639,13 @@ int main(int argc, char **argv)
 			ret = parse_double(optarg, 0, &o.lines_fetch_ns);
 			break;
 		case OPT_LINES_SERIAL:
-			ret = parse_double(optarg, 0, &o.lines_store_serial);
-			if (!ret && o.lines_store_serial > 1)
-				ret = -EINVAL;
+			ret = parse_share(optarg, &o.lines_store_serial);
 			break;
 		case OPT_LINES_RUNAHEAD:
-			ret = parse_double(optarg, 0, &o.lines_runahead);
-			if (!ret && o.lines_runahead > 1)
-				ret = -EINVAL;
+			ret = parse_share(optarg, &o.lines_runahead);
 			break;
 		case OPT_LINES_UNDER_LOAD:
-			ret = parse_double(optarg, 0, &o.lines_under_load);
-			if (!ret && o.lines_under_load > 1)
-				ret = -EINVAL;
+			ret = parse_share(optarg, &o.lines_under_load);
 			break;
 		case OPT_SOCK_WORK:
 			ret = parse_double(optarg, 0, &o.sock_work_ns);

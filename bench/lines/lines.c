@@ -184,15 +184,14 @@ static bool placed(const struct lm_run *x, const struct lm_near *near)
  * calibration's placement (placed()), as the calibration's readings are
  * medians; the near readings are those beside the placed sample nearest
  * it.  measured_best is the best of those samples (the figure before
- * 0.12), measured_any the best of all that ran, the figure before the
+ * fb02b9a), measured_any the best of all that ran, the figure before the
  * placement check.
  */
 static void measured_of(const struct lm_run *x, const struct lm_cell *cell,
 			unsigned int n, struct lm_result *r)
 {
 	double v[BENCH_MAX_REPS];
-	unsigned int i;
-	int near = -1;
+	unsigned int i, k, idx[BENCH_MAX_REPS], near;
 
 	r->measured = r->measured_best = r->measured_any = NAN;
 	r->near_move[0] = r->near_move[1] = NAN;
@@ -203,18 +202,20 @@ static void measured_of(const struct lm_run *x, const struct lm_cell *cell,
 	for (i = 0; i < cell->nr_meas; i++) {
 		if (!(cell->meas[i] <= r->measured_any))
 			r->measured_any = cell->meas[i];
-		if (placed(x, cell->near[i]))
+		if (placed(x, cell->near[i])) {
+			idx[r->nr_placed] = i;
 			v[r->nr_placed++] = cell->meas[i];
+		}
 	}
 	if (!r->nr_placed)
 		return;
 	r->measured = median(v, r->nr_placed);	/* sorts v */
 	r->measured_best = v[r->nr_placed - 1];
-	for (i = 0; i < cell->nr_meas; i++)
-		if (placed(x, cell->near[i]) &&
-		    (near < 0 || fabs(cell->meas[i] - r->measured) <
-				 fabs(cell->meas[near] - r->measured)))
-			near = (int)i;
+	near = idx[0];
+	for (k = 1; k < r->nr_placed; k++)
+		if (fabs(cell->meas[idx[k]] - r->measured) <
+		    fabs(cell->meas[near] - r->measured))
+			near = idx[k];
 	r->near_move[0] = cell->near[near][0].move_s;
 	r->near_move[1] = cell->near[near][1].move_s;
 }

@@ -87,6 +87,7 @@ struct lm_dir {
  * line the other core stored (bit 1), both, or neither, before its add.
  */
 #define LM_SBL 4U
+#define LM_SBL_LINES 16U	/* the other thread's lines in it */
 /* The run-ahead reading (runahead.c): dependent loads before each add. */
 #define LM_RA_LOADS 32U
 

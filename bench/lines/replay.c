@@ -323,6 +323,7 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 	int prev = l->owner;
 	unsigned int moved;
 	double cost, go, sent = m->clock[cpu], way, req = 0, at, local, done;
+	double hid;
 	double start = m->clock[cpu];
 	/* Since when the access has been waiting, if it has. */
 	double since = m->asked[cpu] >= 0 ? m->asked[cpu] : m->clock[cpu];
@@ -415,12 +416,12 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 		m->shadow[cpu] = m->runahead * (done + cost - since);
 	} else if (m->shadow[cpu] > 0) {
 		/* Done in a locked op's shadow already. */
-		at = fmin(m->shadow[cpu], local);
-		local -= at;
-		m->shadow[cpu] -= at;
-		at = fmin(m->shadow[cpu], cost);
-		cost -= at;
-		m->shadow[cpu] -= at;
+		hid = fmin(m->shadow[cpu], local);
+		local -= hid;
+		m->shadow[cpu] -= hid;
+		hid = fmin(m->shadow[cpu], cost);
+		cost -= hid;
+		m->shadow[cpu] -= hid;
 	}
 	if (m->hold && !(a & 1) && m->sb[cpu] > since)
 		/*
@@ -679,32 +680,30 @@ static double sb_replay(const struct lm_calib *c, uint64_t seed,
  * The drain reading's loop replayed (stores.c): CPU 0 makes rounds of a
  * store to line 1 (bit 0 of @kind), a load of one of CPU 1's lines in
  * turn (bit 1), then a locked add to a private line; CPU 1
- * stores to its SBL lines in turn, loading line 1 between.  Seconds per
+ * stores to its LM_SBL_LINES lines in turn, loading line 1 between.  Seconds per
  * round of CPU 0.
  */
-#define SBL_LINES 16U		/* as stores.c */
-
 static double sbl_replay(const struct lm_calib *c, uint64_t seed,
 			 unsigned int kind)
 {
 	struct two_cpus t;
 	struct sim *m = &t.m;
 	unsigned int at[2] = { 0, 0 }, rounds = 0, cpu, next = 0;
-	uintptr_t a, own = LM_LINE * (2 + SBL_LINES) | 1;
+	uintptr_t a, own = LM_LINE * (2 + LM_SBL_LINES) | 1;
 
 	two_cpus_start(&t, c, seed);
 	while (rounds < 20000) {
 		cpu = m->heap[0];
 		if (cpu == 1) {
 			a = at[1] & 1 ? LM_LINE :
-			    LM_LINE * (2 + at[1] / 2 % SBL_LINES) | 3;
+			    LM_LINE * (2 + at[1] / 2 % LM_SBL_LINES) | 3;
 			at[1] += timed_apply(m, 1, a);
 		} else {
 			/* the round's accesses its kind has, then the add */
 			while (at[0] < 2 && !(kind & 1U << at[0]))
 				at[0]++;
 			a = at[0] == 0 ? LM_LINE | 3 :
-			    at[0] == 1 ? LM_LINE * (2 + next % SBL_LINES) :
+			    at[0] == 1 ? LM_LINE * (2 + next % LM_SBL_LINES) :
 			    own;
 			if (timed_apply(m, 0, a) && ++at[0] > 2) {
 				at[0] = 0;

@@ -28,7 +28,7 @@
  * while its core waits for a load that misses?  A sock pass is this case:
  * a sender's stores of a message and the ring's head, then, before its
  * next locked operation, its loads of the partner's ring, which the
- * partner has just stored.  Thread 1 now stores to SBL_LINES lines in
+ * partner has just stored.  Thread 1 now stores to LM_SBL_LINES lines in
  * turn, reading line 0 between; thread 0 makes rounds of a store to line
  * 0 (bit 0 of the round's kind), a load of one of thread 1's lines, in
  * turn (bit 1), both or neither, then the locked add,
@@ -49,7 +49,6 @@
 
 #define SB_ROUNDS 200U		/* rounds per chunk */
 #define SB_CHUNKS 600U		/* chunks per k */
-#define SBL_LINES 16U		/* thread 1's lines in the drain reading */
 
 struct sb_line {
 	_Alignas(BENCH_LINE) atomic_long v;
@@ -57,7 +56,7 @@ struct sb_line {
 
 struct sb {
 	struct sb_line line[LM_SB_K];	/* stored by 0, read by 1 */
-	struct sb_line theirs[SBL_LINES];	/* drain: stored by 1 */
+	struct sb_line theirs[LM_SBL_LINES];	/* drain: stored by 1 */
 	struct sb_line own;		/* thread 0's locked add */
 	_Alignas(BENCH_LINE) atomic_int stop;
 	atomic_int drain;		/* 1: the drain reading's turn */
@@ -85,7 +84,7 @@ static void *sb_reader(void *arg)
 			continue;
 		}
 		i++;
-		atomic_store_explicit(&p->theirs[i % SBL_LINES].v, (long)i,
+		atomic_store_explicit(&p->theirs[i % LM_SBL_LINES].v, (long)i,
 				      memory_order_relaxed);
 		sum += atomic_load_explicit(&p->line[0].v,
 					    memory_order_relaxed);
@@ -124,7 +123,7 @@ static double sbl_chunk(struct sb *p, unsigned int kind)
 			atomic_store_explicit(&p->line[0].v, (long)r,
 					      memory_order_relaxed);
 		if ((kind & 2) &&
-		    atomic_load_explicit(&p->theirs[r % SBL_LINES].v,
+		    atomic_load_explicit(&p->theirs[r % LM_SBL_LINES].v,
 					 memory_order_relaxed) < 0)
 			seen++;
 		atomic_fetch_add_explicit(&p->own.v, 1, memory_order_relaxed);
