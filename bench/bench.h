@@ -28,6 +28,8 @@
 /* Room to select every strategy at once: 6 fixed ones and the policies. */
 #define BENCH_MAX_STRATEGIES (6 + PCSTOCK_TREE_NR_POLICIES)
 #define BENCH_MAX_REPS 1000
+/* --lines-store-buffer's largest bound, in stores. */
+#define BENCH_LINES_SB_MAX 256
 
 /*
  * The tree every strategy builds for a configuration: a chain of depth - 1
@@ -173,6 +175,7 @@ struct opts {
 	double lines_store_serial;	/* --lines-store-serial, NAN: read */
 	double lines_runahead;		/* --lines-runahead, NAN: read */
 	double lines_under_load;	/* --lines-drain-under-load, NAN: read */
+	unsigned int lines_store_buffer; /* --lines-store-buffer, 0: no end */
 	double sock_work_ns;		/* --sock-work-ns for --lines */
 	const char *lines_calib;	/* --lines-calib FILE */
 	unsigned int nr_os_cpus;	/* CPUs this process may run on */

@@ -77,6 +77,11 @@
 #    partner keeps storing, between its own ring stores and its locked
 #    uncharge (a replay that ignores the share gives the same rate for
 #    both).
+#  - --lines-store-buffer: sock memcg7 at 2 CPUs under the Xeon's fixed
+#    calibration predicted at least 10 % slower with room for 4 stores
+#    than for 256, and the records say which bound they were priced
+#    with (a replay that ignores the bound gives the same rate for both;
+#    without the option, store_buffer_stores is 0, no bound);
 #  - the measured replay of the calibration's own loop (two CPUs adding
 #    to one line) under the family 25 model 17's far placement
 #    (bench/lines_calib_f25m17_far.jsonl: a core keeps the line for 30
@@ -243,6 +248,12 @@ function(read_lines dir prefix)
 			check_stores("${line}")
 			check_runahead("${line}")
 			check_drain("${line}")
+			# No --lines-store-buffer here: no bound.
+			string(JSON sbc GET "${line}" store_buffer_stores)
+			if(NOT sbc EQUAL 0)
+				message(FATAL_ERROR "a store buffer of ${sbc} "
+					"stores, not unbounded: ${line}")
+			endif()
 		endif()
 		if(NOT kind STREQUAL "lines")
 			continue()
@@ -554,13 +565,13 @@ message(STATUS "lines sock work: memcg7 ${w0_memcg7} -> ${w4000_memcg7}, "
 	"v4 ${w0_v4} -> ${w4000_v4} messages/s per CPU at 16 CPUs (v4 at "
 	"${v4_0} -> ${v4_4000} % of memcg7)")
 
-# sock default's predicted rate at 2 CPUs, in messages/s per CPU, under
+# sock <st>'s predicted rate at 2 CPUs, in messages/s per CPU, under
 # the fixed calibration <kind> (its local cost the record's) with
 # --<option> <f>, into <var>; the record's <field> must say <f>.
-function(sock_default_with kind option field f var)
-	set(dir "${OUT}/${option}-${kind}-${f}")
+function(sock_with st kind option field f var)
+	set(dir "${OUT}/${option}-${st}-${kind}-${f}")
 	execute_process(COMMAND "${BENCH}" --lines --quick --reps 1
-		--cpus 2 --workload sock --strategy default
+		--cpus 2 --workload sock --strategy ${st}
 		--lines-calib "${${kind}}" --${option} ${f} --out "${dir}"
 		RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
 	if(NOT rc EQUAL 0)
@@ -584,7 +595,7 @@ endfunction()
 # that waits for them; drained one after another they cost more.
 foreach(kind XEON F25M17)
 	foreach(f 0 1)
-		sock_default_with(${kind} lines-store-serial store_drain_serial
+		sock_with(default ${kind} lines-store-serial store_drain_serial
 			${f} s${f})
 	endforeach()
 	math(EXPR pct "100 * ${s1} / ${s0}")
@@ -602,7 +613,7 @@ endforeach()
 # waits for both.
 foreach(kind XEON F25M17)
 	foreach(f 0 1)
-		sock_default_with(${kind} lines-drain-under-load
+		sock_with(default ${kind} lines-drain-under-load
 			drain_under_load ${f} d${f})
 	endforeach()
 	math(EXPR pct "100 * ${d0} / ${d1}")
@@ -613,6 +624,21 @@ foreach(kind XEON F25M17)
 	message(STATUS "lines drain (${kind}): sock default ${d1} -> ${d0} "
 		"messages/s per CPU (${pct} %)")
 endforeach()
+
+# A bounded store buffer (--lines-store-buffer, off by default): memcg7's
+# hits take no locked instruction, so in sock nothing but the bound stops
+# a sender ahead of its stores' drain; with room for 4 it waits for them,
+# with room for 256 (more than a pass ever buffers) it never does.
+foreach(n 4 256)
+	sock_with(memcg7 XEON lines-store-buffer store_buffer_stores ${n} b${n})
+endforeach()
+math(EXPR pct "100 * ${b4} / ${b256}")
+if(pct GREATER 90)
+	message(FATAL_ERROR "XEON: sock memcg7 ${b256} messages/s per CPU with "
+		"room for 256 stores, ${b4} with room for 4 (${pct} %)")
+endif()
+message(STATUS "lines store buffer (XEON): sock memcg7 ${b256} -> ${b4} "
+	"messages/s per CPU (${pct} %)")
 
 # The far placement's own loop, run-ahead and all.
 set(dir "${OUT}/far-loop")

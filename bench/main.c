@@ -113,6 +113,10 @@ static const char usage_text[] =
 "  --lines-drain-under-load F  --lines: buffered stores drain through\n"
 "                     share F of a wait for a load (0: not at all, 1:\n"
 "                     the whole wait) instead of the drain reading's\n"
+"  --lines-store-buffer N  --lines: a CPU buffers at most N of its\n"
+"                     traced stores (1..256; a store that finds N\n"
+"                     undrained waits for the oldest); default: no\n"
+"                     bound (not measured: docs/lines-model.md)\n"
 "  --sock-work-ns N   --lines: in the time replay, a sock CPU spends N ns\n"
 "                     on other work per message it delivers (a network\n"
 "                     stack's own cost: scripts/lkp-predict)\n"
@@ -128,7 +132,7 @@ enum {
 	OPT_NET_RR,
 	OPT_HELP, OPT_LINES, OPT_CPUS, OPT_TOPOLOGY, OPT_REMOTE,
 	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB, OPT_LINES_FETCH, OPT_LINES_SERIAL, OPT_LINES_RUNAHEAD,
-	OPT_LINES_UNDER_LOAD,
+	OPT_LINES_UNDER_LOAD, OPT_LINES_STORE_BUFFER,
 	OPT_SOCK_WORK, OPT_LIST_STRATEGIES, OPT_LIST_POLICIES, OPT_OPCOUNT,
 	OPT_SHM,
 };
@@ -170,6 +174,8 @@ static const struct option long_opts[] = {
 	{ "lines-runahead", required_argument, NULL, OPT_LINES_RUNAHEAD },
 	{ "lines-drain-under-load", required_argument, NULL,
 	  OPT_LINES_UNDER_LOAD },
+	{ "lines-store-buffer", required_argument, NULL,
+	  OPT_LINES_STORE_BUFFER },
 	{ "sock-work-ns", required_argument, NULL, OPT_SOCK_WORK },
 	{ NULL, 0, NULL, 0 },
 };
@@ -646,6 +652,10 @@ int main(int argc, char **argv)
 			break;
 		case OPT_LINES_UNDER_LOAD:
 			ret = parse_share(optarg, &o.lines_under_load);
+			break;
+		case OPT_LINES_STORE_BUFFER:
+			ret = parse_uint(optarg, 1, BENCH_LINES_SB_MAX,
+					 &o.lines_store_buffer);
 			break;
 		case OPT_SOCK_WORK:
 			ret = parse_double(optarg, 0, &o.sock_work_ns);

@@ -86,6 +86,8 @@ static int model_run(const struct lm_run *x, const struct series *se,
 	m.sb_serial = x->cal.sb_serial;
 	m.runahead = m.hold ? x->cal.runahead : 0;
 	m.sb_under_load = x->cal.sb_under_load;
+	if (!ret)
+		ret = sim_store_buffer(&m, m.hold ? x->cal.sb_cap : 0);
 	m.t_work = se->sock ? o->sock_work_ns * 1e-9 : 0;
 	m.remote_factor = o->remote_factor;
 	sim_count_from_here(&m);
@@ -316,7 +318,7 @@ int lines_main(const struct opts *o)
 	struct opts pinned = *o;
 	unsigned int rep, i;
 	char path[4096];
-	char *mj, *mt, two[120];
+	char *mj, *mt, two[120], sbcap[48];
 	double t0 = now_s();
 	int ret = 0;
 
@@ -392,6 +394,7 @@ int lines_main(const struct opts *o)
 		x.cal.sb_under_load = o->lines_under_load;
 		x.cal.sb_under_load_assumed = false;
 	}
+	x.cal.sb_cap = o->lines_store_buffer;
 	ra_derive(&x.cal);
 	if (isfinite(o->lines_runahead)) {
 		x.cal.runahead = o->lines_runahead;
@@ -420,6 +423,11 @@ int lines_main(const struct opts *o)
 		snprintf(two, sizeof(two), "not measured (%s)",
 			 o->lines_calib ? "the record has no reading" :
 			 "no chunk kept");
+	if (x.cal.sb_cap)
+		snprintf(sbcap, sizeof(sbcap), "%u stores (set by hand)",
+			 x.cal.sb_cap);
+	else
+		snprintf(sbcap, sizeof(sbcap), "without end");
 	mt = meta_text(o, now_s() - t0);
 	printf("## pcstock-bench --lines\n\n%s\n"
 	       "calibration (%s, %s): shared add %.1f ns, private %.1f ns, "
@@ -441,7 +449,8 @@ int lines_main(const struct opts *o)
 	       "%u loads before each add: %.1f ns a round, private %.1f ns, "
 	       "%.3f transfers per add, so a transfer %.1f ns behind them, "
 	       "%.2f of the fetch hidden%s; the replay %.1f ns\n"
-	       "pricing %s (%.1f ns per transfer%s), remote factor %g; "
+	       "pricing %s (%.1f ns per transfer%s), remote factor %g, "
+	       "store buffer %s; "
 	       "local cost and measured at %u CPUs (best of %u "
 	       "repetitions); interleave %s\n", mt ? mt : "",
 	       x.cal.cpu, x.cal.from, x.cal.shared_s * 1e9,
@@ -474,7 +483,7 @@ int lines_main(const struct opts *o)
 	       x.request ? "measured" : x.hold ? "hold" : "move",
 	       x.transfer_s * 1e9,
 	       x.hold ? ", lines held" : ", capped at the line move",
-	       x.remote_factor, LM_CALIB_CPUS, o->reps,
+	       x.remote_factor, sbcap, LM_CALIB_CPUS, o->reps,
 	       o->interleave_op ? "op" : "time");
 	free(mt);
 	if (x.jsonl) {

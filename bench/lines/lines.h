@@ -88,6 +88,8 @@ struct lm_dir {
  */
 #define LM_SBL 4U
 #define LM_SBL_LINES 16U	/* the other thread's lines in it */
+/* --lines-store-buffer: at most this many buffered stores per CPU. */
+#define LM_SB_CAP_MAX ((unsigned int)BENCH_LINES_SB_MAX)
 /* The run-ahead reading (runahead.c): dependent loads before each add. */
 #define LM_RA_LOADS 32U
 
@@ -186,6 +188,9 @@ struct sim {
 	double sb_serial;		/* stores drain: serial share */
 	double runahead;		/* a locked op's transfer: hidden share */
 	double sb_under_load;		/* stores drain under a load's wait */
+	unsigned int sb_cap;		/* stores it buffers at most, 0: no end */
+	double *sb_ring;		/* each CPU's last sb_cap stores' drains */
+	unsigned int *sb_at;		/* and where its next goes */
 	bool hold;			/* --pricing hold */
 	/* Simulated seconds spent, all CPUs (time replay). */
 	double spent_local, spent_xfer, spent_wait;
@@ -203,6 +208,7 @@ void sim_count_from_here(struct sim *m);
 int sim_init(struct sim *m, const struct strategy *s, void *inst,
 	     const struct config *cfg, uint64_t seed);
 int sim_fini(struct sim *m);
+int sim_store_buffer(struct sim *m, unsigned int cap);
 int sim_rounds(struct sim *m, bool sock, unsigned long rounds, unsigned int q,
 	       bool trace);
 int sim_timed(struct sim *m, bool sock, unsigned long steps);
@@ -266,6 +272,7 @@ struct lm_calib {
 	double drain_load_s;		/* the load's: sbl_s[2] - sbl_s[0] */
 	double sb_under_load;		/* the share drained under the load */
 	bool sb_under_load_assumed;	/* no reading: 1 */
+	unsigned int sb_cap;		/* --lines-store-buffer, 0: no end */
 	double model_sbl_s[LM_SBL];	/* and the replay of the same loop */
 	/* The run-ahead reading (runahead.c), NAN if not measured. */
 	double ra_shared_s, ra_private_s;	/* seconds per add and loads */

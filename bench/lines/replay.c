@@ -158,6 +158,20 @@ int sim_init(struct sim *m, const struct strategy *s, void *inst,
 	return 0;
 }
 
+/*
+ * Bound each CPU's store buffer at @cap of its traced stores (0: no
+ * bound, the default); sim_init() first.  Return 0 or -ENOMEM.
+ */
+int sim_store_buffer(struct sim *m, unsigned int cap)
+{
+	m->sb_cap = cap;
+	if (!cap)
+		return 0;
+	m->sb_ring = calloc((size_t)m->n * cap, sizeof(*m->sb_ring));
+	m->sb_at = calloc(m->n, sizeof(*m->sb_at));
+	return m->sb_ring && m->sb_at ? 0 : -ENOMEM;
+}
+
 /* Give back what the messages in flight hold, drain, check conservation. */
 int sim_fini(struct sim *m)
 {
@@ -186,6 +200,8 @@ int sim_fini(struct sim *m)
 	free(m->asked);
 	free(m->miss);
 	free(m->sb);
+	free(m->sb_ring);
+	free(m->sb_at);
 	free(m->shadow);
 	free(m->miss_tag);
 	return ret;
@@ -302,13 +318,27 @@ static double line_start(const struct sim *m, const struct lm_line *l,
 	return fmin(l->free_at, fmax(l->arrive, m->clock[h] + LM_TICK));
 }
 
+/* The stores @cpu buffered that were not drained at @since drain @by later. */
+static void sb_hold_up(struct sim *m, unsigned int cpu, double since,
+		       double by)
+{
+	double *v = m->sb_cap ? &m->sb_ring[(size_t)cpu * m->sb_cap] : NULL;
+	unsigned int i;
+
+	m->sb[cpu] += by;
+	for (i = 0; v && i < m->sb_cap; i++)
+		if (v[i] > since)
+			v[i] += by;
+}
+
 /*
  * Apply @cpu's access @a (address, | 1 if a write, | 2 if a plain store)
  * at its clock.  With --pricing hold the access first waits until the
  * line can move (line_start(): the access stays pending, return false);
  * a locked op waits for the CPU's buffered stores, and a plain store
  * does not stop the CPU (x86's store buffer: the line's latency is paid
- * by the next locked op, if any is still waiting for it), and a load
+ * by the next locked op, if any is still waiting for it; with
+ * --lines-store-buffer N, by a store that finds N still buffered), and a load
  * that waits for its line holds the buffer's drain up for the share of
  * its wait the drain reading does not drain through.  Otherwise the
  * clock advances by the local cost per access, plus the transfer cost if
@@ -327,6 +357,22 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 	double start = m->clock[cpu];
 	/* Since when the access has been waiting, if it has. */
 	double since = m->asked[cpu] >= 0 ? m->asked[cpu] : m->clock[cpu];
+	double *oldest = NULL;
+
+	if (m->hold && store && m->sb_cap) {
+		/*
+		 * A bounded buffer (--lines-store-buffer): a store finds no
+		 * room until the one sb_cap stores before it has drained,
+		 * and the CPU stops until then.
+		 */
+		oldest = &m->sb_ring[(size_t)cpu * m->sb_cap +
+				     m->sb_at[cpu] % m->sb_cap];
+		if (*oldest > m->clock[cpu]) {
+			m->spent_xfer += *oldest - m->clock[cpu];
+			m->clock[cpu] = *oldest;
+			return false;
+		}
+	}
 
 	if (m->hold && dir_waits(l, cpu, a & 1)) {
 		/*
@@ -396,6 +442,10 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 		m->sb[cpu] = fmax(start + cost,
 				  fmax(m->sb[cpu], start) +
 				  m->sb_serial * cost);
+		if (oldest) {
+			*oldest = m->sb[cpu];
+			m->sb_at[cpu]++;
+		}
 		cost = 0;
 	} else if (moved) {
 		m->miss[cpu] = m->clock[cpu] + cost;
@@ -429,8 +479,8 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 		 * reading): the buffered stores drained through only the
 		 * reading's share of the wait, so the rest comes after.
 		 */
-		m->sb[cpu] += (1 - m->sb_under_load) *
-			      (m->clock[cpu] + cost - since);
+		sb_hold_up(m, cpu, since, (1 - m->sb_under_load) *
+				       (m->clock[cpu] + cost - since));
 	m->clock[cpu] += local + cost;
 	m->spent_local += local;
 	m->spent_xfer += cost;
@@ -566,8 +616,9 @@ int sim_timed(struct sim *m, bool sock, unsigned long steps)
 struct two_cpus {
 	struct sim m;
 	double clock[2], asked[2], miss[2], sb[2], shadow[2];
+	double sb_ring[2 * LM_SB_CAP_MAX];
 	uintptr_t miss_tag[2];
-	unsigned int heap[2];
+	unsigned int heap[2], sb_at[2];
 };
 
 static void two_cpus_start(struct two_cpus *t, const struct lm_calib *c,
@@ -585,6 +636,9 @@ static void two_cpus_start(struct two_cpus *t, const struct lm_calib *c,
 	m->miss = t->miss;
 	m->miss_tag = t->miss_tag;
 	m->sb = t->sb;
+	m->sb_cap = c->sb_cap;
+	m->sb_ring = t->sb_ring;
+	m->sb_at = t->sb_at;
 	m->shadow = t->shadow;
 	m->heap = t->heap;
 	m->order_rng = seed;

@@ -130,6 +130,7 @@ void emit_calib(FILE *f, const struct lm_run *x)
 	json_d(f, "drain_under_load", c->sb_under_load);
 	fprintf(f, ",\"drain_under_load_assumed\":%s",
 		c->sb_under_load_assumed ? "true" : "false");
+	json_d(f, "store_buffer_stores", c->sb_cap);
 	json_d(f, "model_drain_store_round_ns", c->model_sbl_s[1] * 1e9);
 	json_d(f, "model_drain_load_round_ns", c->model_sbl_s[2] * 1e9);
 	json_d(f, "model_drain_both_round_ns", c->model_sbl_s[3] * 1e9);
