@@ -81,7 +81,8 @@
 #    calibration predicted at least 10 % slower with room for 4 stores
 #    than for 256, and the records say which bound they were priced
 #    with (a replay that ignores the bound gives the same rate for both;
-#    without the option, store_buffer_stores is 0, no bound);
+#    without the option, store_buffer_stores is 0, no bound); under move
+#    pricing, which has no store buffer, the option is refused;
 #  - the measured replay of the calibration's own loop (two CPUs adding
 #    to one line) under the family 25 model 17's far placement
 #    (bench/lines_calib_f25m17_far.jsonl: a core keeps the line for 30
@@ -639,6 +640,16 @@ if(pct GREATER 90)
 endif()
 message(STATUS "lines store buffer (XEON): sock memcg7 ${b256} -> ${b4} "
 	"messages/s per CPU (${pct} %)")
+# Move pricing has no store buffer to bound: refused, not ignored.
+execute_process(COMMAND "${BENCH}" --lines --quick --reps 1 --cpus 2
+	--workload sock --strategy memcg7 --pricing move
+	--lines-store-buffer 4 --lines-calib "${XEON}"
+	--out "${OUT}/sb-move" RESULT_VARIABLE rc OUTPUT_QUIET
+	ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "needs --pricing measured or hold")
+	message(FATAL_ERROR "--lines-store-buffer under move pricing: ${rc}: "
+		"${err}")
+endif()
 
 # The far placement's own loop, run-ahead and all.
 set(dir "${OUT}/far-loop")

@@ -326,6 +326,12 @@ int lines_main(const struct opts *o)
 	x.remote_factor = o->remote_factor;
 	x.hold = o->pricing_hold && !o->interleave_op;
 	x.request = x.hold && o->pricing_request;
+	if (o->lines_store_buffer && !x.hold) {
+		/* Only the held lines' replay has a store buffer. */
+		fprintf(stderr, "pcstock-bench: --lines-store-buffer needs "
+			"--pricing measured or hold and --interleave time\n");
+		return 1;
+	}
 	for (i = 0; i < NR_SERIES; i++)
 		for (rep = 0; rep < LM_STRATS; rep++)
 			x.file_local[i][rep] = NAN;
