@@ -86,8 +86,8 @@ static int model_run(const struct lm_run *x, const struct series *se,
 	m.sb_serial = x->cal.sb_serial;
 	m.runahead = m.hold ? x->cal.runahead : 0;
 	m.sb_under_load = x->cal.sb_under_load;
-	if (!ret)
-		ret = sim_store_buffer(&m, m.hold ? x->cal.sb_cap : 0);
+	if (!ret)	/* lines_main() allows a bound with held lines only */
+		ret = sim_store_buffer(&m, x->cal.sb_cap);
 	m.t_work = se->sock ? o->sock_work_ns * 1e-9 : 0;
 	m.remote_factor = o->remote_factor;
 	sim_count_from_here(&m);
