@@ -238,6 +238,26 @@ function(check_drain rec)
 	endif()
 endfunction()
 
+# The store buffer's size (lines/sbsize.c): null where it was not read
+# (not x86-64, or no clean step: a noisy machine may not give one), else
+# a size in 16..256 with a base round of missing loads (at least 40 ns)
+# and a step past it of at least 1.45 times that round.
+function(check_sbsize rec)
+	string(JSON t TYPE "${rec}" store_buffer_entries)
+	if(t STREQUAL "NULL")
+		return()
+	endif()
+	string(JSON e GET "${rec}" store_buffer_entries)
+	string(JSON b GET "${rec}" store_buffer_base_round_ns)
+	string(JSON s GET "${rec}" store_buffer_step)
+	string(JSON r GET "${rec}" store_buffer_read_in)
+	string(JSON n GET "${rec}" store_buffer_tried)
+	if(e LESS 16 OR e GREATER 256 OR b LESS 40 OR s LESS 1.45 OR
+	   r LESS 1 OR r GREATER n)
+		message(FATAL_ERROR "store buffer size: ${rec}")
+	endif()
+endfunction()
+
 # Sets <prefix>_<series>_<strategy>_<cpus>_{xfer,hot} in the caller.
 function(read_lines dir prefix)
 	file(STRINGS "${dir}/lines.jsonl" lines)
@@ -249,6 +269,7 @@ function(read_lines dir prefix)
 			check_stores("${line}")
 			check_runahead("${line}")
 			check_drain("${line}")
+			check_sbsize("${line}")
 			# No --lines-store-buffer here: no bound.
 			string(JSON sbc GET "${line}" store_buffer_stores)
 			if(NOT sbc EQUAL 0)
@@ -345,6 +366,36 @@ foreach(d IN LISTS policies)
 		message(FATAL_ERROR "policy ${d} is registered but not modelled")
 	endif()
 endforeach()
+# The store buffer's size goes through a record unchanged: read back
+# with --lines-calib, the run prices with the same size and says so.
+file(STRINGS "${OUT}/clean/lines.jsonl" first REGEX "lines_calibration"
+	LIMIT_COUNT 1)
+string(JSON sbs_t TYPE "${first}" store_buffer_entries)
+execute_process(COMMAND "${BENCH}" --lines --quick --reps 1 --cpus 2
+	--workload scale --strategy memcg7 --lines-calib
+	"${OUT}/clean/lines.jsonl" --out "${OUT}/sbs-back"
+	RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+file(STRINGS "${OUT}/sbs-back/lines.jsonl" back REGEX "lines_calibration"
+	LIMIT_COUNT 1)
+if(rc)
+	message(FATAL_ERROR "--lines-calib of the clean run: ${rc} ${err}")
+endif()
+string(JSON back_t TYPE "${back}" store_buffer_entries)
+if(sbs_t STREQUAL "NULL")
+	if(NOT back_t STREQUAL "NULL" OR
+	   NOT out MATCHES "the core's buffer not read \\(the record has no")
+		message(FATAL_ERROR "store buffer size from nothing: ${back}")
+	endif()
+else()
+	string(JSON e GET "${first}" store_buffer_entries)
+	string(JSON e_back GET "${back}" store_buffer_entries)
+	if(NOT e EQUAL e_back OR
+	   NOT out MATCHES "the core's buffer of ${e} entries \\(the record's")
+		message(FATAL_ERROR "store buffer size ${e}, read back as "
+			"${e_back}: ${out}")
+	endif()
+endif()
+message(STATUS "lines store buffer size: ${sbs_t} ${e}")
 run_lines("${PLANTED}" "${OUT}/planted")
 read_lines("${OUT}/planted" bug)
 

@@ -788,6 +788,8 @@ int calibrate_rep(struct lm_run *x, struct opts *pinned)
 			x->tra[k][x->nr_tcost] = NAN;
 		pp_trial(o, PP_CHUNKS, 1, LM_RA_LOADS, &x->tra[0][x->nr_tcost],
 			 &x->tra[1][x->nr_tcost], &x->tra[2][x->nr_tcost]);
+		if (sbs_trial(o, &x->tsbs[x->nr_tcost]))
+			x->tsbs[x->nr_tcost].why = "out of memory";
 		x->nr_tcost++;
 	}
 	for (i = 0; i < NR_SERIES; i++) {
@@ -940,6 +942,7 @@ int calib_read(struct lm_run *x, const char *path)
 				c->fetch_s *= 1e-9;
 			calib_read_two_lines(rec, c);
 			sb_read(rec, c);	/* stores.c */
+			sbs_read(rec, c);	/* sbsize.c */
 			ra_read(rec, c);	/* runahead.c */
 			if (strstr(rec, "\"fetch_assumed\":true"))
 				c->fetch_s = NAN;	/* assume again */

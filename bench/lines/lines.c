@@ -318,7 +318,7 @@ int lines_main(const struct opts *o)
 	struct opts pinned = *o;
 	unsigned int rep, i;
 	char path[4096];
-	char *mj, *mt, two[120], sbcap[48];
+	char *mj, *mt, two[120], sbcap[48], sbsize[200];
 	double t0 = now_s();
 	int ret = 0;
 
@@ -385,6 +385,7 @@ int lines_main(const struct opts *o)
 		x.cal.ra_shared_s = median_finite(x.tra[0], x.nr_tcost);
 		x.cal.ra_private_s = median_finite(x.tra[1], x.nr_tcost);
 		x.cal.ra_per_add = median_finite(x.tra[2], x.nr_tcost);
+		sbs_derive(&x);
 		bench_cpu_model(x.cal.cpu, sizeof(x.cal.cpu));
 		snprintf(x.cal.from, sizeof(x.cal.from), "measured");
 	}
@@ -434,6 +435,19 @@ int lines_main(const struct opts *o)
 			 x.cal.sb_cap);
 	else
 		snprintf(sbcap, sizeof(sbcap), "without end");
+	if (!isfinite(x.cal.sb_entries))
+		snprintf(sbsize, sizeof(sbsize), "not read (%s)",
+			 x.cal.sb_why);
+	else if (o->lines_calib)
+		snprintf(sbsize, sizeof(sbsize), "of %.0f entries (the "
+			 "record's)", x.cal.sb_entries);
+	else
+		snprintf(sbsize, sizeof(sbsize), "of %.0f entries, read in %u "
+			 "of %u repetitions (two missing loads overlap up to "
+			 "that many stores between them: %.1f ns a round, "
+			 "then %.2fx)", x.cal.sb_entries, x.cal.sb_read_in,
+			 x.cal.sb_tried, x.cal.sb_base_s * 1e9,
+			 x.cal.sb_step);
 	mt = meta_text(o, now_s() - t0);
 	printf("## pcstock-bench --lines\n\n%s\n"
 	       "calibration (%s, %s): shared add %.1f ns, private %.1f ns, "
@@ -456,7 +470,7 @@ int lines_main(const struct opts *o)
 	       "%.3f transfers per add, so a transfer %.1f ns behind them, "
 	       "%.2f of the fetch hidden%s; the replay %.1f ns\n"
 	       "pricing %s (%.1f ns per transfer%s), remote factor %g, "
-	       "store buffer %s; "
+	       "store buffer %s; the core's buffer %s; "
 	       "local cost and measured at %u CPUs (best of %u "
 	       "repetitions); interleave %s\n", mt ? mt : "",
 	       x.cal.cpu, x.cal.from, x.cal.shared_s * 1e9,
@@ -489,7 +503,7 @@ int lines_main(const struct opts *o)
 	       x.request ? "measured" : x.hold ? "hold" : "move",
 	       x.transfer_s * 1e9,
 	       x.hold ? ", lines held" : ", capped at the line move",
-	       x.remote_factor, sbcap, LM_CALIB_CPUS, o->reps,
+	       x.remote_factor, sbcap, sbsize, LM_CALIB_CPUS, o->reps,
 	       o->interleave_op ? "op" : "time");
 	free(mt);
 	if (x.jsonl) {

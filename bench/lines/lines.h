@@ -34,7 +34,9 @@
  *			or in simulated time;
  *	report.c	the records, tables and plots;
  *	stores.c	the calibration's store reading, and
- *	runahead.c	its run-ahead reading (both taken by calib.c);
+ *	runahead.c	its run-ahead reading,
+ *	sbsize.c	its reading of the store buffer's size (the three
+ *			taken by calib.c);
  *	calib.c		the costs measured on this machine, or read from
  *			another run's calibration (--lines-calib);
  *	drain.c		what drain_all costs beside a charger;
@@ -227,6 +229,22 @@ void sb_read(const char *rec, struct lm_calib *c);
 void ra_derive(struct lm_calib *c);
 void ra_read(const char *rec, struct lm_calib *c);
 
+/* ---- sbsize.c: the store buffer's size ----------------------------------- */
+
+struct lm_sbs {
+	unsigned int entries;		/* the size read, 0: none */
+	unsigned int below;		/* the largest k under the step */
+	double base_s;			/* a round at the smallest k */
+	double step;			/* the first round past it, over base */
+	const char *why;		/* why none, or NULL */
+};
+
+struct lm_run;
+
+int sbs_trial(const struct opts *o, struct lm_sbs *r);
+void sbs_derive(struct lm_run *x);
+void sbs_read(const char *rec, struct lm_calib *c);
+
 void config_for(const struct opts *o, const struct series *se, unsigned int n,
 		enum pcstock_cpu_mode mode, struct config *c);
 bool series_wanted(const struct opts *o, const struct series *se);
@@ -273,6 +291,12 @@ struct lm_calib {
 	double sb_under_load;		/* the share drained under the load */
 	bool sb_under_load_assumed;	/* no reading: 1 */
 	unsigned int sb_cap;		/* --lines-store-buffer, 0: no end */
+	/* The store buffer's size (sbsize.c), NAN if not measured. */
+	double sb_entries;		/* median over the repetitions */
+	double sb_base_s;		/* a round at its smallest k */
+	double sb_step;			/* its first round past, over base */
+	unsigned int sb_read_in, sb_tried;	/* repetitions: read, all */
+	char sb_why[64];		/* why NAN */
 	double model_sbl_s[LM_SBL];	/* and the replay of the same loop */
 	/* The run-ahead reading (runahead.c), NAN if not measured. */
 	double ra_shared_s, ra_private_s;	/* seconds per add and loads */
@@ -342,6 +366,7 @@ struct lm_run {
 	double tsb[LM_SB_K][BENCH_MAX_REPS];	/* the store reading */
 	double tsbl[LM_SBL][BENCH_MAX_REPS];	/* the drain reading */
 	double tra[3][BENCH_MAX_REPS];	/* the run-ahead reading */
+	struct lm_sbs tsbs[BENCH_MAX_REPS];	/* the store buffer's size */
 	unsigned int nr_tcost;
 	unsigned int rep;		/* repetitions started */
 	bool measure;			/* --cpus has LM_CALIB_CPUS */

@@ -131,6 +131,11 @@ void emit_calib(FILE *f, const struct lm_run *x)
 	fprintf(f, ",\"drain_under_load_assumed\":%s",
 		c->sb_under_load_assumed ? "true" : "false");
 	json_d(f, "store_buffer_stores", c->sb_cap);
+	json_d(f, "store_buffer_entries", c->sb_entries);
+	json_d(f, "store_buffer_base_round_ns", c->sb_base_s * 1e9);
+	json_d(f, "store_buffer_step", c->sb_step);
+	json_d(f, "store_buffer_read_in", c->sb_read_in);
+	json_d(f, "store_buffer_tried", c->sb_tried);
 	json_d(f, "model_drain_store_round_ns", c->model_sbl_s[1] * 1e9);
 	json_d(f, "model_drain_load_round_ns", c->model_sbl_s[2] * 1e9);
 	json_d(f, "model_drain_both_round_ns", c->model_sbl_s[3] * 1e9);
