@@ -333,6 +333,10 @@ function(read_lines dir prefix)
 		endif()
 		set(${prefix}_${wl}_${st}_${cpus}_xfer ${xfer} PARENT_SCOPE)
 		set(${prefix}_${wl}_${st}_${cpus}_hot "${hot}" PARENT_SCOPE)
+		string(JSON ts GET "${line}" traced_stores_per_op)
+		string(JSON tl GET "${line}" traced_locked_per_op)
+		set(${prefix}_${wl}_${st}_${cpus}_stores ${ts} PARENT_SCOPE)
+		set(${prefix}_${wl}_${st}_${cpus}_locked ${tl} PARENT_SCOPE)
 	endforeach()
 	# 2 series x 2 CPU counts x every policy
 	math(EXPR want "4 * ${nr_policies}")
@@ -396,6 +400,22 @@ else()
 	endif()
 endif()
 message(STATUS "lines store buffer size: ${sbs_t} ${e}")
+# The replay's count of traced plain stores and locked ops per operation
+# (--lines-store-buffer's bound is in the former): on scale, none's
+# charge and uncharge each add to the leaf's and the root's usage, four
+# locked ops and no plain store; memcg7's stock hits are plain stores
+# and no locked op (a refill of 64 pages amortised below 0.1 a page).
+foreach(n 2 16)
+	set(s ${clean_scale-shared_none_${n}_stores})
+	set(l ${clean_scale-shared_none_${n}_locked})
+	set(ms ${clean_scale-shared_memcg7_${n}_stores})
+	set(ml ${clean_scale-shared_memcg7_${n}_locked})
+	if(NOT s EQUAL 0 OR l LESS 3.99 OR l GREATER 4.01 OR
+	   NOT ms GREATER 1 OR ml GREATER 0.1)
+		message(FATAL_ERROR "traced stores and locked ops per op at "
+			"${n} CPUs: none ${s} and ${l}, memcg7 ${ms} and ${ml}")
+	endif()
+endforeach()
 run_lines("${PLANTED}" "${OUT}/planted")
 read_lines("${OUT}/planted" bug)
 

@@ -123,6 +123,10 @@ static int model_run(const struct lm_run *x, const struct series *se,
 		r->settled = m.settled;
 		r->sent_per_op = se->sock ? (double)m.sent / (double)m.ops :
 					    (double)NAN;
+		r->stores_per_op = o->interleave_op ? (double)NAN :
+				   (double)m.stores / (double)m.ops;
+		r->locked_per_op = o->interleave_op ? (double)NAN :
+				   (double)m.locked / (double)m.ops;
 		r->done = true;
 	}
 	i = sim_fini(&m) ? 1 : 0;

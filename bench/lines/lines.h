@@ -171,6 +171,8 @@ struct sim {
 	unsigned long ops;
 	unsigned long rx_passes, rx_msgs; /* sock: receiving passes */
 	unsigned long sent;		/* sock: messages sent */
+	unsigned long stores, locked;	/* time replay: traced plain stores
+					   and locked ops applied */
 	bool folio;			/* the burst goes back in one batch */
 	/* The time replay (sim_timed()). */
 	struct lm_queue *q;		/* each CPU's pending accesses */
@@ -330,6 +332,8 @@ struct lm_result {
 	double t_local, t_xfer, t_wait;
 	double rx_batch;		/* sock: messages per receiving pass */
 	double sent_per_op;		/* sock: sent per delivered */
+	double stores_per_op;		/* time replay: traced plain stores */
+	double locked_per_op;		/* and locked ops */
 	double settle;			/* sock: passes per CPU not counted */
 	bool settled;			/* sock: and the rings settled */
 	bool done;

@@ -26,6 +26,7 @@ void sim_count_from_here(struct sim *m)
 	m->ops = 0;
 	m->rx_passes = m->rx_msgs = m->sent = 0;
 	m->spent_local = m->spent_xfer = m->spent_wait = 0;
+	m->stores = m->locked = 0;
 }
 
 /*
@@ -532,6 +533,7 @@ int sim_timed(struct sim *m, bool sock, unsigned long steps)
 	bool settling = sock;
 	struct lm_queue *q;
 	unsigned int p;
+	uintptr_t a;
 	bool busy;
 	int ret = 0;
 
@@ -596,7 +598,12 @@ int sim_timed(struct sim *m, bool sock, unsigned long steps)
 			}
 		}
 		if (q->at < q->nr) {
-			q->at += timed_apply(m, cpu, q->v[q->at]);
+			a = q->v[q->at];
+			if (timed_apply(m, cpu, a)) {
+				q->at++;
+				m->stores += (a & 2) != 0;
+				m->locked += (a & 3) == 1;
+			}
 		} else if (steps) {
 			/* A step with no shared access still takes time. */
 			m->clock[cpu] += m->t_access;

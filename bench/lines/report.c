@@ -191,6 +191,8 @@ void emit_result(const struct lm_run *x, const struct series *se,
 	json_d(f, "replay_wait_ns_per_op", r->t_wait * 1e9);
 	json_d(f, "messages_per_receiving_pass", r->rx_batch);
 	json_d(f, "messages_sent_per_delivered", r->sent_per_op);
+	json_d(f, "traced_stores_per_op", r->stores_per_op);
+	json_d(f, "traced_locked_per_op", r->locked_per_op);
 	json_d(f, "settle_passes_per_cpu", r->settle);
 	fprintf(f, ",\"rings_settled\":%s", isnan(r->settle) ? "null" :
 		   r->settled ? "true" : "false");
