@@ -235,7 +235,6 @@ void ra_read(const char *rec, struct lm_calib *c);
 
 struct lm_sbs {
 	unsigned int entries;		/* the size read, 0: none */
-	unsigned int below;		/* the largest k under the step */
 	double base_s;			/* a round at the smallest k */
 	double step;			/* the first round past it, over base */
 	const char *why;		/* why none, or NULL */

@@ -485,6 +485,8 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 	m->clock[cpu] += local + cost;
 	m->spent_local += local;
 	m->spent_xfer += cost;
+	m->stores += store;
+	m->locked += locked;
 	return true;
 }
 
@@ -533,7 +535,6 @@ int sim_timed(struct sim *m, bool sock, unsigned long steps)
 	bool settling = sock;
 	struct lm_queue *q;
 	unsigned int p;
-	uintptr_t a;
 	bool busy;
 	int ret = 0;
 
@@ -598,12 +599,7 @@ int sim_timed(struct sim *m, bool sock, unsigned long steps)
 			}
 		}
 		if (q->at < q->nr) {
-			a = q->v[q->at];
-			if (timed_apply(m, cpu, a)) {
-				q->at++;
-				m->stores += (a & 2) != 0;
-				m->locked += (a & 3) == 1;
-			}
+			q->at += timed_apply(m, cpu, q->v[q->at]);
 		} else if (steps) {
 			/* A step with no shared access still takes time. */
 			m->clock[cpu] += m->t_access;

@@ -188,7 +188,6 @@ static void *sbs_thread(void *arg)
 		r->why = "no step up to the table's end";
 		return NULL;
 	}
-	r->below = sbs_tab[step - 1].k;
 	r->step = t[step] / t[0];
 	ratio = t[step] / t[step - 1];
 	for (i = step + 1; i < SBS_NR; i++)
@@ -202,7 +201,7 @@ static void *sbs_thread(void *arg)
 	else if (step == 1)
 		r->why = "a step at the table's second k";
 	else
-		r->entries = r->below;
+		r->entries = sbs_tab[step - 1].k;
 	return NULL;
 }
 
