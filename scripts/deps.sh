@@ -30,8 +30,13 @@ libhwloc-dev:pc:hwloc"
 # clang + libclang-rt-14-dev give libFuzzer, spin
 # the model checker, gnuplot-nox the benchmark plots; linux-source-6.12
 # is the kernel tree the kernel tests (label kernel, docs/kcheck.md)
-# take mm/page_counter.c from, at build time, into the build directory.
+# take mm/page_counter.c from, at build time, into the build directory;
+# python3 reads the coverage and JSON records in .ci/run's coverage stage
+# (scripts/check-policy-coverage) and in the line model's scripts
+# (lines-validate, lkp-predict, store-buffer-bound): Debian's minimal
+# images lack it.
 check="libcmocka-dev:pc:cmocka
+python3:cmd:python3
 g++:cmd:g++
 patch:cmd:patch
 clang:cmd:clang
