@@ -92,6 +92,11 @@
 #    replay's time (a replay that applied it at once, with its transfer
 #    starting when the holder's next access would let it, moved the line
 #    on every add, 30 times too often);
+#  - the work reading (lines/worksweep.c) in every calibration record
+#    that has it: per count of loads between adds, transfers per shared
+#    add in [0, 1] and positive rounds, measured and replayed; and the
+#    clean run's reading goes through --lines-calib unchanged (a
+#    reader whose keys do not match the writer's reads nothing);
 #  - floor and local, which the model replays too: their sock rows at 2
 #    CPUs are there and move the rings' lines (at least half a transfer
 #    per message), and their replay conserves pages.
@@ -258,6 +263,27 @@ function(check_sbsize rec)
 	endif()
 endfunction()
 
+# The work reading (lines/worksweep.c): null where the record has none;
+# else per count of loads, transfers per add in [0, 1] and a positive
+# round, on the machine and in the replay.
+set(work_loads 0 4 8 16 24 48)
+function(check_work rec)
+	string(JSON t TYPE "${rec}" work_0_transfers_per_add)
+	if(t STREQUAL "NULL")
+		return()
+	endif()
+	foreach(k IN LISTS work_loads)
+		foreach(w work model_work)
+			string(JSON x GET "${rec}" ${w}_${k}_transfers_per_add)
+			string(JSON r GET "${rec}" ${w}_${k}_round_ns)
+			if(x LESS 0 OR x GREATER 1 OR NOT r GREATER 0)
+				message(FATAL_ERROR "work reading, ${w} ${k} "
+					"loads: ${x} per add, ${r} ns: ${rec}")
+			endif()
+		endforeach()
+	endforeach()
+endfunction()
+
 # Sets <prefix>_<series>_<strategy>_<cpus>_{xfer,hot} in the caller.
 function(read_lines dir prefix)
 	file(STRINGS "${dir}/lines.jsonl" lines)
@@ -270,6 +296,7 @@ function(read_lines dir prefix)
 			check_runahead("${line}")
 			check_drain("${line}")
 			check_sbsize("${line}")
+			check_work("${line}")
 			# No --lines-store-buffer here: no bound.
 			string(JSON sbc GET "${line}" store_buffer_stores)
 			if(NOT sbc EQUAL 0)
@@ -400,6 +427,28 @@ else()
 	endif()
 endif()
 message(STATUS "lines store buffer size: ${sbs_t} ${e}")
+# So does the work reading, and the replay of it is the read-back's own.
+string(JSON work_t TYPE "${first}" work_0_transfers_per_add)
+if(NOT work_t STREQUAL "NULL")
+	foreach(k IN LISTS work_loads)
+		foreach(f round_ns private_round_ns transfers_per_add)
+			string(JSON a GET "${first}" work_${k}_${f})
+			string(JSON b GET "${back}" work_${k}_${f})
+			if(NOT a STREQUAL b)
+				message(FATAL_ERROR "work reading, ${k} loads "
+					"${f}: ${a}, read back as ${b}")
+			endif()
+		endforeach()
+		string(JSON m TYPE "${back}" model_work_${k}_transfers_per_add)
+		if(m STREQUAL "NULL")
+			message(FATAL_ERROR "work reading, ${k} loads: no "
+				"replay of the record's: ${back}")
+		endif()
+	endforeach()
+	if(NOT out MATCHES "work between adds: loads before each add")
+		message(FATAL_ERROR "work reading not printed: ${out}")
+	endif()
+endif()
 # The replay's count of traced plain stores and locked ops per operation
 # (--lines-store-buffer's bound is in the former): on scale, none's
 # charge and uncharge each add to the leaf's and the root's usage, four

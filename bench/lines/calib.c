@@ -139,9 +139,9 @@ static void *pp_thread(void *arg)
  * (*@per_add).  Return: 0, -ENOMEM, -EAGAIN if no chunk of a kind was
  * kept.
  */
-static int pp_trial(const struct opts *o, unsigned int chunks,
-		    unsigned int lines, unsigned int loads, double *shared,
-		    double *priv, double *per_add)
+int pp_trial(const struct opts *o, unsigned int chunks, unsigned int lines,
+	     unsigned int loads, double *shared, double *priv,
+	     double *per_add)
 {
 	struct pp *p = zalloc_lines(sizeof(*p));
 	struct pp_arg a[2];
@@ -763,8 +763,8 @@ int calibrate_rep(struct lm_run *x, struct opts *pinned)
 	struct lm_near near[2];
 	struct config cs, cp;
 	struct sample smp;
-	unsigned int i, k;
-	double ran, sbr[LM_SB_K], sbl[LM_SBL];
+	unsigned int i, j, k;
+	double ran, sbr[LM_SB_K], sbl[LM_SBL], ws[3][LM_WS];
 	void *pi;
 
 	x->rep++;
@@ -790,6 +790,10 @@ int calibrate_rep(struct lm_run *x, struct opts *pinned)
 			 &x->tra[1][x->nr_tcost], &x->tra[2][x->nr_tcost]);
 		if (sbs_trial(o, &x->tsbs[x->nr_tcost]))
 			x->tsbs[x->nr_tcost].why = "out of memory";
+		ws_trial(o, ws);
+		for (k = 0; k < 3; k++)
+			for (j = 0; j < LM_WS; j++)
+				x->tws[k][j][x->nr_tcost] = ws[k][j];
 		x->nr_tcost++;
 	}
 	for (i = 0; i < NR_SERIES; i++) {
@@ -943,6 +947,7 @@ int calib_read(struct lm_run *x, const char *path)
 			calib_read_two_lines(rec, c);
 			sb_read(rec, c);	/* stores.c */
 			sbs_read(rec, c);	/* sbsize.c */
+			ws_read(rec, c);	/* worksweep.c */
 			ra_read(rec, c);	/* runahead.c */
 			if (strstr(rec, "\"fetch_assumed\":true"))
 				c->fetch_s = NAN;	/* assume again */

@@ -322,7 +322,7 @@ int lines_main(const struct opts *o)
 	struct opts pinned = *o;
 	unsigned int rep, i;
 	char path[4096];
-	char *mj, *mt, two[120], sbcap[48], sbsize[200];
+	char *mj, *mt, two[120], sbcap[48], sbsize[200], ws[640];
 	double t0 = now_s();
 	int ret = 0;
 
@@ -390,6 +390,7 @@ int lines_main(const struct opts *o)
 		x.cal.ra_private_s = median_finite(x.tra[1], x.nr_tcost);
 		x.cal.ra_per_add = median_finite(x.tra[2], x.nr_tcost);
 		sbs_derive(&x);
+		ws_derive(&x);
 		bench_cpu_model(x.cal.cpu, sizeof(x.cal.cpu));
 		snprintf(x.cal.from, sizeof(x.cal.from), "measured");
 	}
@@ -423,6 +424,7 @@ int lines_main(const struct opts *o)
 	pp_model(&x.cal, o->seed);
 	sb_model(&x.cal, o->seed);
 	ra_model(&x.cal, o->seed);
+	ws_model(&x.cal, o->seed);
 	x.transfer_s = x.hold ? x.cal.latency_s : x.cal.loss_s;
 	x.move_s = x.cal.move_s;
 	if (isfinite(x.cal.two_shared_s))
@@ -452,6 +454,7 @@ int lines_main(const struct opts *o)
 			 "then %.2fx)", x.cal.sb_entries, x.cal.sb_read_in,
 			 x.cal.sb_tried, x.cal.sb_base_s * 1e9,
 			 x.cal.sb_step);
+	ws_text(&x.cal, ws, sizeof(ws));
 	mt = meta_text(o, now_s() - t0);
 	printf("## pcstock-bench --lines\n\n%s\n"
 	       "calibration (%s, %s): shared add %.1f ns, private %.1f ns, "
@@ -472,7 +475,8 @@ int lines_main(const struct opts *o)
 	       "%.1f, %.1f, %.1f, %.1f ns; "
 	       "%u loads before each add: %.1f ns a round, private %.1f ns, "
 	       "%.3f transfers per add, so a transfer %.1f ns behind them, "
-	       "%.2f of the fetch hidden%s; the replay %.1f ns\n"
+	       "%.2f of the fetch hidden%s; the replay %.1f ns, %.3f "
+	       "transfers per add; work between adds: %s\n"
 	       "pricing %s (%.1f ns per transfer%s), remote factor %g, "
 	       "store buffer %s; the core's buffer %s; "
 	       "local cost and measured at %u CPUs (best of %u "
@@ -503,7 +507,7 @@ int lines_main(const struct opts *o)
 	       LM_RA_LOADS, x.cal.ra_shared_s * 1e9, x.cal.ra_private_s * 1e9,
 	       x.cal.ra_per_add, x.cal.ra_visible_s * 1e9, x.cal.runahead,
 	       x.cal.runahead_assumed ? " (not measured: none assumed)" : "",
-	       x.cal.model_ra_shared_s * 1e9,
+	       x.cal.model_ra_shared_s * 1e9, x.cal.model_ra_per_add, ws,
 	       x.request ? "measured" : x.hold ? "hold" : "move",
 	       x.transfer_s * 1e9,
 	       x.hold ? ", lines held" : ", capped at the line move",

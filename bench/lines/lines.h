@@ -35,8 +35,8 @@
  *	report.c	the records, tables and plots;
  *	stores.c	the calibration's store reading, and
  *	runahead.c	its run-ahead reading,
- *	sbsize.c	its reading of the store buffer's size (the three
- *			taken by calib.c);
+ *	sbsize.c	its reading of the store buffer's size, and
+ *	worksweep.c	its work reading (the four taken by calib.c);
  *	calib.c		the costs measured on this machine, or read from
  *			another run's calibration (--lines-calib);
  *	drain.c		what drain_all costs beside a charger;
@@ -92,6 +92,10 @@ struct lm_dir {
 #define LM_SBL_LINES 16U	/* the other thread's lines in it */
 /* --lines-store-buffer: at most this many buffered stores per CPU. */
 #define LM_SB_CAP_MAX ((unsigned int)BENCH_LINES_SB_MAX)
+/* The work reading (worksweep.c): its loads between adds, one per trial. */
+#define LM_WS 6U
+extern const unsigned int lm_ws_loads[LM_WS];
+
 /* The run-ahead reading (runahead.c): dependent loads before each add. */
 #define LM_RA_LOADS 32U
 
@@ -219,6 +223,13 @@ int sim_timed(struct sim *m, bool sock, unsigned long steps);
 void pp_model(struct lm_calib *c, uint64_t seed);
 void sb_model(struct lm_calib *c, uint64_t seed);
 void ra_model(struct lm_calib *c, uint64_t seed);
+void ws_model(struct lm_calib *c, uint64_t seed);
+
+/* ---- calib.c: the ping-pong loop the readings share ------------------------ */
+
+int pp_trial(const struct opts *o, unsigned int chunks, unsigned int lines,
+	     unsigned int loads, double *shared, double *priv,
+	     double *per_add);
 
 /* ---- stores.c: the store reading ---------------------------------------- */
 
@@ -245,6 +256,14 @@ struct lm_run;
 int sbs_trial(const struct opts *o, struct lm_sbs *r);
 void sbs_derive(struct lm_run *x);
 void sbs_read(const char *rec, struct lm_calib *c);
+
+/* ---- worksweep.c: the work reading ---------------------------------------- */
+
+void ws_trial(const struct opts *o, double ws[3][LM_WS]);
+void ws_derive(struct lm_run *x);
+void ws_read(const char *rec, struct lm_calib *c);
+void ws_emit(FILE *f, const struct lm_calib *c);
+int ws_text(const struct lm_calib *c, char *buf, size_t len);
 
 void config_for(const struct opts *o, const struct series *se, unsigned int n,
 		enum pcstock_cpu_mode mode, struct config *c);
@@ -306,6 +325,14 @@ struct lm_calib {
 	double runahead;		/* the share of it hidden */
 	bool runahead_assumed;		/* no reading: 0 */
 	double model_ra_shared_s;	/* and the replay of the same loop */
+	double model_ra_per_add;	/* its transfers per add */
+	/*
+	 * The work reading (worksweep.c), NAN if not measured: per entry of
+	 * lm_ws_loads[], seconds per shared add with its loads, per private
+	 * one, transfers per shared add; and the replay of the same loop.
+	 */
+	double ws_shared_s[LM_WS], ws_private_s[LM_WS], ws_per_add[LM_WS];
+	double model_ws_shared_s[LM_WS], model_ws_per_add[LM_WS];
 	char cpu[128];			/* the CPU it was taken on */
 	char from[160];			/* "measured" or the file */
 };
@@ -370,6 +397,7 @@ struct lm_run {
 	double tsbl[LM_SBL][BENCH_MAX_REPS];	/* the drain reading */
 	double tra[3][BENCH_MAX_REPS];	/* the run-ahead reading */
 	struct lm_sbs tsbs[BENCH_MAX_REPS];	/* the store buffer's size */
+	double tws[3][LM_WS][BENCH_MAX_REPS];	/* the work reading */
 	unsigned int nr_tcost;
 	unsigned int rep;		/* repetitions started */
 	bool measure;			/* --cpus has LM_CALIB_CPUS */

@@ -785,34 +785,59 @@ void sb_model(struct lm_calib *c, uint64_t seed)
 }
 
 /*
- * The run-ahead reading's loop replayed (runahead.c): two CPUs, each
- * adding to one line and then making LM_RA_LOADS loads of a line of its
- * own, every access taking the reading's private round over its
- * accesses.  Seconds per round.
+ * The loop of the run-ahead and work readings replayed (runahead.c,
+ * worksweep.c): two CPUs, each adding to one line and then making @loads
+ * loads of a line of its own, every access taking @access.  Seconds per
+ * round (*@round_s) and transfers per add (*@per_add).
  */
-void ra_model(struct lm_calib *c, uint64_t seed)
+static void loads_replay(const struct lm_calib *c, uint64_t seed,
+			 unsigned int loads, double access, double *round_s,
+			 double *per_add)
 {
 	struct two_cpus t;
 	struct sim *m = &t.m;
 	unsigned int at[2] = { 0, 0 }, rounds = 0, cpu;
 	uintptr_t a;
 
-	c->model_ra_shared_s = NAN;
-	if (!(c->ra_private_s > 0))
-		return;
 	two_cpus_start(&t, c, seed);
-	m->t_access = c->ra_private_s / (LM_RA_LOADS + 1);
+	m->t_access = access;
 	while (rounds < 20000) {
 		cpu = m->heap[0];
 		a = at[cpu] ? LM_LINE * (2 + cpu) : LM_LINE | 1;
-		if (timed_apply(m, cpu, a) && ++at[cpu] > LM_RA_LOADS) {
+		if (timed_apply(m, cpu, a) && ++at[cpu] > loads) {
 			at[cpu] = 0;
 			rounds++;
 		}
 		heap_down(m, 0, 2);
 	}
+	*round_s = (t.clock[0] + t.clock[1]) / rounds;
+	*per_add = (double)dir.xfer / rounds;
 	dir_clear(&dir);
-	c->model_ra_shared_s = (t.clock[0] + t.clock[1]) / rounds;
+}
+
+/* The run-ahead reading's loop, LM_RA_LOADS loads before each add. */
+void ra_model(struct lm_calib *c, uint64_t seed)
+{
+	c->model_ra_shared_s = c->model_ra_per_add = NAN;
+	if (c->ra_private_s > 0)
+		loads_replay(c, seed, LM_RA_LOADS,
+			     c->ra_private_s / (LM_RA_LOADS + 1),
+			     &c->model_ra_shared_s, &c->model_ra_per_add);
+}
+
+/* The work reading's loops, one per entry of lm_ws_loads[]. */
+void ws_model(struct lm_calib *c, uint64_t seed)
+{
+	unsigned int j;
+
+	for (j = 0; j < LM_WS; j++) {
+		c->model_ws_shared_s[j] = c->model_ws_per_add[j] = NAN;
+		if (c->ws_private_s[j] > 0)
+			loads_replay(c, seed, lm_ws_loads[j],
+				     c->ws_private_s[j] / (lm_ws_loads[j] + 1),
+				     &c->model_ws_shared_s[j],
+				     &c->model_ws_per_add[j]);
+	}
 }
 
 /* ---- the series --------------------------------------------------------- */

@@ -148,6 +148,8 @@ void emit_calib(FILE *f, const struct lm_run *x)
 	fprintf(f, ",\"runahead_assumed\":%s",
 		c->runahead_assumed ? "true" : "false");
 	json_d(f, "model_runahead_round_ns", c->model_ra_shared_s * 1e9);
+	json_d(f, "model_runahead_transfers_per_add", c->model_ra_per_add);
+	ws_emit(f, c);		/* worksweep.c */
 }
 
 void emit_result(const struct lm_run *x, const struct series *se,
