@@ -18,6 +18,14 @@ endforeach()
 
 add_test(NAME src_layout COMMAND sh ${PROJECT_SOURCE_DIR}/scripts/check-src-layout ${PROJECT_SOURCE_DIR})
 
+# Every relative link of README.md and docs/ resolves, inside the
+# repository, to a file and a heading (docs moved between files keep
+# their readers).
+add_test(NAME doc_links
+	COMMAND sh ${PROJECT_SOURCE_DIR}/scripts/check-doc-links
+		${PROJECT_SOURCE_DIR})
+set_tests_properties(doc_links PROPERTIES LABELS project)
+
 add_test(NAME exported_symbols
 	COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_symbols.sh
 		$<TARGET_FILE:pcstock>)
