@@ -174,6 +174,7 @@ struct opts {
 	double lines_fetch_ns;		/* --lines-fetch-ns, NAN: measured */
 	double lines_store_serial;	/* --lines-store-serial, NAN: read */
 	double lines_runahead;		/* --lines-runahead, NAN: read */
+	double lines_lock_ends;		/* --lines-lock-ends, NAN: fitted */
 	double lines_under_load;	/* --lines-drain-under-load, NAN: read */
 	unsigned int lines_store_buffer; /* --lines-store-buffer, 0: no end */
 	double sock_work_ns;		/* --sock-work-ns for --lines */

@@ -93,10 +93,17 @@
 #    starting when the holder's next access would let it, moved the line
 #    on every add, 30 times too often);
 #  - the work reading (lines/worksweep.c) in every calibration record
-#    that has it: per count of loads between adds, transfers per shared
-#    add in [0, 1] and positive rounds, measured and replayed; and the
-#    clean run's reading goes through --lines-calib unchanged (a
-#    reader whose keys do not match the writer's reads nothing);
+#    that has it: per count of loads, or of locked adds to the thread's
+#    own line, between adds, transfers per shared add in [0, 1] and
+#    positive rounds, measured and replayed, the fit of --lines-lock-ends
+#    in [0, 1] and none applied by default; the clean run's reading goes
+#    through --lines-calib unchanged (a reader whose keys do not match
+#    the writer's reads nothing); and under the AMD EPYC's first
+#    calibration (a core keeping the line 19 adds), --lines-lock-ends 1
+#    makes scale-own none at 2 CPUs move the parent's usage at least 1.5
+#    times an operation, where the holds kept move it less than 0.5: its
+#    leaf's locked ops end the parent's hold (a replay that ignores the
+#    option moves it as often either way);
 #  - floor and local, which the model replays too: their sock rows at 2
 #    CPUs are there and move the rings' lines (at least half a transfer
 #    per message), and their replay conserves pages.
@@ -264,13 +271,26 @@ function(check_sbsize rec)
 endfunction()
 
 # The work reading (lines/worksweep.c): null where the record has none;
-# else per count of loads, transfers per add in [0, 1] and a positive
-# round, on the machine and in the replay.
-set(work_loads 0 4 8 16 24 48)
+# else per count of loads or locked adds, transfers per add in [0, 1] and
+# a positive round, on the machine and in the replay; a fit in [0, 1]
+# where the locked adds were read, and no lock_ends applied unless set.
+set(work_loads 0 4 8 16 24 48 lock_1 lock_2 lock_4)
 function(check_work rec)
+	string(JSON byhand GET "${rec}" lock_ends_hold_set)
+	string(JSON q GET "${rec}" lock_ends_hold)
+	if(NOT byhand AND NOT q EQUAL 0)
+		message(FATAL_ERROR "lock_ends ${q} applied, not set: ${rec}")
+	endif()
 	string(JSON t TYPE "${rec}" work_0_transfers_per_add)
 	if(t STREQUAL "NULL")
 		return()
+	endif()
+	string(JSON t TYPE "${rec}" lock_ends_hold_fit)
+	if(NOT t STREQUAL "NULL")
+		string(JSON f GET "${rec}" lock_ends_hold_fit)
+		if(f LESS 0 OR f GREATER 1)
+			message(FATAL_ERROR "lock_ends fit ${f}: ${rec}")
+		endif()
 	endif()
 	foreach(k IN LISTS work_loads)
 		foreach(w work model_work)
@@ -541,6 +561,30 @@ foreach(st none v4)
 			"(AMD EPYC), ${XEON_scale-own_${st}_2} held 3 (Xeon)")
 	endif()
 endforeach()
+# A locked op on another line ends a hold when --lines-lock-ends says so:
+# the leaf's locked ops then take the parent's usage from its holder.
+run_lines("${BENCH}" "${OUT}/lock-ends-AMD" --pricing hold --lines-calib
+	"${AMD}" --lines-lock-ends 1)
+file(STRINGS "${OUT}/lock-ends-AMD/lines.jsonl" recs)
+set(ends "")
+foreach(line IN LISTS recs)
+	string(JSON kd GET "${line}" kind)
+	if(kd STREQUAL "lines")
+		string(JSON wl GET "${line}" workload)
+		string(JSON st GET "${line}" strategy)
+		string(JSON cpus GET "${line}" cpus)
+		if(wl STREQUAL "scale-own" AND st STREQUAL "none" AND cpus EQUAL 2)
+			string(JSON ends GET "${line}" transfers_per_op)
+		endif()
+	endif()
+endforeach()
+if(ends STREQUAL "" OR ends LESS 1.5)
+	message(FATAL_ERROR "scale-own none at 2 CPUs, a locked op on another "
+		"line ending the hold: '${ends}' transfers per op, kept "
+		"${AMD_scale-own_none_2}")
+endif()
+message(STATUS "lines lock ends: scale-own none ${ends} transfers/op "
+	"(kept: ${AMD_scale-own_none_2})")
 message(STATUS "lines hold: scale-own v4 ${AMD_scale-own_v4_2} (AMD EPYC), "
 	"${XEON_scale-own_v4_2} (Xeon) transfers/op at 2 CPUs")
 

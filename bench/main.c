@@ -110,6 +110,10 @@ static const char usage_text[] =
 "                     behind the plain work after it (0: the core waits\n"
 "                     for the line, 1: only its next locked op does)\n"
 "                     instead of the run-ahead reading's\n"
+"  --lines-lock-ends F  --lines: a core's locked op on another line ends\n"
+"                     its hold of the line it took last with probability\n"
+"                     F instead of the work reading's fit (0: holds last\n"
+"                     through other locked ops, 1: never)\n"
 "  --lines-drain-under-load F  --lines: buffered stores drain through\n"
 "                     share F of a wait for a load (0: not at all, 1:\n"
 "                     the whole wait) instead of the drain reading's\n"
@@ -132,7 +136,7 @@ enum {
 	OPT_FULL, OPT_QUICK, OPT_JSON, OPT_OUT, OPT_LIST, OPT_PROFILE, OPT_OPS,
 	OPT_NET_RR,
 	OPT_HELP, OPT_LINES, OPT_CPUS, OPT_TOPOLOGY, OPT_REMOTE,
-	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB, OPT_LINES_FETCH, OPT_LINES_SERIAL, OPT_LINES_RUNAHEAD,
+	OPT_INTERLEAVE, OPT_PRICING, OPT_LINES_CALIB, OPT_LINES_FETCH, OPT_LINES_SERIAL, OPT_LINES_RUNAHEAD, OPT_LINES_LOCK_ENDS,
 	OPT_LINES_UNDER_LOAD, OPT_LINES_STORE_BUFFER,
 	OPT_SOCK_WORK, OPT_LIST_STRATEGIES, OPT_LIST_POLICIES, OPT_OPCOUNT,
 	OPT_SHM,
@@ -173,6 +177,7 @@ static const struct option long_opts[] = {
 	{ "lines-fetch-ns", required_argument, NULL, OPT_LINES_FETCH },
 	{ "lines-store-serial", required_argument, NULL, OPT_LINES_SERIAL },
 	{ "lines-runahead", required_argument, NULL, OPT_LINES_RUNAHEAD },
+	{ "lines-lock-ends", required_argument, NULL, OPT_LINES_LOCK_ENDS },
 	{ "lines-drain-under-load", required_argument, NULL,
 	  OPT_LINES_UNDER_LOAD },
 	{ "lines-store-buffer", required_argument, NULL,
@@ -528,6 +533,7 @@ int main(int argc, char **argv)
 		.lines_fetch_ns = NAN,
 		.lines_store_serial = NAN,
 		.lines_runahead = NAN,
+		.lines_lock_ends = NAN,
 		.lines_under_load = NAN,
 	};
 	static struct config cfg[BENCH_MAX_CONFIGS];
@@ -650,6 +656,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_LINES_RUNAHEAD:
 			ret = parse_share(optarg, &o.lines_runahead);
+			break;
+		case OPT_LINES_LOCK_ENDS:
+			ret = parse_share(optarg, &o.lines_lock_ends);
 			break;
 		case OPT_LINES_UNDER_LOAD:
 			ret = parse_share(optarg, &o.lines_under_load);

@@ -60,6 +60,7 @@ struct pp_line {
 struct pp {
 	struct pp_line ctr[LM_PP_LINES];
 	struct pp_line own[2][LM_PP_LINES];
+	struct pp_line mine[2];			/* the work reading's locks */
 	_Alignas(BENCH_LINE) long chain[2][64];	/* run-ahead loads */
 	long sink[2][BENCH_LINE / sizeof(long)];
 	_Alignas(BENCH_LINE) atomic_uint done[2][BENCH_LINE / sizeof(int)];
@@ -68,6 +69,7 @@ struct pp {
 	unsigned int chunks;		/* per thread, at most PP_CHUNKS */
 	unsigned int lines;		/* in turn: 1 or LM_PP_LINES */
 	unsigned int loads;		/* dependent loads before each add */
+	unsigned int locks;		/* and locked adds to a line of its own */
 	double t0;
 	double chunk[2][2 * PP_CHUNKS];	/* [shared] seconds per chunk */
 	unsigned int nr[2][2];		/* [thread][shared] chunks kept */
@@ -111,6 +113,9 @@ static void *pp_thread(void *arg)
 		for (k = 0, j = 0, moved = 0; k < PP_CHUNK; k++) {
 			for (g = 0; g < p->loads; g++)
 				x = p->chain[a->i][x & 63];
+			for (g = 0; g < p->locks; g++)
+				atomic_fetch_add_explicit(&p->mine[a->i].v, 1,
+							  memory_order_relaxed);
 			old = atomic_fetch_add_explicit(&v[j].v, 1,
 							memory_order_relaxed);
 			moved += k >= p->lines && old != next[j];
@@ -133,15 +138,17 @@ static void *pp_thread(void *arg)
 /*
  * One ping-pong trial of @chunks chunks per thread over @lines lines in
  * turn, @loads dependent loads of the thread's own before each add (the
- * run-ahead reading, runahead.c): the median chunks of shared adds and
- * private adds, seconds per add with its loads (*@shared, *@priv), and
+ * run-ahead reading, runahead.c) and @locks locked adds to a line of its
+ * own after them (the work reading, worksweep.c): the median chunks of
+ * shared adds and private adds, seconds per add with its work (*@shared,
+ * *@priv), and
  * the transfers per shared add counted in the shared chunks kept
  * (*@per_add).  Return: 0, -ENOMEM, -EAGAIN if no chunk of a kind was
  * kept.
  */
 int pp_trial(const struct opts *o, unsigned int chunks, unsigned int lines,
-	     unsigned int loads, double *shared, double *priv,
-	     double *per_add)
+	     unsigned int loads, unsigned int locks, double *shared,
+	     double *priv, double *per_add)
 {
 	struct pp *p = zalloc_lines(sizeof(*p));
 	struct pp_arg a[2];
@@ -155,6 +162,7 @@ int pp_trial(const struct opts *o, unsigned int chunks, unsigned int lines,
 	p->chunks = chunks;
 	p->lines = lines;
 	p->loads = loads;
+	p->locks = locks;
 	for (k = 0; k < 64; k++)
 		p->chain[0][k] = p->chain[1][k] = (long)(k * 37 + 11) & 63;
 	for (i = 0; i < 2; i++) {
@@ -738,7 +746,7 @@ static void near_reading(const struct opts *o, struct lm_near *r)
 	double shared, priv, per_add;
 
 	r->move_s = r->per_add = NAN;
-	if (pp_trial(o, PP_NEAR_CHUNKS, 1, 0, &shared, &priv, &per_add) ||
+	if (pp_trial(o, PP_NEAR_CHUNKS, 1, 0, 0, &shared, &priv, &per_add) ||
 	    !(per_add > 0))
 		return;
 	r->per_add = per_add;
@@ -764,16 +772,16 @@ int calibrate_rep(struct lm_run *x, struct opts *pinned)
 	struct config cs, cp;
 	struct sample smp;
 	unsigned int i, j, k;
-	double ran, sbr[LM_SB_K], sbl[LM_SBL], ws[3][LM_WS];
+	double ran, sbr[LM_SB_K], sbl[LM_SBL], ws[3][LM_WS], wl[3][LM_WL];
 	void *pi;
 
 	x->rep++;
 	if (!o->lines_calib &&
-	    !pp_trial(o, PP_CHUNKS, 1, 0, &x->tshared[x->nr_tcost],
+	    !pp_trial(o, PP_CHUNKS, 1, 0, 0, &x->tshared[x->nr_tcost],
 		      &x->tpriv[x->nr_tcost], &x->tmoved[x->nr_tcost])) {
 		x->talt[x->nr_tcost] = pp_alternate(o);
 		x->tfetch[x->nr_tcost] = pp_fetch(o);
-		if (pp_trial(o, PP_CHUNKS, LM_PP_LINES, 0,
+		if (pp_trial(o, PP_CHUNKS, LM_PP_LINES, 0, 0,
 			     &x->t2shared[x->nr_tcost],
 			     &x->t2priv[x->nr_tcost],
 			     &x->t2moved[x->nr_tcost]))
@@ -786,14 +794,18 @@ int calibrate_rep(struct lm_run *x, struct opts *pinned)
 			x->tsbl[k][x->nr_tcost] = i ? (double)NAN : sbl[k];
 		for (k = 0; k < 3; k++)
 			x->tra[k][x->nr_tcost] = NAN;
-		pp_trial(o, PP_CHUNKS, 1, LM_RA_LOADS, &x->tra[0][x->nr_tcost],
+		pp_trial(o, PP_CHUNKS, 1, LM_RA_LOADS, 0,
+			 &x->tra[0][x->nr_tcost],
 			 &x->tra[1][x->nr_tcost], &x->tra[2][x->nr_tcost]);
 		if (sbs_trial(o, &x->tsbs[x->nr_tcost]))
 			x->tsbs[x->nr_tcost].why = "out of memory";
-		ws_trial(o, ws);
-		for (k = 0; k < 3; k++)
+		ws_trial(o, ws, wl);
+		for (k = 0; k < 3; k++) {
 			for (j = 0; j < LM_WS; j++)
 				x->tws[k][j][x->nr_tcost] = ws[k][j];
+			for (j = 0; j < LM_WL; j++)
+				x->twl[k][j][x->nr_tcost] = wl[k][j];
+		}
 		x->nr_tcost++;
 	}
 	for (i = 0; i < NR_SERIES; i++) {

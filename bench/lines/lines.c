@@ -85,6 +85,7 @@ static int model_run(const struct lm_run *x, const struct series *se,
 	m.t_req = m.hold && x->request ? x->cal.request_s : 0;
 	m.sb_serial = x->cal.sb_serial;
 	m.runahead = m.hold ? x->cal.runahead : 0;
+	m.lock_ends = m.hold ? x->cal.lock_ends : 0;
 	m.sb_under_load = x->cal.sb_under_load;
 	if (!ret)	/* lines_main() allows a bound with held lines only */
 		ret = sim_store_buffer(&m, x->cal.sb_cap);
@@ -322,7 +323,7 @@ int lines_main(const struct opts *o)
 	struct opts pinned = *o;
 	unsigned int rep, i;
 	char path[4096];
-	char *mj, *mt, two[120], sbcap[48], sbsize[200], ws[640];
+	char *mj, *mt, two[120], sbcap[48], sbsize[200], ws[1024];
 	double t0 = now_s();
 	int ret = 0;
 
@@ -421,10 +422,14 @@ int lines_main(const struct opts *o)
 	}
 	if (!x.request)
 		x.cal.request_s = 0;
+	if (isfinite(o->lines_lock_ends)) {
+		x.cal.lock_ends = o->lines_lock_ends;
+		x.cal.lock_ends_set = true;
+	}
+	ws_model(&x.cal, o->seed);	/* first: the others replay with its fit */
 	pp_model(&x.cal, o->seed);
 	sb_model(&x.cal, o->seed);
 	ra_model(&x.cal, o->seed);
-	ws_model(&x.cal, o->seed);
 	x.transfer_s = x.hold ? x.cal.latency_s : x.cal.loss_s;
 	x.move_s = x.cal.move_s;
 	if (isfinite(x.cal.two_shared_s))

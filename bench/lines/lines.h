@@ -92,9 +92,14 @@ struct lm_dir {
 #define LM_SBL_LINES 16U	/* the other thread's lines in it */
 /* --lines-store-buffer: at most this many buffered stores per CPU. */
 #define LM_SB_CAP_MAX ((unsigned int)BENCH_LINES_SB_MAX)
-/* The work reading (worksweep.c): its loads between adds, one per trial. */
+/*
+ * The work reading (worksweep.c): its loads between adds, one per trial;
+ * and its locked adds to a line of the thread's own between them.
+ */
 #define LM_WS 6U
 extern const unsigned int lm_ws_loads[LM_WS];
+#define LM_WL 3U
+extern const unsigned int lm_wl_locks[LM_WL];
 
 /* The run-ahead reading (runahead.c): dependent loads before each add. */
 #define LM_RA_LOADS 32U
@@ -186,6 +191,9 @@ struct sim {
 	double *miss;			/* hold: its last transfer ends then */
 	double *sb;			/* its buffered stores are done then */
 	double *shadow;			/* work done under a locked op's wait */
+	uintptr_t *last_lock;		/* the line of each CPU's last locked op */
+	double lock_ends;		/* a locked op on another line ends */
+	uint64_t hold_rng;		/* draws lock_ends */
 	uintptr_t *miss_tag;		/* hold: of which line */
 	double t_access;		/* local cost per access, seconds */
 	double t_xfer;			/* cost of a same-package transfer */
@@ -228,8 +236,8 @@ void ws_model(struct lm_calib *c, uint64_t seed);
 /* ---- calib.c: the ping-pong loop the readings share ------------------------ */
 
 int pp_trial(const struct opts *o, unsigned int chunks, unsigned int lines,
-	     unsigned int loads, double *shared, double *priv,
-	     double *per_add);
+	     unsigned int loads, unsigned int locks, double *shared,
+	     double *priv, double *per_add);
 
 /* ---- stores.c: the store reading ---------------------------------------- */
 
@@ -259,11 +267,12 @@ void sbs_read(const char *rec, struct lm_calib *c);
 
 /* ---- worksweep.c: the work reading ---------------------------------------- */
 
-void ws_trial(const struct opts *o, double ws[3][LM_WS]);
+void ws_trial(const struct opts *o, double ws[3][LM_WS],
+	      double wl[3][LM_WL]);
 void ws_derive(struct lm_run *x);
 void ws_read(const char *rec, struct lm_calib *c);
 void ws_emit(FILE *f, const struct lm_calib *c);
-int ws_text(const struct lm_calib *c, char *buf, size_t len);
+void ws_text(const struct lm_calib *c, char *buf, size_t len);
 
 void config_for(const struct opts *o, const struct series *se, unsigned int n,
 		enum pcstock_cpu_mode mode, struct config *c);
@@ -333,6 +342,12 @@ struct lm_calib {
 	 */
 	double ws_shared_s[LM_WS], ws_private_s[LM_WS], ws_per_add[LM_WS];
 	double model_ws_shared_s[LM_WS], model_ws_per_add[LM_WS];
+	/* The same with lm_wl_locks[] locked adds between, and its replay. */
+	double wl_shared_s[LM_WL], wl_private_s[LM_WL], wl_per_add[LM_WL];
+	double model_wl_shared_s[LM_WL], model_wl_per_add[LM_WL];
+	double lock_ends;		/* a locked op on another line ends */
+	bool lock_ends_set;		/* by hand (--lines-lock-ends), else 0 */
+	double lock_ends_fit;		/* the reading's fit, NAN: none */
 	char cpu[128];			/* the CPU it was taken on */
 	char from[160];			/* "measured" or the file */
 };
@@ -398,6 +413,7 @@ struct lm_run {
 	double tra[3][BENCH_MAX_REPS];	/* the run-ahead reading */
 	struct lm_sbs tsbs[BENCH_MAX_REPS];	/* the store buffer's size */
 	double tws[3][LM_WS][BENCH_MAX_REPS];	/* the work reading */
+	double twl[3][LM_WL][BENCH_MAX_REPS];
 	unsigned int nr_tcost;
 	unsigned int rep;		/* repetitions started */
 	bool measure;			/* --cpus has LM_CALIB_CPUS */

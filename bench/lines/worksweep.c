@@ -18,12 +18,18 @@
  * access of the replay taking the k's private round over its k + 1
  * accesses.
  *
- * It is a reading, not a parameter: nothing is priced from it.  Records
- * carry it so that a rule for how long a line stays through work can be
- * checked against every CPU kind's record (docs/lines-model.md, "The
- * work reading").
+ * The same loop with lm_wl_locks[] locked adds to a line of the thread's
+ * own in place of the loads reads what the loads cannot: a core that
+ * took a line with a locked op and turns to a locked op on another line
+ * may let the first go (the hold ends) or keep it.  With
+ * --lines-lock-ends F the replay ends the hold on such an op with
+ * probability F (0, every hold kept, by default); ws_model() (replay.c)
+ * reports the F whose replay of the one-lock loop comes closest to the
+ * machine's, the fit, without applying it (docs/lines-model.md, "The
+ * work reading", says why).
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "lines.h"
@@ -33,20 +39,27 @@
 #define WS_CHUNKS 1000U
 
 const unsigned int lm_ws_loads[LM_WS] = { 0, 4, 8, 16, 24, 48 };
+const unsigned int lm_wl_locks[LM_WL] = { 1, 2, 4 };
 
 /*
  * One sweep: @ws[0][j] seconds per shared add with its loads, [1][j] per
- * private add, [2][j] transfers per shared add, for lm_ws_loads[j]; NAN
- * where a trial kept no chunk of a kind (or ran out of memory).
+ * private add, [2][j] transfers per shared add, for lm_ws_loads[j]; @wl
+ * the same for lm_wl_locks[j] locked adds; NAN where a trial kept no
+ * chunk of a kind (or ran out of memory).
  */
-void ws_trial(const struct opts *o, double ws[3][LM_WS])
+void ws_trial(const struct opts *o, double ws[3][LM_WS],
+	      double wl[3][LM_WL])
 {
 	unsigned int j;
 
 	for (j = 0; j < LM_WS; j++)
-		if (pp_trial(o, WS_CHUNKS, 1, lm_ws_loads[j], &ws[0][j],
+		if (pp_trial(o, WS_CHUNKS, 1, lm_ws_loads[j], 0, &ws[0][j],
 			     &ws[1][j], &ws[2][j]))
 			ws[0][j] = ws[1][j] = ws[2][j] = NAN;
+	for (j = 0; j < LM_WL; j++)
+		if (pp_trial(o, WS_CHUNKS, 1, 0, lm_wl_locks[j], &wl[0][j],
+			     &wl[1][j], &wl[2][j]))
+			wl[0][j] = wl[1][j] = wl[2][j] = NAN;
 }
 
 /* The medians over the repetitions, into the run's calibration. */
@@ -60,78 +73,147 @@ void ws_derive(struct lm_run *x)
 		c->ws_private_s[j] = median_finite(x->tws[1][j], x->nr_tcost);
 		c->ws_per_add[j] = median_finite(x->tws[2][j], x->nr_tcost);
 	}
+	for (j = 0; j < LM_WL; j++) {
+		c->wl_shared_s[j] = median_finite(x->twl[0][j], x->nr_tcost);
+		c->wl_private_s[j] = median_finite(x->twl[1][j], x->nr_tcost);
+		c->wl_per_add[j] = median_finite(x->twl[2][j], x->nr_tcost);
+	}
 }
 
-/* The reading of a record, NAN where it has none (records before 2026-12-05). */
-void ws_read(const char *rec, struct lm_calib *c)
+/* The stem of a key of the work reading: "work_<k>" or "work_lock_<k>". */
+static void ws_stem(char *stem, size_t len, bool lock, unsigned int k)
 {
-	char key[48];
-	unsigned int j;
-	double v[3];
-	bool all = true;
-
-	for (j = 0; j < LM_WS; j++) {
-		v[0] = v[1] = v[2] = NAN;
-		snprintf(key, sizeof(key), "work_%u_round_ns", lm_ws_loads[j]);
-		all = all && json_num(rec, key, &v[0]);
-		snprintf(key, sizeof(key), "work_%u_private_round_ns",
-			 lm_ws_loads[j]);
-		all = all && json_num(rec, key, &v[1]);
-		snprintf(key, sizeof(key), "work_%u_transfers_per_add",
-			 lm_ws_loads[j]);
-		all = all && json_num(rec, key, &v[2]);
-		c->ws_shared_s[j] = v[0] * 1e-9;
-		c->ws_private_s[j] = v[1] * 1e-9;
-		c->ws_per_add[j] = v[2];
-	}
-	for (j = 0; !all && j < LM_WS; j++)
-		c->ws_shared_s[j] = c->ws_private_s[j] = c->ws_per_add[j] =
-			NAN;
-}
-
-/* The reading and its replay, into a calibration record. */
-void ws_emit(FILE *f, const struct lm_calib *c)
-{
-	char key[56];
-	unsigned int j, k;
-
-	for (j = 0; j < LM_WS; j++) {
-		k = lm_ws_loads[j];
-		snprintf(key, sizeof(key), "work_%u_round_ns", k);
-		json_d(f, key, c->ws_shared_s[j] * 1e9);
-		snprintf(key, sizeof(key), "work_%u_private_round_ns", k);
-		json_d(f, key, c->ws_private_s[j] * 1e9);
-		snprintf(key, sizeof(key), "work_%u_transfers_per_add", k);
-		json_d(f, key, c->ws_per_add[j]);
-		snprintf(key, sizeof(key), "model_work_%u_round_ns", k);
-		json_d(f, key, c->model_ws_shared_s[j] * 1e9);
-		snprintf(key, sizeof(key), "model_work_%u_transfers_per_add",
-			 k);
-		json_d(f, key, c->model_ws_per_add[j]);
-	}
+	if (lock)
+		snprintf(stem, len, "work_lock_%u", k);
+	else
+		snprintf(stem, len, "work_%u", k);
 }
 
 /*
- * The reading for the printed calibration: per k, the machine's transfers
- * per add and round, and the replay's.  Return: snprintf()'s.
+ * One family of a record's work reading (the loads' or, @lock, the
+ * locked adds', over @n counts @k): NAN where it has none of it (records
+ * before 2026-12-05).  Return: whether it had all of it.
  */
-int ws_text(const struct lm_calib *c, char *buf, size_t len)
+static bool ws_read_one(const char *rec, bool lock, const unsigned int *k,
+			unsigned int n, double *shared, double *priv,
+			double *per_add)
 {
-	size_t at;
+	char stem[24], key[64];
 	unsigned int j;
+	bool all = true;
+
+	for (j = 0; j < n; j++) {
+		shared[j] = priv[j] = per_add[j] = NAN;
+		ws_stem(stem, sizeof(stem), lock, k[j]);
+		snprintf(key, sizeof(key), "%s_round_ns", stem);
+		all = all && json_num(rec, key, &shared[j]);
+		snprintf(key, sizeof(key), "%s_private_round_ns", stem);
+		all = all && json_num(rec, key, &priv[j]);
+		snprintf(key, sizeof(key), "%s_transfers_per_add", stem);
+		all = all && json_num(rec, key, &per_add[j]);
+		shared[j] *= 1e-9;
+		priv[j] *= 1e-9;
+	}
+	for (j = 0; !all && j < n; j++)
+		shared[j] = priv[j] = per_add[j] = NAN;
+	return all;
+}
+
+/* The reading of a record, NAN where it has none. */
+void ws_read(const char *rec, struct lm_calib *c)
+{
+	ws_read_one(rec, false, lm_ws_loads, LM_WS, c->ws_shared_s,
+		    c->ws_private_s, c->ws_per_add);
+	ws_read_one(rec, true, lm_wl_locks, LM_WL, c->wl_shared_s,
+		    c->wl_private_s, c->wl_per_add);
+}
+
+static void ws_emit_one(FILE *f, bool lock, const unsigned int *k,
+			unsigned int n, const double *shared,
+			const double *priv, const double *per_add,
+			const double *model_shared, const double *model_per_add)
+{
+	char stem[24], key[72];
+	unsigned int j;
+
+	for (j = 0; j < n; j++) {
+		ws_stem(stem, sizeof(stem), lock, k[j]);
+		snprintf(key, sizeof(key), "%s_round_ns", stem);
+		json_d(f, key, shared[j] * 1e9);
+		snprintf(key, sizeof(key), "%s_private_round_ns", stem);
+		json_d(f, key, priv[j] * 1e9);
+		snprintf(key, sizeof(key), "%s_transfers_per_add", stem);
+		json_d(f, key, per_add[j]);
+		snprintf(key, sizeof(key), "model_%s_round_ns", stem);
+		json_d(f, key, model_shared[j] * 1e9);
+		snprintf(key, sizeof(key), "model_%s_transfers_per_add", stem);
+		json_d(f, key, model_per_add[j]);
+	}
+}
+
+/* The reading, its replay and the fit, into a calibration record. */
+void ws_emit(FILE *f, const struct lm_calib *c)
+{
+	ws_emit_one(f, false, lm_ws_loads, LM_WS, c->ws_shared_s,
+		    c->ws_private_s, c->ws_per_add, c->model_ws_shared_s,
+		    c->model_ws_per_add);
+	ws_emit_one(f, true, lm_wl_locks, LM_WL, c->wl_shared_s,
+		    c->wl_private_s, c->wl_per_add, c->model_wl_shared_s,
+		    c->model_wl_per_add);
+	json_d(f, "lock_ends_hold", c->lock_ends);
+	fprintf(f, ",\"lock_ends_hold_set\":%s",
+		c->lock_ends_set ? "true" : "false");
+	json_d(f, "lock_ends_hold_fit", c->lock_ends_fit);
+}
+
+/* Append to @buf (@*at used of @len) as snprintf() would. */
+static void ws_cat(char *buf, size_t len, size_t *at, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void ws_cat(char *buf, size_t len, size_t *at, const char *fmt, ...)
+{
+	va_list ap;
 	int n;
 
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *at, len - *at, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*at = *at + (size_t)n < len ? *at + (size_t)n : len - 1;
+}
+
+/*
+ * The reading for the printed calibration: per count, the machine's
+ * transfers per add and round, and the replay's; and the fit.
+ */
+void ws_text(const struct lm_calib *c, char *buf, size_t len)
+{
+	size_t at = 0;
+	unsigned int j;
+
+	buf[0] = 0;
 	if (!isfinite(c->ws_per_add[0]))
-		return snprintf(buf, len, "not measured");
-	n = snprintf(buf, len, "loads before each add, transfers per add "
-		     "and ns a round, measured (the replay):");
-	for (j = 0; j < LM_WS && n >= 0; j++) {
-		at = (size_t)n < len ? (size_t)n : len;
-		n += snprintf(buf + at, len - at, "%s %u: %.3f (%.3f), %.1f "
-			      "(%.1f)", j ? ";" : "", lm_ws_loads[j],
-			      c->ws_per_add[j], c->model_ws_per_add[j],
-			      c->ws_shared_s[j] * 1e9,
-			      c->model_ws_shared_s[j] * 1e9);
-	}
-	return n;
+		ws_cat(buf, len, &at, "not measured");
+	else
+		ws_cat(buf, len, &at, "loads before each add, transfers per "
+		       "add and ns a round, measured (the replay):");
+	for (j = 0; j < LM_WS && isfinite(c->ws_per_add[0]); j++)
+		ws_cat(buf, len, &at, "%s %u: %.3f (%.3f), %.1f (%.1f)",
+		       j ? ";" : "", lm_ws_loads[j], c->ws_per_add[j],
+		       c->model_ws_per_add[j], c->ws_shared_s[j] * 1e9,
+		       c->model_ws_shared_s[j] * 1e9);
+	if (isfinite(c->wl_per_add[0]))
+		ws_cat(buf, len, &at, "; locked adds to its own line instead:");
+	for (j = 0; j < LM_WL && isfinite(c->wl_per_add[0]); j++)
+		ws_cat(buf, len, &at, "%s %u: %.3f (%.3f), %.1f (%.1f)",
+		       j ? ";" : "", lm_wl_locks[j], c->wl_per_add[j],
+		       c->model_wl_per_add[j], c->wl_shared_s[j] * 1e9,
+		       c->model_wl_shared_s[j] * 1e9);
+	ws_cat(buf, len, &at, "; a locked op on another line ends the hold "
+	       "with probability %.2f (%s", c->lock_ends,
+	       c->lock_ends_set ? "set by hand" : "the default");
+	if (isfinite(c->lock_ends_fit))
+		ws_cat(buf, len, &at, "; the locked adds fit %.2f)",
+		       c->lock_ends_fit);
+	else
+		ws_cat(buf, len, &at, ")");
 }
