@@ -325,9 +325,9 @@ static double line_start(const struct sim *m, const struct lm_line *l,
 /*
  * @cpu's locked op on *@l (--pricing hold): if its last locked op was on
  * another line, which it took and still holds, that hold ends now with
- * probability lock_ends (--lines-lock-ends; 0, the hold kept, by default;
- * worksweep.c): the core
- * turned to other locked work.  *@l is found again: the directory may
+ * probability lock_ends (--lines-lock-ends, worksweep.c): the core turned
+ * to other locked work.  Called only where lock_ends is above 0 (by
+ * default every hold is kept).  *@l is found again: the directory may
  * have grown.
  */
 static void lock_turns(struct sim *m, unsigned int cpu, struct lm_line **l)
@@ -336,7 +336,6 @@ static void lock_turns(struct sim *m, unsigned int cpu, struct lm_line **l)
 	struct lm_line *o;
 
 	if (m->last_lock[cpu] && m->last_lock[cpu] != tag &&
-	    m->lock_ends > 0 &&
 	    0x1p-53 * (double)(rng_next(&m->hold_rng) >> 11) < m->lock_ends) {
 		o = dir_find(&dir, m->last_lock[cpu]);
 		if (o->owner == (int)cpu && o->free_at > m->clock[cpu])
@@ -444,7 +443,7 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 		m->spent_xfer += m->sb[cpu] - m->clock[cpu];
 		m->clock[cpu] = m->sb[cpu];
 	}
-	if (m->hold && locked)
+	if (m->hold && locked && m->lock_ends > 0)
 		lock_turns(m, cpu, &l);
 	moved = dir_access(&dir, cpu, addr, a & 1, &l);
 	cost = moved ? m->t_xfer * (moved == 2 ? m->remote_factor : 1) + req :
@@ -861,24 +860,18 @@ void ra_model(struct lm_calib *c, uint64_t seed)
 }
 
 /*
- * The locked adds' loops replayed with @ends; the misfit of the first
- * (one locked add between the shared ones), in the log of the ratio of
- * its transfers per add to the machine's.  The others are checks: from
- * two locked adds on, the replay's two CPUs lock in phase (every transfer
- * serves two adds: 0.50 per add) where the machine's drift apart.
+ * The work reading's loop with lm_wl_locks[@j] locked adds between the
+ * shared ones, replayed with @ends, into the calibration's model fields.
+ * Only the first (one locked add) is fitted to: from two locked adds on,
+ * the replay's two CPUs lock in phase (every transfer serves two adds:
+ * 0.50 per add) where the machine's drift apart.
  */
-static double wl_misfit(struct lm_calib *c, uint64_t seed, double ends)
+static void wl_replay(struct lm_calib *c, uint64_t seed, unsigned int j,
+		      double ends)
 {
-	double k;
-	unsigned int j;
-
-	for (j = 0; j < LM_WL; j++) {
-		k = lm_wl_locks[j];
-		work_replay(c, seed, lm_wl_locks[j], true,
-			    c->wl_private_s[j] / (k + 1), ends,
-			    &c->model_wl_shared_s[j], &c->model_wl_per_add[j]);
-	}
-	return fabs(log(c->model_wl_per_add[0] / c->wl_per_add[0]));
+	work_replay(c, seed, lm_wl_locks[j], true,
+		    c->wl_private_s[j] / (lm_wl_locks[j] + 1), ends,
+		    &c->model_wl_shared_s[j], &c->model_wl_per_add[j]);
 }
 
 /*
@@ -905,7 +898,8 @@ void ws_model(struct lm_calib *c, uint64_t seed)
 		read = read && c->wl_per_add[j] > 0 && c->wl_private_s[j] > 0;
 	c->lock_ends_fit = NAN;
 	for (e = 0; read && e <= 1 + LM_WL_STEP / 2; e += LM_WL_STEP) {
-		f = wl_misfit(c, seed, fmin(e, 1));
+		wl_replay(c, seed, 0, fmin(e, 1));
+		f = fabs(log(c->model_wl_per_add[0] / c->wl_per_add[0]));
 		if (f < best) {
 			best = f;
 			c->lock_ends_fit = fmin(e, 1);
@@ -915,8 +909,8 @@ void ws_model(struct lm_calib *c, uint64_t seed)
 		c->lock_ends = 0;
 	for (j = 0; j < LM_WL; j++)
 		c->model_wl_shared_s[j] = c->model_wl_per_add[j] = NAN;
-	if (read)
-		wl_misfit(c, seed, c->lock_ends);
+	for (j = 0; read && j < LM_WL; j++)
+		wl_replay(c, seed, j, c->lock_ends);
 	for (j = 0; j < LM_WS; j++) {
 		c->model_ws_shared_s[j] = c->model_ws_per_add[j] = NAN;
 		if (c->ws_private_s[j] > 0)
