@@ -182,7 +182,6 @@ static int plain_tree_init(struct pcstock_tree *t)
 	/* The model's CPU numbers are the domain's. */
 	pcs_store(&s->open, nr_os ? (long)nr_os : (long)pcs_nr_cpus(d),
 		  PCS_RELAXED);
-	s->rseq_offset = d->rseq_offset;
 	s->domain = d;
 	for (i = 0; i < nr_os; i++)
 		s->region[i] = d->os_map[i] < 0 ? PLAIN_OUTSIDE :

@@ -87,8 +87,6 @@ struct plain_model_cpu {
  *	one compare.  @nr_os while none runs (the model's: the domain's
  *	CPUs).
  * @batch: the tree's; a slot never holds more
- * @rseq_offset: glibc's __rseq_offset, the area's offset from the thread
- *	pointer
  * @nr_os: entries of @region
  * @domain: the tree's domain
  * @model: PLAIN_MODEL builds, a domain of another mode than RSEQ: one
@@ -107,7 +105,6 @@ struct pcstock_tree;
 struct plain_seq {
 	_Atomic long open;
 	long batch;
-	ptrdiff_t rseq_offset;
 	unsigned int nr_os;
 	struct pcstock_domain *domain;
 	struct plain_model_cpu *model;
@@ -229,12 +226,21 @@ extern unsigned long pcs_plain_restarts __attribute__((visibility("hidden")));
 	".popsection\n\t"
 
 /*
- * The sequences' operands: the tree's fields, the group's key.  cpu_id is
- * zero-extended, so its -1 and -2 (no rseq registered) are above @open
- * as any CPU is while a drain runs (@open at most 0): one signed compare.
+ * The sequences' operands: the tree's fields, the group's key, and the
+ * area's offset from the thread pointer, glibc's __rseq_offset itself
+ * (a load through the GOT that depends on nothing of the call's): the
+ * read of cpu_id, which the rest of the sequence waits for, then need not
+ * wait for the tree's state to be loaded first.  Taken from the tree's
+ * state, that offset made the chain of dependent loads from the tree to
+ * the slot one longer: on an AMD EPYC of family 26 model 2 the bench's
+ * `scale` hit pair cost 0.77-0.87x the floor's two locked adds with it,
+ * 0.63-0.68x without it in the runs whose CPU its host did not slow
+ * (docs/bench/figures.md).  cpu_id is zero-extended, so its -1 and
+ * -2 (no rseq registered) are above @open as any CPU is while a drain
+ * runs (@open at most 0): one signed compare.
  */
 #define PLAIN_RSEQ_IN(s, key)                                                \
-	[s] "r"(s), [off] "r"((s)->rseq_offset),                             \
+	[s] "r"(s), [off] "r"(__rseq_offset),                                \
 	[open] "m"(*(const long *)&(s)->open),                               \
 	[key] "m"(*(const unsigned long long *)(key)),                       \
 	[region] "i"(offsetof(struct plain_seq, region)),                    \
