@@ -880,8 +880,10 @@ static void wl_replay(struct lm_calib *c, uint64_t seed, unsigned int j,
  * hand); and the fit, reported beside it, not applied: the lock_ends,
  * from 0 to 1 by LM_WL_STEP, whose replay of the first locked adds' loop
  * gives the transfers per add closest to the machine's (the smallest of
- * equals); NAN where the record has no reading of them or one whose line
- * did not move.  Not applied because it does not hold still: three
+ * equals); NAN where the record has no reading of that loop or one whose
+ * line did not move.  Each loop is replayed where the record has its
+ * reading, whatever the other counts' (a trial may keep no chunk on a
+ * busy machine).  Not applied because it does not hold still: three
  * calibrations of one machine fit 0.25, 0.50 and 0.95, the last because
  * no lock_ends brings that calibration's replay up to the machine's
  * rate (docs/lines-model.md, "The work reading").
@@ -892,10 +894,8 @@ void ws_model(struct lm_calib *c, uint64_t seed)
 {
 	double best = INFINITY, e, f;
 	unsigned int j;
-	bool read = true;
+	bool read = c->wl_per_add[0] > 0 && c->wl_private_s[0] > 0;
 
-	for (j = 0; j < LM_WL; j++)
-		read = read && c->wl_per_add[j] > 0 && c->wl_private_s[j] > 0;
 	c->lock_ends_fit = NAN;
 	for (e = 0; read && e <= 1 + LM_WL_STEP / 2; e += LM_WL_STEP) {
 		wl_replay(c, seed, 0, fmin(e, 1));
@@ -907,10 +907,11 @@ void ws_model(struct lm_calib *c, uint64_t seed)
 	}
 	if (!c->lock_ends_set)
 		c->lock_ends = 0;
-	for (j = 0; j < LM_WL; j++)
+	for (j = 0; j < LM_WL; j++) {
 		c->model_wl_shared_s[j] = c->model_wl_per_add[j] = NAN;
-	for (j = 0; read && j < LM_WL; j++)
-		wl_replay(c, seed, j, c->lock_ends);
+		if (c->wl_private_s[j] > 0)
+			wl_replay(c, seed, j, c->lock_ends);
+	}
 	for (j = 0; j < LM_WS; j++) {
 		c->model_ws_shared_s[j] = c->model_ws_per_add[j] = NAN;
 		if (c->ws_private_s[j] > 0)

@@ -91,32 +91,34 @@ static void ws_stem(char *stem, size_t len, bool lock, unsigned int k)
 
 /*
  * One family of a record's work reading (the loads' or, @lock, the
- * locked adds', over @n counts @k): NAN where it has none of it (records
- * before 2026-12-05).  Return: whether it had all of it.
+ * locked adds', over @n counts @k), count by count: NAN for a count the
+ * record has not all three figures of, because it was taken before the
+ * reading (2026-12-05) or because that count's trial kept no chunk (a
+ * busy machine: null in the record), while the other counts keep
+ * theirs.
  */
-static bool ws_read_one(const char *rec, bool lock, const unsigned int *k,
+static void ws_read_one(const char *rec, bool lock, const unsigned int *k,
 			unsigned int n, double *shared, double *priv,
 			double *per_add)
 {
 	char stem[24], key[64];
 	unsigned int j;
-	bool all = true;
+	bool all;
 
 	for (j = 0; j < n; j++) {
 		shared[j] = priv[j] = per_add[j] = NAN;
 		ws_stem(stem, sizeof(stem), lock, k[j]);
 		snprintf(key, sizeof(key), "%s_round_ns", stem);
-		all = all && json_num(rec, key, &shared[j]);
+		all = json_num(rec, key, &shared[j]);
 		snprintf(key, sizeof(key), "%s_private_round_ns", stem);
-		all = all && json_num(rec, key, &priv[j]);
+		all = json_num(rec, key, &priv[j]) && all;
 		snprintf(key, sizeof(key), "%s_transfers_per_add", stem);
-		all = all && json_num(rec, key, &per_add[j]);
+		all = json_num(rec, key, &per_add[j]) && all;
+		if (!all)
+			shared[j] = priv[j] = per_add[j] = NAN;
 		shared[j] *= 1e-9;
 		priv[j] *= 1e-9;
 	}
-	for (j = 0; !all && j < n; j++)
-		shared[j] = priv[j] = per_add[j] = NAN;
-	return all;
 }
 
 /* The reading of a record, NAN where it has none. */
