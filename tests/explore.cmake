@@ -92,12 +92,16 @@ pcstock_add_mutant_explorers(plain_refill read_zero_drain no_disable_mark
 		shm_reap_unfinished)
 
 include(${EXPLORE_DIR}/budget.cmake)
+# The clean runs' fixed counts, a tenth under a sanitizer (budget.cmake).
+explore_clean_count(clean_2k 2000)
+explore_clean_count(shm_clean 5000)
+explore_clean_count(clean_20k 20000)
 
 # Clean scenarios of their own, sequentially consistent and in weak
 # memory (--weak).
 foreach(strategy random pct)
 	foreach(scenario counter-tree counter-tight counter-xchg)
-		explore_budget(args ${scenario} ${strategy})
+		explore_budget(args ${scenario} ${strategy} CLEAN)
 		pcstock_add_explore_test(explore_${scenario}_${strategy}
 			ARGS ${args})
 		pcstock_add_explore_test(explore_${scenario}_weak_${strategy}
@@ -238,7 +242,7 @@ function(pcstock_add_memcg7_tests scenario bug)
 	foreach(strategy random pct)
 		pcstock_add_explore_test(explore_${scenario}_${strategy}
 			ARGS --scenario ${scenario} --strategy ${strategy}
-			--schedules 20000 --seed 1)
+			--schedules ${clean_20k} --seed 1)
 	endforeach()
 	string(REPLACE _ - dashed ${bug})
 	pcstock_add_detection_test(${bug} pcstock-explore-${dashed}
@@ -266,7 +270,7 @@ foreach(strategy random pct)
 		pcstock_add_explore_test(
 			explore_group-protect-destroy${weak}_${strategy}
 			ARGS --scenario group-protect-destroy
-			--strategy ${strategy} --schedules 20000 --seed 1
+			--strategy ${strategy} --schedules ${clean_20k} --seed 1
 			${wflag})
 	endforeach()
 endforeach()
@@ -285,7 +289,7 @@ foreach(strategy random pct)
 		string(REPLACE _ -- wflag "${weak}")
 		pcstock_add_explore_test(explore_tree-reap${weak}_${strategy}
 			ARGS --scenario tree-reap --strategy ${strategy}
-			--schedules 20000 --seed 1 ${wflag})
+			--schedules ${clean_20k} --seed 1 ${wflag})
 	endforeach()
 endforeach()
 pcstock_add_detection_test(reap_next_once pcstock-explore-reap-next-once
@@ -300,7 +304,7 @@ pcstock_add_detection_test(reap_next_once pcstock-explore-reap-next-once
 foreach(strategy random pct)
 	pcstock_add_explore_test(explore_shm-death_${strategy}
 		ARGS --scenario shm-death --strategy ${strategy}
-		--schedules 5000 --seed 1)
+		--schedules ${shm_clean} --seed 1)
 endforeach()
 pcstock_add_detection_test(shm_no_recount pcstock-explore-shm-no-recount
 	shm-death)
@@ -319,10 +323,10 @@ pcstock_add_detection_test(shm_no_recount pcstock-explore-shm-no-recount
 foreach(strategy random pct)
 	pcstock_add_explore_test(explore_shm-pause_${strategy}
 		ARGS --scenario shm-pause --strategy ${strategy} --depth 5
-		--schedules 5000 --seed 1)
+		--schedules ${shm_clean} --seed 1)
 	pcstock_add_explore_test(explore_shm-recoverer-death_${strategy}
 		ARGS --scenario shm-recoverer-death --strategy ${strategy}
-		--depth 5 --schedules 5000 --seed 1)
+		--depth 5 --schedules ${shm_clean} --seed 1)
 	pcstock_add_explore_test(explore_detect_shm_no_key_freeze_${strategy}
 		BINARY pcstock-explore-shm-no-key-freeze
 		ARGS --scenario shm-pause --strategy ${strategy} --depth 5
@@ -341,7 +345,7 @@ endforeach()
 foreach(strategy random pct)
 	pcstock_add_explore_test(explore_memcg7-handover_${strategy}
 		ARGS --scenario memcg7-handover --strategy ${strategy}
-		--schedules 20000 --seed 1)
+		--schedules ${clean_20k} --seed 1)
 	pcstock_add_explore_test(
 		explore_detect_disown_release_first_${strategy}
 		BINARY pcstock-explore-disown-release-first
@@ -359,12 +363,12 @@ endforeach()
 foreach(strategy random pct)
 	pcstock_add_explore_test(explore_memcg7-reenter_${strategy}
 		ARGS --scenario memcg7-reenter --strategy ${strategy}
-		--schedules 20000 --seed 1)
+		--schedules ${clean_20k} --seed 1)
 	foreach(scenario memcg7-owner memcg7-locked memcg7-reenter
 		memcg7-key-death-locked memcg7-handover)
 		pcstock_add_explore_test(explore_${scenario}_weak_${strategy}
 			ARGS --scenario ${scenario} --strategy ${strategy}
-			--schedules 20000 --seed 1 --weak)
+			--schedules ${clean_20k} --seed 1 --weak)
 	endforeach()
 endforeach()
 pcstock_add_weak_detection_test(relaxed_cpu_release memcg7-owner)
@@ -398,7 +402,7 @@ endforeach()
 # overwrite the peak with a lower value (docs/mutation.md O1, O2).
 foreach(strategy random pct)
 	foreach(scenario stock-flush-watermark stock-remark-watermark)
-		explore_budget(args ${scenario} ${strategy})
+		explore_budget(args ${scenario} ${strategy} CLEAN)
 		pcstock_add_explore_test(explore_${scenario}_${strategy}
 			ARGS ${args})
 		pcstock_add_explore_test(explore_${scenario}_weak_${strategy}
@@ -438,10 +442,10 @@ foreach(scenario memcg7-destroy-idle memcg7-destroy-exit)
 		endif()
 		pcstock_add_explore_test(explore_${scenario}${weak}_random
 			ARGS --scenario ${scenario} --strategy random
-			--schedules 2000 --seed 1 ${w})
+			--schedules ${clean_2k} --seed 1 ${w})
 		pcstock_add_explore_test(explore_${scenario}${weak}_pct
 			ARGS --scenario ${scenario} --strategy pct
-			--schedules 20000 --seed 1 ${w})
+			--schedules ${clean_20k} --seed 1 ${w})
 	endforeach()
 	pcstock_add_explore_test(explore_detect_m7_flush_unlocked_${scenario}
 		BINARY pcstock-explore-m7-flush-unlocked
