@@ -234,10 +234,10 @@ extern unsigned long pcs_plain_restarts __attribute__((visibility("hidden")));
  * state, that offset made the chain of dependent loads from the tree to
  * the slot one longer: on an AMD EPYC of family 26 model 2 the bench's
  * `scale` hit pair cost 0.77-0.87x the floor's two locked adds with it,
- * 0.63-0.68x without it in the runs whose CPU its host did not slow
- * (docs/bench/figures.md).  cpu_id is zero-extended, so its -1 and
- * -2 (no rseq registered) are above @open as any CPU is while a drain
- * runs (@open at most 0): one signed compare.
+ * 0.62-0.69x without it, except while the host slowed the vCPU
+ * (0.75-0.91x; docs/bench/figures.md).  cpu_id is zero-extended, so its
+ * -1 and -2 (no rseq registered) are above @open as any CPU is while a
+ * drain runs (@open at most 0): one signed compare.
  */
 #define PLAIN_RSEQ_IN(s, key)                                                \
 	[s] "r"(s), [off] "r"(__rseq_offset),                                \
