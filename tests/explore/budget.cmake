@@ -43,16 +43,8 @@ endfunction()
 # of family 26 model 2 (2026-12-05), which put .ci/run over its 30
 # minutes.  A run that expects a planted bug's violation keeps the
 # budget above, which its first detection is counted against.
-function(explore_clean_schedules var scenario strategy)
-	explore_schedules(n ${scenario} ${strategy})
-	if((PCSTOCK_SANITIZE OR SANITIZE) AND NOT scenario MATCHES "^group-")
-		math(EXPR n "${n} / 10")
-	endif()
-	set(${var} ${n} PARENT_SCOPE)
-endfunction()
-
-# explore_clean_count(<var> <n>): a clean run's fixed count of schedules
-# <n>, a tenth of it under a sanitizer (as above).
+# explore_clean_count(<var> <n>): the same for a clean run's fixed count
+# <n> of schedules.
 function(explore_clean_count var n)
 	if(PCSTOCK_SANITIZE OR SANITIZE)
 		math(EXPR n "${n} / 10")
@@ -60,10 +52,18 @@ function(explore_clean_count var n)
 	set(${var} ${n} PARENT_SCOPE)
 endfunction()
 
+function(explore_clean_schedules var scenario strategy)
+	explore_schedules(n ${scenario} ${strategy})
+	if(NOT scenario MATCHES "^group-")
+		explore_clean_count(n ${n})
+	endif()
+	set(${var} ${n} PARENT_SCOPE)
+endfunction()
+
 # explore_budget(<var> <scenario> <strategy> [CLEAN]): the arguments of a
 # run; CLEAN: one that expects no violation (explore_clean_schedules()).
 function(explore_budget var scenario strategy)
-	if(ARGV3 STREQUAL "CLEAN")
+	if(ARGC GREATER 3 AND ARGV3 STREQUAL "CLEAN")
 		explore_clean_schedules(n ${scenario} ${strategy})
 	else()
 		explore_schedules(n ${scenario} ${strategy})
