@@ -57,4 +57,13 @@ if(PCSTOCK_BUILD_BENCH AND EXISTS ${PROJECT_SOURCE_DIR}/bench/lines/lines.c)
 		-DF25M17=${PROJECT_SOURCE_DIR}/bench/lines_calib_f25m17.jsonl
 		-P ${PROJECT_SOURCE_DIR}/bench/lines_smoke.cmake)
 	set_tests_properties(bench_lines PROPERTIES LABELS bench TIMEOUT 300)
+	# When the store and drain readings give a share (lines_readings.cmake).
+	add_test(NAME bench_lines_readings COMMAND ${CMAKE_COMMAND}
+		-DBENCH=$<TARGET_FILE:pcstock-bench>
+		-DOUT=${CMAKE_CURRENT_BINARY_DIR}/bench-lines-readings
+		-DNEAR=${PROJECT_SOURCE_DIR}/docs/lines/validation/amd-epyc-f25-m17.jsonl
+		-DFAR=${PROJECT_SOURCE_DIR}/bench/lines_calib_f26m2_far.jsonl
+		-P ${PROJECT_SOURCE_DIR}/bench/lines_readings.cmake)
+	set_tests_properties(bench_lines_readings PROPERTIES LABELS bench
+		TIMEOUT 300)
 endif()

@@ -185,13 +185,22 @@ int sb_trial(const struct opts *o, double sb[LM_SB_K], double sbl[LM_SBL])
 
 /*
  * The reading's derived figures: one store's cost and the drain's serial
- * share, a second store's cost over the first's.  Where the
- * stores cost less than a quarter of a transfer's latency the other core
- * did not take their lines (its reads stayed behind), so there is no
- * share to read; then, and where a record has no reading, it is assumed
- * 1, and said so: the AMD EPYC of family 25 model 17, the first machine
- * to take the reading, drains its lines one after another
- * (docs/lines-model.md).
+ * share, a second store's cost over the first's; the drain's share of a
+ * load's wait.  Each formula takes a part's cost as fixed, the same in a
+ * round with other work as alone, which holds only where the part moved
+ * its line in every round: a line moved every round costs about a
+ * latency a round.  A part that cost less than half a latency kept its
+ * line through most rounds (the other core's reads came later), and then
+ * the longer rounds of the loop with more work give those reads more
+ * chances to take it, so the part costs more there than alone and the
+ * formula reads a share that is not there: the AMD EPYC of family 26
+ * model 2 under its far placement, a store 28-31 ns against a latency of
+ * 95-124 ns, reads a store and a load 50 ns dearer together than apart
+ * (a share of -1.8, clamped to 0).  So where a part cost under half a
+ * latency, and where a record has no reading, the share is assumed, and
+ * the record says so: the serial share 1, as the AMD EPYC of family 25
+ * model 17, the first machine to take the reading, reads it; the drain
+ * under a load 1, the replay before that reading (docs/lines-model.md).
  */
 void sb_derive(struct lm_calib *c)
 {
@@ -199,21 +208,14 @@ void sb_derive(struct lm_calib *c)
 	double s = c->sbl_s[1] - c->sbl_s[0], l = c->sbl_s[2] - c->sbl_s[0];
 
 	c->store_s = one;
-	c->sb_serial_assumed = !(one > c->latency_s / 4) ||
+	c->sb_serial_assumed = !(one > c->latency_s / 2) ||
 			       !isfinite(c->sb_s[2]);
 	c->sb_serial = c->sb_serial_assumed ? 1 :
 		       fmin(1, fmax(0, (c->sb_s[2] - c->sb_s[1]) / one));
-	/*
-	 * The drain reading.  Where either part cost less than a quarter
-	 * of a transfer's latency its line did not move, so there is no
-	 * share to read; then, and where a record has no reading, the
-	 * buffer drains through the whole wait (the replay before the
-	 * reading), and it says so.
-	 */
 	c->drain_store_s = s;
 	c->drain_load_s = l;
-	c->sb_under_load_assumed = !(s > c->latency_s / 4) ||
-				   !(l > c->latency_s / 4) ||
+	c->sb_under_load_assumed = !(s > c->latency_s / 2) ||
+				   !(l > c->latency_s / 2) ||
 				   !isfinite(c->sbl_s[3]);
 	c->sb_under_load = c->sb_under_load_assumed ? 1 :
 			   fmin(1, fmax(0, (s + l - (c->sbl_s[3] -
