@@ -133,6 +133,19 @@ foreach(line IN LISTS lines)
 					"${f} failed charges")
 			endif()
 		endif()
+		# sock's receivers batch: a pass that got any message got 1
+		# to 8 (ring_pop's bound), and a receiver made at least one
+		# pass per 8 messages.
+		if(w STREQUAL "sock")
+			string(JSON b GET "${line}" "msgs/receiving pass")
+			string(JSON p GET "${line}" "passes/msg")
+			if(NOT b GREATER_EQUAL 1 OR b GREATER 8 OR
+			   NOT p GREATER_EQUAL 0.125)
+				message(FATAL_ERROR "bench.jsonl:${n}: sock ${s}: "
+					"${b} messages a receiving pass, ${p} "
+					"passes a message")
+			endif()
+		endif()
 	elseif(kind STREQUAL "summary")
 		string(JSON w GET "${line}" workload)
 		string(JSON s GET "${line}" strategy)

@@ -30,6 +30,7 @@
  *           exact limit would not have (pages stuck in stock).
  */
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -510,6 +511,9 @@ struct ring {
 	_Alignas(BENCH_LINE) atomic_uint head;	/* written by the sender */
 	_Alignas(BENCH_LINE) atomic_uint tail;	/* written by the receiver */
 	_Alignas(BENCH_LINE) unsigned char pages[RING_SIZE];
+	/* The receiver's passes, by its exit: all, and those that got any. */
+	_Alignas(BENCH_LINE) atomic_ulong passes;
+	atomic_ulong rx_passes, rx_msgs;
 };
 
 static bool ring_push(struct ring *q, unsigned char pages)
@@ -558,7 +562,8 @@ static void sock_body(struct worker *w)
 	struct ring *tx = rr || !side ? &rings[2 * pair + side] : NULL;
 	struct ring *rx = rr || side ? &rings[2 * pair + (rr ? !side : 0)] :
 			  NULL;
-	unsigned long ticks = 0, fails = 0, pages;
+	unsigned long ticks = 0, fails = 0, pages, passes = 0, rx_passes = 0;
+	unsigned long rx_msgs = 0;
 	int got;
 
 	while (!worker_stopped(w)) {
@@ -570,6 +575,9 @@ static void sock_body(struct worker *w)
 			if (!tx)
 				worker_tick(w, ++ticks);
 		}
+		passes++;
+		rx_passes += i > 0;
+		rx_msgs += i;
 		if (tx && atomic_load_explicit(&tx->head,
 					       memory_order_relaxed) -
 				  atomic_load_explicit(&tx->tail,
@@ -592,6 +600,14 @@ static void sock_body(struct worker *w)
 			cpu_relax();
 		else
 			sched_yield();
+	}
+	if (rx) {
+		atomic_store_explicit(&rx->passes, passes,
+				      memory_order_relaxed);
+		atomic_store_explicit(&rx->rx_passes, rx_passes,
+				      memory_order_relaxed);
+		atomic_store_explicit(&rx->rx_msgs, rx_msgs,
+				      memory_order_relaxed);
 	}
 }
 
@@ -623,6 +639,8 @@ static int sock_measure(const struct opts *o, const struct config *c,
 			struct sample *out)
 {
 	struct ring *rings = zalloc_lines(c->threads * sizeof(*rings));
+	unsigned long passes = 0, rx_passes = 0, rx_msgs = 0;
+	unsigned int i;
 	int ret;
 
 	if (!rings)
@@ -630,6 +648,21 @@ static int sock_measure(const struct opts *o, const struct config *c,
 	ret = measure_workers(o, c, s, inst, sock_body, rings, false, out);
 	if (!ret)
 		out->value = per_thread_rate(c, out);
+	/*
+	 * How the receivers' passes batch, over the whole run (the workers
+	 * have joined): the messages a pass that got any got, and the
+	 * passes per message got, idle ones included.  The line model's
+	 * replay reports its own batch beside (docs/lines-model.md).
+	 */
+	for (i = 0; i < c->threads; i++) {
+		passes += atomic_load(&rings[i].passes);
+		rx_passes += atomic_load(&rings[i].rx_passes);
+		rx_msgs += atomic_load(&rings[i].rx_msgs);
+	}
+	out->aux[0] = rx_passes ? (double)rx_msgs / (double)rx_passes :
+				 (double)NAN;
+	out->aux[1] = rx_msgs ? (double)passes / (double)rx_msgs :
+				 (double)NAN;
 	free(rings);
 	return ret;
 }
@@ -637,6 +670,7 @@ static int sock_measure(const struct opts *o, const struct config *c,
 const struct workload wl_sock = {
 	.name = "sock",
 	.metric = "msgs/s/thread",
+	.aux_name = { "msgs/receiving pass", "passes/msg" },
 	.higher_better = true,
 	.expand = sock_expand,
 	.measure = sock_measure,

@@ -60,6 +60,11 @@ void emit_sample(const struct lm_run *x, const struct series *se,
 	json_d(f, "thread_min_ops_per_s", smp->thread_min);
 	json_d(f, "thread_max_ops_per_s", smp->thread_max);
 	json_d(f, "both_ran", ran);
+	if (se->sock) {
+		/* the machine's batch, beside the replay's in the lines row */
+		json_d(f, "messages_per_receiving_pass", smp->aux[0]);
+		json_d(f, "passes_per_message", smp->aux[1]);
+	}
 	json_d(f, "move_before_ns", near[0].move_s * 1e9);
 	json_d(f, "move_after_ns", near[1].move_s * 1e9);
 	json_d(f, "transfers_per_shared_add_before", near[0].per_add);
