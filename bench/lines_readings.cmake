@@ -16,7 +16,7 @@
 #  - FAR, the AMD EPYC of family 26 model 2 under its far placement
 #    (bench/lines_calib_f26m2_far.jsonl, the first run of the 2026-12-05
 #    09:28 UTC validation at c6b58c4: a store about 30 ns against a
-#    latency of 115 ns): the drain reading's store and load cost 52 ns
+#    latency of 115 ns): the drain reading's store and load cost 45 ns
 #    more together than apart, the sign that a part's cost grew with the
 #    round; both shares assumed, 1.  The record's store costs more than a
 #    quarter of the latency, so the test fails on the earlier rule (a
