@@ -22,6 +22,13 @@
 #    quarter of the latency, so the test fails on the earlier rule (a
 #    part under a quarter of a latency assumed), which read the drain
 #    share 0 there and priced sock default at half the measured rate.
+# And on both, the replay of the store reading's loop with one store a
+# round (model_stores_1_round_ns; bench/lines/replay.c, sb_replay())
+# comes within 0.8-1.25x of the machine's round (stores_1_round_ns):
+# the rule that a plain store keeps the line it took for the hold, as a
+# locked op does (timed_apply()).  Without it the replay's writer waits
+# two latencies a round, the reader's fetch and its own upgrade: 30.9
+# against 12.8 ns near, 230 against 36 far.
 # Nothing is timed: the shares come from the records' rounds.
 
 cmake_minimum_required(VERSION 3.20)
@@ -68,13 +75,45 @@ function(expect rec name field want)
 	endif()
 endfunction()
 
+# A JSON number of @rec's @field in hundredths (CMake's math is integer).
+function(centi rec field var)
+	string(JSON v GET "${rec}" ${field})
+	if(NOT v MATCHES "^([0-9]+)([.]([0-9]*))?$")
+		message(FATAL_ERROR "${field}: '${v}' is not a reading")
+	endif()
+	set(i "${CMAKE_MATCH_1}")
+	string(SUBSTRING "${CMAKE_MATCH_3}00" 0 2 f)
+	string(REGEX REPLACE "^0" "" f "${f}")
+	math(EXPR c "${i} * 100 + ${f}")
+	set(${var} ${c} PARENT_SCOPE)
+endfunction()
+
+# The replay's one-store round within 0.8-1.25x of the machine's.
+function(expect_store_round rec name)
+	centi("${rec}" stores_1_round_ns meas)
+	centi("${rec}" model_stores_1_round_ns model)
+	math(EXPR lo "${meas} * 4")
+	math(EXPR hi "${meas} * 5")
+	math(EXPR m4 "${model} * 4")
+	math(EXPR m5 "${model} * 5")
+	if(NOT meas GREATER 0 OR m5 LESS lo OR m4 GREATER hi)
+		message(FATAL_ERROR "${name}: the replay's one-store round "
+			"${model} against the machine's ${meas} (hundredths "
+			"of a ns), want 0.8-1.25x")
+	endif()
+	message(STATUS "lines readings: ${name} one-store round, replay "
+		"${model}, machine ${meas} (hundredths of a ns)")
+endfunction()
+
 calib_of("${NEAR}" near rec)
+expect_store_round("${rec}" near)
 expect("${rec}" near store_drain_assumed false)
 expect("${rec}" near store_drain_serial 1)
 expect("${rec}" near drain_under_load_assumed false)
 expect("${rec}" near drain_under_load 0)
 
 calib_of("${FAR}" far rec)
+expect_store_round("${rec}" far)
 # The record is the case the rule is for: its drain reading's parts cost
 # more together than apart, and its store between a quarter and half of
 # the latency (in whole nanoseconds: CMake's math is integer).

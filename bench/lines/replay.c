@@ -300,8 +300,8 @@ static bool hold_working(const struct sim *m, int h, const struct lm_line *l,
  * When can @cpu's transaction on @l start (--pricing hold)?  Its clock,
  * unless the line is busy: in flight to the CPU that asked for it before
  * (it leaves only once it has arrived), or held by a core that took it
- * with a locked op, which keeps it for m->t_hold after it arrived while it
- * works on (it lets go at once when it stalls).  Then the line's
+ * with a locked op or a plain store, which keeps it for m->t_hold after it
+ * arrived while it works on (it lets go at once when it stalls).  Then the line's
  * free_at, or, while the holder may stall first, just after the
  * holder's next access, when the CPU asks again.  Requests are served in
  * the order they were made (heap_before()), and the line changes hands
@@ -451,15 +451,21 @@ static bool timed_apply(struct sim *m, unsigned int cpu, uintptr_t a)
 	if (m->hold && moved) {
 		/*
 		 * A locked op keeps the line while it runs; taken from a
-		 * modified copy, for the hold after that.  A hold ends when
-		 * the access at that point would be half done, so the
-		 * accesses that fit in it round to the nearest.
+		 * modified copy, for the hold after that.  A plain store
+		 * keeps the line it took for the hold too, from any copy
+		 * (an upgrade included): the store reading's loop, whose
+		 * writer upgrades the line its reader shares every round,
+		 * replays at 0.9-1.15x the machine's round with it and at
+		 * 2.4-6.7x without (stores.c; docs/lines-model.md).  A
+		 * hold ends when the access at that point would be half
+		 * done, so the accesses that fit in it round to the
+		 * nearest.
 		 */
 		l->arrive = start + cost;
 		l->free_at = l->arrive +
 			     (locked ? m->t_access / 2 : 0) +
-			     (locked && prev >= 0 && prev != (int)cpu ?
-			      m->t_hold : 0);
+			     (store || (locked && prev >= 0 &&
+					prev != (int)cpu) ? m->t_hold : 0);
 	}
 	if (m->hold && store) {
 		/*
