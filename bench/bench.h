@@ -177,6 +177,7 @@ struct opts {
 	double lines_lock_ends;		/* --lines-lock-ends, NAN: fitted */
 	double lines_under_load;	/* --lines-drain-under-load, NAN: read */
 	unsigned int lines_store_buffer; /* --lines-store-buffer, 0: no end */
+	bool lines_store_buffer_set;	/* given: no design's own bound */
 	double sock_work_ns;		/* --sock-work-ns for --lines */
 	const char *lines_calib;	/* --lines-calib FILE */
 	unsigned int nr_os_cpus;	/* CPUs this process may run on */

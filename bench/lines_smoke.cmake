@@ -83,6 +83,10 @@
 #    with (a replay that ignores the bound gives the same rate for both;
 #    without the option, store_buffer_stores is 0, no bound); under move
 #    pricing, which has no store buffer, the option is refused;
+#  - each sock design's own bound (the default): memcg7 under a
+#    calibration that read the buffer's size bounded at entries x traced /
+#    every store, and slower than with --lines-store-buffer 0; plain and
+#    a calibration with no size unbounded;
 #  - the measured replay of the calibration's own loop (two CPUs adding
 #    to one line) under the family 25 model 17's far placement
 #    (bench/lines_calib_f25m17_far.jsonl: a core keeps the line for 30
@@ -877,6 +881,77 @@ if(rc EQUAL 0 OR NOT err MATCHES "needs --pricing measured or hold")
 	message(FATAL_ERROR "--lines-store-buffer under move pricing: ${rc}: "
 		"${err}")
 endif()
+
+# Each design's own bound, sock's default (bench/lines/sbsize.c): under a
+# calibration that read the buffer's size (bench/lines_calib_f26m2_sb.jsonl:
+# the family 26 model 2's far record of 2026-12-05 16:47, its calibration
+# and its sock memcg7 and plain rows, whose local costs the replay takes,
+# 100 entries), memcg7's replay is bounded at the entries times its
+# traced stores per op over callgrind's 39.5 stores a message, rounded
+# down, says so, and predicts slower than with --lines-store-buffer 0 (no
+# bound); plain, which valgrind cannot count, and every design under a
+# calibration with no size (the Xeon's) are not bounded.  A replay that
+# ignores the bound predicts the same both ways.
+set(F26M2_SB "${CMAKE_CURRENT_LIST_DIR}/lines_calib_f26m2_sb.jsonl")
+function(sb_row st calib name var)
+	set(dir "${OUT}/sb-${name}")
+	execute_process(COMMAND "${BENCH}" --lines --quick --reps 1 --cpus 2
+		--workload sock --strategy ${st} --lines-calib "${calib}"
+		${ARGN} --out "${dir}" RESULT_VARIABLE rc OUTPUT_QUIET
+		ERROR_VARIABLE err)
+	if(NOT rc EQUAL 0)
+		message(FATAL_ERROR "sock ${st} (${name}): ${rc}:\n${err}")
+	endif()
+	file(STRINGS "${dir}/lines.jsonl" recs REGEX "\"kind\":\"lines\"")
+	list(GET recs 0 line)
+	string(JSON rec GET "${line}" local_from_record)
+	if(NOT rec)
+		message(FATAL_ERROR "sock ${st} (${name}): a local cost not "
+			"the record's: ${line}")
+	endif()
+	set(${var} "${line}" PARENT_SCOPE)
+endfunction()
+sb_row(memcg7 "${F26M2_SB}" design row)
+string(JSON from GET "${row}" store_buffer_bound_from)
+string(JSON bound GET "${row}" store_buffer_bound)
+string(JSON traced GET "${row}" traced_stores_per_op)
+string(JSON pred GET "${row}" predicted_ops_per_s)
+# floor(100 x traced / 39.5), traced in hundredths (CMake's math is integer).
+string(REGEX MATCH "^[0-9]+[.]?[0-9]?[0-9]?" tcut "${traced}")
+string(REPLACE "." ";" tparts "${tcut}.00")
+list(GET tparts 0 ti)
+list(GET tparts 1 tf)
+string(SUBSTRING "${tf}00" 0 2 tf)
+string(REGEX REPLACE "^0" "" tf "${tf}")
+math(EXPR want "100 * (${ti} * 100 + ${tf}) / 3950")
+math(EXPR lo "${want} - 1")
+math(EXPR hi "${want} + 1")
+if(NOT from STREQUAL "design" OR bound LESS lo OR bound GREATER hi)
+	message(FATAL_ERROR "sock memcg7's own bound: ${from} ${bound}, want "
+		"design ${want} (100 entries, ${traced} traced stores, 39.5 "
+		"every): ${row}")
+endif()
+sb_row(memcg7 "${F26M2_SB}" off row --lines-store-buffer 0)
+string(JSON off_from GET "${row}" store_buffer_bound_from)
+string(JSON off_pred GET "${row}" predicted_ops_per_s)
+string(REGEX REPLACE "[.].*" "" pred "${pred}")
+string(REGEX REPLACE "[.].*" "" off_pred "${off_pred}")
+math(EXPR pct "100 * ${pred} / ${off_pred}")
+if(NOT off_from STREQUAL "none" OR pct GREATER 95)
+	message(FATAL_ERROR "sock memcg7: ${pred} messages/s per CPU at its "
+		"own bound (${bound}), ${off_pred} with none (${off_from}): "
+		"${pct} %")
+endif()
+sb_row(plain "${F26M2_SB}" plain row)
+string(JSON p_from GET "${row}" store_buffer_bound_from)
+sb_row(memcg7 "${XEON}" xeon row)
+string(JSON x_from GET "${row}" store_buffer_bound_from)
+if(NOT p_from STREQUAL "none" OR NOT x_from STREQUAL "none")
+	message(FATAL_ERROR "bounded where no count or no size: plain "
+		"${p_from}, memcg7 under the Xeon's calibration ${x_from}")
+endif()
+message(STATUS "lines own bound: sock memcg7 ${bound} stores (100 entries), "
+	"${off_pred} -> ${pred} messages/s per CPU (${pct} %)")
 
 # The far placement's own loop, run-ahead and all.
 set(dir "${OUT}/far-loop")

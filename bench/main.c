@@ -119,9 +119,11 @@ static const char usage_text[] =
 "                     the whole wait) instead of the drain reading's\n"
 "  --lines-store-buffer N  --lines: a CPU buffers at most N of its\n"
 "                     traced stores (1..256; a store that finds N\n"
-"                     undrained waits for the oldest); default: no\n"
-"                     bound (not measured: docs/lines-model.md);\n"
-"                     needs --pricing measured or hold\n"
+"                     undrained waits for the oldest; 0: no bound);\n"
+"                     default: sock's designs their own bound from the\n"
+"                     calibration's buffer size, where known\n"
+"                     (docs/lines-model.md); needs --pricing measured\n"
+"                     or hold\n"
 "  --sock-work-ns N   --lines: in the time replay, a sock CPU spends N ns\n"
 "                     on other work per message it delivers (a network\n"
 "                     stack's own cost: scripts/lkp-predict)\n"
@@ -664,8 +666,9 @@ int main(int argc, char **argv)
 			ret = parse_share(optarg, &o.lines_under_load);
 			break;
 		case OPT_LINES_STORE_BUFFER:
-			ret = parse_uint(optarg, 1, BENCH_LINES_SB_MAX,
+			ret = parse_uint(optarg, 0, BENCH_LINES_SB_MAX,
 					 &o.lines_store_buffer);
+			o.lines_store_buffer_set = true;
 			break;
 		case OPT_SOCK_WORK:
 			ret = parse_double(optarg, 0, &o.sock_work_ns);

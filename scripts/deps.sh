@@ -34,7 +34,8 @@ libhwloc-dev:pc:hwloc"
 # python3 reads the coverage and JSON records in .ci/run's coverage stage
 # (scripts/check-policy-coverage) and in the line model's scripts
 # (lines-validate, lkp-predict, store-buffer-bound): Debian's minimal
-# images lack it.
+# images lack it; valgrind re-counts the stores the line model's
+# store buffer bound takes per design (bench_lines_store_counts).
 check="libcmocka-dev:pc:cmocka
 python3:cmd:python3
 g++:cmd:g++
@@ -43,6 +44,7 @@ clang:cmd:clang
 libclang-rt-14-dev:dpkg:libclang-rt-14-dev
 spin:cmd:spin
 gnuplot-nox:cmd:gnuplot
+valgrind:cmd:valgrind
 linux-source-6.12:dpkg:linux-source-6.12"
 
 # kernels: fetch the trees of kernel/matrix.txt into a cache, each as the

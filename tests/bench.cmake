@@ -66,4 +66,17 @@ if(PCSTOCK_BUILD_BENCH AND EXISTS ${PROJECT_SOURCE_DIR}/bench/lines/lines.c)
 		-P ${PROJECT_SOURCE_DIR}/bench/lines_readings.cmake)
 	set_tests_properties(bench_lines_readings PROPERTIES LABELS bench
 		TIMEOUT 300)
+	# The every-store counts of the store buffer bound are this build's
+	# (store_counts.cmake): callgrind, so not under a sanitizer.
+	find_program(PCSTOCK_VALGRIND valgrind)
+	if(PCSTOCK_VALGRIND AND PCSTOCK_SANITIZE STREQUAL "")
+		add_test(NAME bench_lines_store_counts COMMAND ${CMAKE_COMMAND}
+			-DBENCH=$<TARGET_FILE:pcstock-bench>
+			-DSRC=${PROJECT_SOURCE_DIR}
+			-DOUT=${CMAKE_CURRENT_BINARY_DIR}/bench-lines-store-counts
+			-DCALIB=${PROJECT_SOURCE_DIR}/bench/lines_calib_f26m2_far.jsonl
+			-P ${PROJECT_SOURCE_DIR}/bench/store_counts.cmake)
+		set_tests_properties(bench_lines_store_counts PROPERTIES
+			LABELS bench TIMEOUT 300)
+	endif()
 endif()

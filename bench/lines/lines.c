@@ -87,8 +87,24 @@ static int model_run(const struct lm_run *x, const struct series *se,
 	m.runahead = m.hold ? x->cal.runahead : 0;
 	m.lock_ends = m.hold ? x->cal.lock_ends : 0;
 	m.sb_under_load = x->cal.sb_under_load;
+	/*
+	 * The store buffer's bound: the one given by hand, else, for sock
+	 * under held lines, the design's own from the buffer's size read
+	 * by the calibration (sbsize.c, the warm-up's traced stores per
+	 * op), else none.
+	 */
+	r->sb_cap = x->cal.sb_cap;
+	r->sb_from = o->lines_store_buffer_set ?
+		     (r->sb_cap ? "hand" : "none") : "none";
+	r->sb_every = (double)NAN;
+	if (!o->lines_store_buffer_set && se->sock && m.hold && m.ops) {
+		r->sb_cap = sbs_design_bound(&x->cal, s->name,
+					     (double)dir.stores /
+					     (double)m.ops, &r->sb_every);
+		r->sb_from = r->sb_cap ? "design" : "none";
+	}
 	if (!ret)	/* lines_main() allows a bound with held lines only */
-		ret = sim_store_buffer(&m, x->cal.sb_cap);
+		ret = sim_store_buffer(&m, r->sb_cap);
 	m.t_work = se->sock ? o->sock_work_ns * 1e-9 : 0;
 	m.remote_factor = o->remote_factor;
 	sim_count_from_here(&m);
@@ -444,8 +460,10 @@ int lines_main(const struct opts *o)
 	if (x.cal.sb_cap)
 		snprintf(sbcap, sizeof(sbcap), "%u stores (set by hand)",
 			 x.cal.sb_cap);
-	else
+	else if (o->lines_store_buffer_set || !isfinite(x.cal.sb_entries))
 		snprintf(sbcap, sizeof(sbcap), "without end");
+	else
+		snprintf(sbcap, sizeof(sbcap), "sock: each design's own");
 	if (!isfinite(x.cal.sb_entries))
 		snprintf(sbsize, sizeof(sbsize), "not read (%s)",
 			 x.cal.sb_why);

@@ -80,6 +80,7 @@ struct lm_dir {
 	unsigned int nr_cpus;
 	int pkg[LM_MAX_CPUS];		/* package of each simulated CPU */
 	unsigned long xfer, xfer_remote, inval, accesses;
+	unsigned long stores;		/* the op replay's traced plain stores */
 };
 
 /* The store reading (stores.c): 0 to LM_SB_K - 1 stores per round. */
@@ -264,6 +265,8 @@ struct lm_run;
 int sbs_trial(const struct opts *o, struct lm_sbs *r);
 void sbs_derive(struct lm_run *x);
 void sbs_read(const char *rec, struct lm_calib *c);
+unsigned int sbs_design_bound(const struct lm_calib *c, const char *design,
+			      double traced, double *every);
 
 /* ---- worksweep.c: the work reading ---------------------------------------- */
 
@@ -375,6 +378,9 @@ struct lm_result {
 	double sent_per_op;		/* sock: sent per delivered */
 	double stores_per_op;		/* time replay: traced plain stores */
 	double locked_per_op;		/* and locked ops */
+	unsigned int sb_cap;		/* its store buffer bound, 0: none */
+	const char *sb_from;		/* "hand", "design" or "none" */
+	double sb_every;		/* design: every store per op */
 	double settle;			/* sock: passes per CPU not counted */
 	bool settled;			/* sock: and the rings settled */
 	bool done;

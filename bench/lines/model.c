@@ -160,6 +160,7 @@ void dir_zero(struct lm_dir *d)
 		d->tab[i].acc = 0;
 	}
 	d->xfer = d->xfer_remote = d->inval = d->accesses = 0;
+	d->stores = 0;
 }
 
 void dir_clear(struct lm_dir *d)
@@ -207,6 +208,7 @@ void trace_access(enum pcs_atomic_op op, const void *obj)
 	if (!pending) {
 		dir_access(&dir, (unsigned int)sim_cpu, (uintptr_t)obj,
 			   op != PCS_OP_LOAD, &l);
+		dir.stores += op == PCS_OP_STORE;
 		return;
 	}
 	q = &pending[sim_cpu];

@@ -200,6 +200,10 @@ void emit_result(const struct lm_run *x, const struct series *se,
 	json_d(f, "messages_sent_per_delivered", r->sent_per_op);
 	json_d(f, "traced_stores_per_op", r->stores_per_op);
 	json_d(f, "traced_locked_per_op", r->locked_per_op);
+	json_d(f, "store_buffer_bound", r->sb_cap);
+	fprintf(f, ",\"store_buffer_bound_from\":\"%s\"",
+		r->sb_from ? r->sb_from : "none");
+	json_d(f, "store_buffer_every_store_per_op", r->sb_every);
 	json_d(f, "settle_passes_per_cpu", r->settle);
 	fprintf(f, ",\"rings_settled\":%s", isnan(r->settle) ? "null" :
 		   r->settled ? "true" : "false");

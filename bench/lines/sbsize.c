@@ -282,3 +282,51 @@ void sbs_read(const char *rec, struct lm_calib *c)
 	if (json_num(rec, "store_buffer_step", &v))
 		c->sb_step = v;
 }
+
+/*
+ * Every store a sock message makes, by design: valgrind's callgrind over
+ * the bench's own sock run (scripts/store-buffer-bound, 2026-12-05; the
+ * worker loop's data writes: the charges and uncharges, the rings, the
+ * polls and the calls' frames).  The replay traces only the library's
+ * and the rings' stores to shared memory, a share of what fills a core's
+ * buffer; bench_lines_store_counts re-counts these with callgrind and
+ * fails when one has moved by more than a fifth.  plain has none:
+ * valgrind implements no rseq(2).
+ */
+static const struct {
+	const char *design;
+	double every;
+} sb_every[] = {
+	{ "default", 19.8 },
+	{ "v4", 31.5 },
+	{ "memcg7", 39.5 },
+	{ "none", 46.9 },
+	{ "exact", 20.1 },
+};
+
+/*
+ * The bound of @design's sock replay on the calibration @c: the traced
+ * stores that fit in the buffer if each stands for every / @traced of
+ * the stores filling it, rounded down (at least 1); *@every the count
+ * used.  0 (no bound) where the calibration has no size or the design
+ * no count.
+ */
+unsigned int sbs_design_bound(const struct lm_calib *c, const char *design,
+			      double traced, double *every)
+{
+	size_t i;
+	double n;
+
+	*every = (double)NAN;
+	if (!isfinite(c->sb_entries) || !(traced > 0))
+		return 0;
+	for (i = 0; i < sizeof(sb_every) / sizeof(sb_every[0]); i++)
+		if (!strcmp(sb_every[i].design, design))
+			break;
+	if (i == sizeof(sb_every) / sizeof(sb_every[0]))
+		return 0;
+	*every = sb_every[i].every;
+	n = floor(c->sb_entries * traced / sb_every[i].every);
+	return n < 1 ? 1 : n > BENCH_LINES_SB_MAX ? BENCH_LINES_SB_MAX :
+						    (unsigned int)n;
+}
