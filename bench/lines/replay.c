@@ -301,8 +301,8 @@ static bool hold_working(const struct sim *m, int h, const struct lm_line *l,
  * unless the line is busy: in flight to the CPU that asked for it before
  * (it leaves only once it has arrived), or held by a core that took it
  * with a locked op or a plain store, which keeps it for m->t_hold after it
- * arrived while it works on (it lets go at once when it stalls).  Then the line's
- * free_at, or, while the holder may stall first, just after the
+ * arrived while it works on (it lets go at once when it stalls).  Then
+ * the line's free_at, or, while the holder may stall first, just after the
  * holder's next access, when the CPU asks again.  Requests are served in
  * the order they were made (heap_before()), and the line changes hands
  * when its transfer starts: what the holder does after that misses.
