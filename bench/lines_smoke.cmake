@@ -795,26 +795,38 @@ message(STATUS "lines sock work: memcg7 ${w0_memcg7} -> ${w4000_memcg7}, "
 	"v4 ${w0_v4} -> ${w4000_v4} messages/s per CPU at 16 CPUs (v4 at "
 	"${v4_0} -> ${v4_4000} % of memcg7)")
 
+# sock <st>'s 2-CPU lines record under the calibration file <calib>, its
+# local cost the record's, the run in ${OUT}/<name>, any further
+# arguments passed on, into <var>.
+function(sock_row st calib name var)
+	set(dir "${OUT}/${name}")
+	execute_process(COMMAND "${BENCH}" --lines --quick --reps 1 --cpus 2
+		--workload sock --strategy ${st} --lines-calib "${calib}"
+		${ARGN} --out "${dir}" RESULT_VARIABLE rc OUTPUT_QUIET
+		ERROR_VARIABLE err)
+	if(NOT rc EQUAL 0)
+		message(FATAL_ERROR "sock ${st} (${name}): ${rc}:\n${err}")
+	endif()
+	file(STRINGS "${dir}/lines.jsonl" recs REGEX "\"kind\":\"lines\"")
+	list(GET recs 0 line)
+	string(JSON rec GET "${line}" local_from_record)
+	if(NOT rec)
+		message(FATAL_ERROR "sock ${st} (${name}): a local cost not "
+			"the record's: ${line}")
+	endif()
+	set(${var} "${line}" PARENT_SCOPE)
+endfunction()
+
 # sock <st>'s predicted rate at 2 CPUs, in messages/s per CPU, under
 # the fixed calibration <kind> (its local cost the record's) with
 # --<option> <f>, into <var>; the record's <field> must say <f>.
 function(sock_with st kind option field f var)
-	set(dir "${OUT}/${option}-${st}-${kind}-${f}")
-	execute_process(COMMAND "${BENCH}" --lines --quick --reps 1
-		--cpus 2 --workload sock --strategy ${st}
-		--lines-calib "${${kind}}" --${option} ${f} --out "${dir}"
-		RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
-	if(NOT rc EQUAL 0)
-		message(FATAL_ERROR "--${option} ${f}: ${rc}:\n${err}")
-	endif()
-	file(STRINGS "${dir}/lines.jsonl" recs REGEX "\"kind\":\"lines\"")
-	list(GET recs 0 line)
+	sock_row(${st} "${${kind}}" "${option}-${st}-${kind}-${f}" line
+		--${option} ${f})
 	string(JSON got GET "${line}" ${field})
 	string(JSON pred GET "${line}" predicted_ops_per_s)
-	string(JSON rec GET "${line}" local_from_record)
-	if(NOT got EQUAL f OR NOT rec)
-		message(FATAL_ERROR "${field} ${got}, not ${f}, or a local cost "
-			"not the record's: ${line}")
+	if(NOT got EQUAL f)
+		message(FATAL_ERROR "${field} ${got}, not ${f}: ${line}")
 	endif()
 	string(REGEX REPLACE "[.].*" "" pred "${pred}")
 	set(${var} ${pred} PARENT_SCOPE)
@@ -893,25 +905,7 @@ endif()
 # calibration with no size (the Xeon's) are not bounded.  A replay that
 # ignores the bound predicts the same both ways.
 set(F26M2_SB "${CMAKE_CURRENT_LIST_DIR}/lines_calib_f26m2_sb.jsonl")
-function(sb_row st calib name var)
-	set(dir "${OUT}/sb-${name}")
-	execute_process(COMMAND "${BENCH}" --lines --quick --reps 1 --cpus 2
-		--workload sock --strategy ${st} --lines-calib "${calib}"
-		${ARGN} --out "${dir}" RESULT_VARIABLE rc OUTPUT_QUIET
-		ERROR_VARIABLE err)
-	if(NOT rc EQUAL 0)
-		message(FATAL_ERROR "sock ${st} (${name}): ${rc}:\n${err}")
-	endif()
-	file(STRINGS "${dir}/lines.jsonl" recs REGEX "\"kind\":\"lines\"")
-	list(GET recs 0 line)
-	string(JSON rec GET "${line}" local_from_record)
-	if(NOT rec)
-		message(FATAL_ERROR "sock ${st} (${name}): a local cost not "
-			"the record's: ${line}")
-	endif()
-	set(${var} "${line}" PARENT_SCOPE)
-endfunction()
-sb_row(memcg7 "${F26M2_SB}" design row)
+sock_row(memcg7 "${F26M2_SB}" sb-design row)
 string(JSON from GET "${row}" store_buffer_bound_from)
 string(JSON bound GET "${row}" store_buffer_bound)
 string(JSON traced GET "${row}" traced_stores_per_op)
@@ -931,7 +925,7 @@ if(NOT from STREQUAL "design" OR bound LESS lo OR bound GREATER hi)
 		"design ${want} (100 entries, ${traced} traced stores, 39.5 "
 		"every): ${row}")
 endif()
-sb_row(memcg7 "${F26M2_SB}" off row --lines-store-buffer 0)
+sock_row(memcg7 "${F26M2_SB}" sb-off row --lines-store-buffer 0)
 string(JSON off_from GET "${row}" store_buffer_bound_from)
 string(JSON off_pred GET "${row}" predicted_ops_per_s)
 string(REGEX REPLACE "[.].*" "" pred "${pred}")
@@ -942,9 +936,9 @@ if(NOT off_from STREQUAL "none" OR pct GREATER 95)
 		"own bound (${bound}), ${off_pred} with none (${off_from}): "
 		"${pct} %")
 endif()
-sb_row(plain "${F26M2_SB}" plain row)
+sock_row(plain "${F26M2_SB}" sb-plain row)
 string(JSON p_from GET "${row}" store_buffer_bound_from)
-sb_row(memcg7 "${XEON}" xeon row)
+sock_row(memcg7 "${XEON}" sb-xeon row)
 string(JSON x_from GET "${row}" store_buffer_bound_from)
 if(NOT p_from STREQUAL "none" OR NOT x_from STREQUAL "none")
 	message(FATAL_ERROR "bounded where no count or no size: plain "
