@@ -520,6 +520,18 @@ if(NOT work_t STREQUAL "NULL")
 			endif()
 			continue()
 		endif()
+		# A count the machine already left empty in the first record
+		# (CI's sanitizer stage did, at lock_1) stays empty, with no
+		# replay, like the two holed here.
+		string(JSON a TYPE "${holed}" work_${k}_transfers_per_add)
+		if(a STREQUAL "NULL")
+			if(NOT b STREQUAL "NULL" OR NOT m STREQUAL "NULL")
+				message(FATAL_ERROR "holed record, ${k} loads "
+					"empty in the run: read back ${b}, "
+					"replay ${m}: ${hb}")
+			endif()
+			continue()
+		endif()
 		string(JSON x GET "${holed}" work_${k}_transfers_per_add)
 		string(JSON y GET "${hb}" work_${k}_transfers_per_add)
 		if(NOT x STREQUAL y OR m STREQUAL "NULL")
