@@ -63,13 +63,13 @@ void pcs_stock_step_trim(struct pcstock_counter *c,
 static inline atomic_int *pcs_slot_at(const struct pcstock_counter *c,
 				      char *region)
 {
-	return (atomic_int *)(region + c->stock_slots);
+	return &pcstock_inl_rec_(c, region)->slot;
 }
 
 static inline struct stock_cpu_stats *
 pcs_stats_at(const struct pcstock_counter *c, char *region)
 {
-	return (struct stock_cpu_stats *)(region + c->stock_stats);
+	return (struct stock_cpu_stats *)(void *)(region + c->stock_stats);
 }
 
 /*

@@ -1,14 +1,34 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Project-level checks (label `project`): each public header compiles on its
-# own, the shared library exports only pcstock_ symbols, and a program builds
-# against the *installed* package with find_package() and with pkg-config.
+# own without a warning under strict flags, with gcc and clang; the shared
+# library exports only pcstock_ symbols; and a program builds against the
+# *installed* package with find_package() and with pkg-config.
 
-set(PCSTOCK_PUBLIC_HEADERS common counter cpu cpu_cache percpu stock
-	memcg7_stats hierarchy kernel_compat pcstock version)
+# Every installed header but two that no program includes: policies.h
+# (the policy list, included by the library with its macro defined) and
+# stock_inline.h (stock.h includes it).  Each with gcc and clang where
+# both are here (scripts/deps.sh installs both), else the build's.
+file(GLOB _headers RELATIVE ${PROJECT_SOURCE_DIR}/include/pcstock
+	${PROJECT_SOURCE_DIR}/include/pcstock/*.h)
+list(REMOVE_ITEM _headers policies.h stock_inline.h)
+list(TRANSFORM _headers REPLACE "\\.h$" "")
+set(PCSTOCK_PUBLIC_HEADERS ${_headers} version)
+find_program(PCSTOCK_GCC NAMES gcc)
+find_program(PCSTOCK_CLANG NAMES clang)
+set(_alone_ccs)
+foreach(_cc IN ITEMS "${PCSTOCK_GCC}" "${PCSTOCK_CLANG}")
+	if(_cc)
+		list(APPEND _alone_ccs "${_cc}")
+	endif()
+endforeach()
+if(NOT _alone_ccs)
+	set(_alone_ccs "${CMAKE_C_COMPILER}")
+endif()
+string(REPLACE ";" "|" _alone_ccs "${_alone_ccs}")
 foreach(h IN LISTS PCSTOCK_PUBLIC_HEADERS)
 	add_test(NAME header_alone_${h}
-		COMMAND ${CMAKE_COMMAND} -DCC=${CMAKE_C_COMPILER} -DHEADER=${h}
+		COMMAND ${CMAKE_COMMAND} "-DCCS=${_alone_ccs}" -DHEADER=${h}
 			-DSRC=${PROJECT_SOURCE_DIR}/include
 			-DGEN=${PROJECT_BINARY_DIR}/include
 			-DWORK=${CMAKE_CURRENT_BINARY_DIR}/header_alone

@@ -78,6 +78,17 @@ struct pcstock_stock_rec_ {
  */
 #define PCSTOCK_STOCK_MARK_ (-0x40000000)
 
+/*
+ * @c's record in the region of one CPU.  The per-CPU allocator aligns
+ * every record as its type (the cast goes through void * so that clang's
+ * -Wcast-align, which cannot know that, stays quiet in a user's build).
+ */
+static inline struct pcstock_stock_rec_ *
+pcstock_inl_rec_(const struct pcstock_counter *c, char *region)
+{
+	return (struct pcstock_stock_rec_ *)(void *)(region + c->stock_slots);
+}
+
 #endif /* PCSTOCK_STOCK_INLINE_TYPES_H */
 
 /*
@@ -103,12 +114,16 @@ struct pcstock_stock_rec_ {
 #ifndef pcstock_inl_stat_inc_
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_THREAD__)
 #define pcstock_inl_stat_inc_(p)                                             \
-	__asm__("addq $1, %0" : "+m"(*(unsigned long *)(p)))
+	__asm__("addq $1, %0" : "+m"(*(p)))
 #else
 #define pcstock_inl_stat_inc_(p)                                             \
 	atomic_store_explicit((p), atomic_load_explicit((p),                 \
 		memory_order_relaxed) + 1, memory_order_relaxed)
 #endif
+#endif
+#ifndef pcstock_inl_hit_stats_
+/* The statistics a hit or refill of @c counts in: its record's. */
+#define pcstock_inl_hit_stats_(c, rec) (&(rec)->stats)
 #endif
 #ifndef pcstock_inl_refill_cas_
 /*
@@ -120,10 +135,6 @@ struct pcstock_stock_rec_ {
 	pcstock_inl_cas_((slot), (old), (new), memory_order_release,         \
 			 memory_order_relaxed)
 #endif
-#ifndef pcstock_inl_hit_stats_
-#define pcstock_inl_hit_stats_(c, slot)                                      \
-	(&((struct pcstock_stock_rec_ *)(slot))->stats)
-#endif
 
 /*
  * Take @nr pages from @c's slot in @region if it holds that many.  True on
@@ -133,7 +144,8 @@ struct pcstock_stock_rec_ {
 static inline bool pcstock_stock_take_(struct pcstock_counter *c,
 				       char *region, unsigned long nr)
 {
-	_Atomic int *slot = (_Atomic int *)(region + c->stock_slots);
+	struct pcstock_stock_rec_ *rec = pcstock_inl_rec_(c, region);
+	_Atomic int *slot = &rec->slot;
 	int old, new;
 
 	if (nr > PCSTOCK_STOCK_MAX_BATCH)
@@ -149,7 +161,7 @@ static inline bool pcstock_stock_take_(struct pcstock_counter *c,
 		if (pcstock_inl_cas_(slot, &old, new, memory_order_acquire,
 				     memory_order_relaxed)) {
 			pcstock_inl_stat_inc_(
-				&pcstock_inl_hit_stats_(c, slot)->hits);
+				&pcstock_inl_hit_stats_(c, rec)->hits);
 			return true;
 		}
 	}
@@ -167,7 +179,8 @@ static inline bool pcstock_stock_give_at_(struct pcstock_counter *c,
 					  char *region, unsigned int batch,
 					  unsigned long nr)
 {
-	_Atomic int *slot = (_Atomic int *)(region + c->stock_slots);
+	struct pcstock_stock_rec_ *rec = pcstock_inl_rec_(c, region);
+	_Atomic int *slot = &rec->slot;
 	int old, want;
 
 	old = pcstock_inl_load_(slot, memory_order_relaxed);
@@ -180,7 +193,7 @@ static inline bool pcstock_stock_give_at_(struct pcstock_counter *c,
 		if ((unsigned int)want > batch)
 			return false;
 	} while (!pcstock_inl_refill_cas_(slot, &old, want));
-	pcstock_inl_stat_inc_(&pcstock_inl_hit_stats_(c, slot)->refills);
+	pcstock_inl_stat_inc_(&pcstock_inl_hit_stats_(c, rec)->refills);
 	return true;
 }
 
