@@ -32,6 +32,16 @@
 #define BENCH_LINES_SB_MAX 256
 
 /*
+ * A function the profiles and the instruction counts find by its name: one
+ * copy, kept, never inlined (clang has no noclone; it does not clone).
+ */
+#ifdef __clang__
+#define BENCH_MARK __attribute__((noinline, used))
+#else
+#define BENCH_MARK __attribute__((noinline, noclone, used))
+#endif
+
+/*
  * The tree every strategy builds for a configuration: a chain of depth - 1
  * shared ancestors (none when depth == 1) with nr_leaves leaves under the
  * deepest one.  Workers charge leaves only.

@@ -27,13 +27,13 @@ void ctr_inline_uncharge(void *inst, unsigned int thread, unsigned int leaf,
  * --profile's inline kinds (profile.c), on the leaf @c[2] as the exported
  * kinds' marks use it.
  */
-__attribute__((noinline, noclone, used)) bool
+BENCH_MARK bool
 bench_mark_inline_charge_stock(struct pcstock_counter *c)
 {
 	return pcstock_counter_try_charge_stock(&c[2], 1, NULL, NULL);
 }
 
-__attribute__((noinline, noclone, used)) void
+BENCH_MARK void
 bench_mark_inline_uncharge_stock(struct pcstock_counter *c)
 {
 	pcstock_counter_uncharge_stock(&c[2], 1);

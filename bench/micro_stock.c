@@ -69,7 +69,7 @@ static double median(double *v, int n)
 	return v[n / 2];
 }
 
-static void die(const char *what, int err)
+static _Noreturn void die(const char *what, int err)
 {
 	fprintf(stderr, "micro_stock: %s: %s\n", what, strerror(-err));
 	exit(1);

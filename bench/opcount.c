@@ -125,7 +125,7 @@ static void opc_config(const struct opc_shape *sh, unsigned int cpus,
  * page, give it back.  Never inlined: callgrind toggles on its name
  * (bench_mark_*), and the counting hook is on around it only.
  */
-__attribute__((noinline, noclone, used)) static bool
+BENCH_MARK static bool
 bench_mark_op(const struct strategy *s, void *inst, unsigned int cpu,
 	      unsigned int leaf)
 {

@@ -70,7 +70,7 @@ struct prof {
 	atomic_long floor;
 };
 
-#define MARK __attribute__((noinline, noclone, used))
+#define MARK BENCH_MARK
 
 MARK static void bench_mark_null(struct prof *p)
 {
@@ -119,8 +119,8 @@ MARK static void bench_mark_uncharge(struct prof *p)
 
 static struct rseq *rseq_area(void)
 {
-	return (struct rseq *)((char *)__builtin_thread_pointer() +
-			       __rseq_offset);
+	return (struct rseq *)(void *)((char *)__builtin_thread_pointer() +
+				       __rseq_offset);
 }
 
 /*

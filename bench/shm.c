@@ -784,7 +784,7 @@ static int nvn_all(struct shm_run *run)
 
 /* ---- --profile shm-KIND: callgrind's marks ------------------------------------------ */
 
-#define MARK __attribute__((noinline, noclone, used))
+#define MARK BENCH_MARK
 
 MARK static int bench_mark_shm_charge(struct pcstock_shm *s, pcstock_shm_gid g)
 {

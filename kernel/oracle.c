@@ -1036,7 +1036,7 @@ static void gen_op(struct kc_op *op, uint64_t *rs, const struct kc_world *w)
 			op->v[0] = 1 + kc_below(rs, 2 * w->cs->batch + 8);
 			break;
 		}
-		/* fall through */
+		__attribute__((fallthrough));
 	case K_CANCEL:
 		/* Mostly what is there; an underflow now and then. */
 		if (kc_below(rs, 8)) {

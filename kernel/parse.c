@@ -269,8 +269,8 @@ int kc_parse_run(const struct kpc_unit *k, const struct kc_opts *o,
 			krc = k->write_limit(in, files[i].keyword, &kv);
 			orc = pcstock_group_write(gs.g[i], files[i].name, in);
 			pcstock_group_stats(gs.g[i], &st);
-			ov = *(const unsigned long *)((const char *)&st +
-						      files[i].stat);
+			ov = *(const unsigned long *)(const void *)
+				((const char *)&st + files[i].stat);
 			r->parses++;
 			if ((krc != orc || (!krc && kv != ov)) &&
 			    !report(o, r, files[i].name, in, krc, kv, orc,

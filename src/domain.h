@@ -218,11 +218,14 @@ typedef uint64_t __attribute__((may_alias)) pcs_rseq_word;
 /* The word a thread without a cached RSEQ region reads. */
 extern const pcs_rseq_word pcs_rseq_none;
 
-/* The calling thread's rseq area (glibc's). */
+/*
+ * The calling thread's rseq area (glibc's), 32-byte aligned: the kernel
+ * refuses to register one that is not, and glibc lays it out so.
+ */
 static inline const pcs_rseq_word *pcs_rseq_area(const struct pcstock_domain *d)
 {
-	return (const pcs_rseq_word *)((char *)__builtin_thread_pointer() +
-				       d->rseq_offset);
+	return __builtin_assume_aligned((char *)__builtin_thread_pointer() +
+					d->rseq_offset, 32);
 }
 
 /*

@@ -181,36 +181,42 @@ _Static_assert(offsetof(struct pcstock_shm, max_groups) == 64,
 
 /* ---- addressing ------------------------------------------------------------ */
 
+/*
+ * The layout aligns every area for its type (shm_layout()); the casts go
+ * through void * so that clang's -Wcast-align, which cannot know that,
+ * stays quiet.
+ */
+
 static inline struct shm_proc *shm_proc(const struct pcstock_shm *s,
 					unsigned int i)
 {
-	return (struct shm_proc *)(s->base + s->h->l.off_procs) + i;
+	return (struct shm_proc *)(void *)(s->base + s->h->l.off_procs) + i;
 }
 
 static inline struct shm_group *shm_group(const struct pcstock_shm *s,
 					  uint32_t i)
 {
-	return (struct shm_group *)(s->base + s->h->l.off_groups) + i;
+	return (struct shm_group *)(void *)(s->base + s->h->l.off_groups) + i;
 }
 
 static inline atomic_ulong *shm_names(const struct pcstock_shm *s)
 {
-	return (atomic_ulong *)(s->base + s->h->l.off_names);
+	return (atomic_ulong *)(void *)(s->base + s->h->l.off_names);
 }
 
 /* Record @p's figure for group @i (p == max_procs: the orphan row). */
 static inline atomic_long *shm_figure(const struct pcstock_shm *s,
 				      unsigned int p, uint32_t i)
 {
-	return (atomic_long *)(s->base + s->h->l.off_charged +
-			       (size_t)p * s->h->l.figure_stride) + i;
+	return (atomic_long *)(void *)(s->base + s->h->l.off_charged +
+				       (size_t)p * s->h->l.figure_stride) + i;
 }
 
 static inline atomic_uint *shm_slot(const struct pcstock_shm *s,
 				    unsigned int cpu, uint32_t i)
 {
-	return (atomic_uint *)(s->base + s->h->l.off_slots +
-			       cpu * s->h->l.slot_stride) + i;
+	return (atomic_uint *)(void *)(s->base + s->h->l.off_slots +
+				       cpu * s->h->l.slot_stride) + i;
 }
 
 static inline uint32_t shm_gid_index(pcstock_shm_gid g)
@@ -258,7 +264,7 @@ static inline uint64_t shm_gid_key(pcstock_shm_gid g)
 static inline atomic_ulong *shm_key_of(const struct pcstock_shm *s,
 				       uint32_t i)
 {
-	return (atomic_ulong *)(s->base + s->h->l.off_keys) + i;
+	return (atomic_ulong *)(void *)(s->base + s->h->l.off_keys) + i;
 }
 
 /*
@@ -338,7 +344,7 @@ static inline unsigned int shm_cpu(const struct pcstock_shm *s)
 		return shm_cpu_slow(s);
 #endif
 	if (__builtin_expect(s->rseq, 1)) {
-		const struct rseq *r = (const struct rseq *)
+		const struct rseq *r = (const struct rseq *)(const void *)
 			((char *)__builtin_thread_pointer() + __rseq_offset);
 		unsigned int cpu = __atomic_load_n(&r->cpu_id,
 						   __ATOMIC_RELAXED);

@@ -30,7 +30,8 @@ static inline struct pcstock_counter *shm_parent(const struct pcstock_counter *c
 	const struct shm_group *g = (const struct shm_group *)c;
 
 	return g->parent_rel ?
-		       (struct pcstock_counter *)((char *)c + g->parent_rel) :
+		       (struct pcstock_counter *)(void *)((char *)c +
+							  g->parent_rel) :
 		       NULL;
 }
 
@@ -59,7 +60,7 @@ unsigned int shm_cpu_slow(const struct pcstock_shm *s)
 		return (unsigned int)pcstock_shm_sim.cpu() % s->nr_cpus;
 #endif
 	if (s->rseq) {
-		const struct rseq *r = (const struct rseq *)
+		const struct rseq *r = (const struct rseq *)(const void *)
 			((char *)__builtin_thread_pointer() + __rseq_offset);
 
 		cpu = (int)__atomic_load_n(&r->cpu_id, __ATOMIC_RELAXED);
@@ -361,7 +362,7 @@ static inline unsigned int fast_cpu(const struct pcstock_shm *s)
 	if (pcstock_shm_sim.cpu)
 		return (unsigned int)pcstock_shm_sim.cpu();
 #endif
-	const struct rseq *r = (const struct rseq *)
+	const struct rseq *r = (const struct rseq *)(const void *)
 		((char *)__builtin_thread_pointer() + s->rseq_off);
 
 	return __atomic_load_n(&r->cpu_id, __ATOMIC_RELAXED);

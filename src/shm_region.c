@@ -325,7 +325,7 @@ static void init_root(struct pcstock_shm *s)
 static void fill_handle(struct pcstock_shm *s, char *base, int fd)
 {
 	s->base = base;
-	s->h = (struct shm_hdr *)base;
+	s->h = (struct shm_hdr *)(void *)base;
 	s->size = s->h->l.size;
 	s->fd = fd;
 	s->max_groups = s->h->l.max_groups;
@@ -336,9 +336,9 @@ static void fill_handle(struct pcstock_shm *s, char *base, int fd)
 	s->rseq = __rseq_size != 0;
 	s->rseq_off = __rseq_offset;
 	s->frozen = &s->h->frozen;
-	s->groups = (struct shm_group *)(base + s->h->l.off_groups);
-	s->slots = (atomic_uint *)(base + s->h->l.off_slots);
-	s->keys = (atomic_ulong *)(base + s->h->l.off_keys);
+	s->groups = (struct shm_group *)(void *)(base + s->h->l.off_groups);
+	s->slots = (atomic_uint *)(void *)(base + s->h->l.off_slots);
+	s->keys = (atomic_ulong *)(void *)(base + s->h->l.off_keys);
 	s->slot_shift = (unsigned int)__builtin_ctzll(s->h->l.slot_stride /
 						       sizeof(unsigned int));
 	s->fence = !membarrier_register();
@@ -384,7 +384,7 @@ int pcstock_shm_create(const char *name, const struct pcstock_shm_attr *attr,
 		err = -ENOMEM;
 		goto fail_map;
 	}
-	h = (struct shm_hdr *)base;
+	h = (struct shm_hdr *)(void *)base;
 	h->l = l;
 	h->creator_pid = (int32_t)getpid();
 	h->creator_start = shm_pid_start(getpid());
@@ -453,7 +453,7 @@ int pcstock_shm_attach_fd(int fd, struct pcstock_shm **out)
 		goto fail;
 	}
 	{
-		struct shm_hdr *h = (struct shm_hdr *)base;
+		struct shm_hdr *h = (struct shm_hdr *)(void *)base;
 		uint64_t start = shm_pid_start(h->creator_pid);
 
 		if (pcs_load(&h->state, PCS_ACQUIRE) != SHM_READY ||

@@ -153,9 +153,11 @@ static inline int kpc_atomic_xchg_split(atomic_t *v, int i)
 
 /*
  * xchg() on a plain field (the kernel's limit): a fully ordered exchange
- * of an object that is not declared _Atomic, which gcc's <stdatomic.h>
- * accepts (the unit is built by gcc).
+ * of an object that is not declared _Atomic, taken as the _Atomic of its
+ * type (the same size and representation here), which clang's
+ * <stdatomic.h> requires and gcc's accepts either way.
  */
-#define xchg(ptr, v) kpc_fully_ordered(pcs_xchg((ptr), (v), PCS_RELAXED))
+#define xchg(ptr, v)                                                         \
+	kpc_fully_ordered(pcs_xchg(KPC_AS_ATOMIC(ptr), (v), PCS_RELAXED))
 
 #endif

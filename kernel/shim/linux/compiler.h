@@ -13,10 +13,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/*
+ * A plain object's address as that of the _Atomic of its type, for the
+ * C11 atomics (clang's take _Atomic objects only).
+ */
+#define KPC_AS_ATOMIC(p) ((_Atomic __typeof__(*(p)) *)(p))
+
 #ifdef KPC_EXPLORE
 #include "../../../src/atomic.h" /* pcstock's own wrappers */
-#define READ_ONCE(x) pcs_load(&(x), PCS_RELAXED)
-#define WRITE_ONCE(x, v) pcs_store(&(x), (v), PCS_RELAXED)
+#define READ_ONCE(x) pcs_load(KPC_AS_ATOMIC(&(x)), PCS_RELAXED)
+#define WRITE_ONCE(x, v) pcs_store(KPC_AS_ATOMIC(&(x)), (v), PCS_RELAXED)
 #else
 #define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v)                                                     \
