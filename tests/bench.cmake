@@ -55,6 +55,7 @@ if(PCSTOCK_BUILD_BENCH AND EXISTS ${PROJECT_SOURCE_DIR}/bench/lines/lines.c)
 		-DXEON=${PROJECT_SOURCE_DIR}/docs/lines/lines.jsonl
 		-DAMD=${PROJECT_SOURCE_DIR}/bench/lines_calib_amd.jsonl
 		-DF25M17=${PROJECT_SOURCE_DIR}/bench/lines_calib_f25m17.jsonl
+		-DCOMPILER=${CMAKE_C_COMPILER_ID}
 		-P ${PROJECT_SOURCE_DIR}/bench/lines_smoke.cmake)
 	set_tests_properties(bench_lines PROPERTIES LABELS bench TIMEOUT 300)
 	# When the store and drain readings give a share (lines_readings.cmake).
