@@ -26,9 +26,14 @@ foreach(flag IN LISTS _pcstock_candidate_warnings)
 endforeach()
 # Debian 12's valgrind (3.19) gives up on clang 14's DWARF 5 ("possibly
 # corrupted debuginfo file"), and the line model's store counts
-# (bench_lines_store_counts) run the bench under callgrind: DWARF 4.
-if(CMAKE_C_COMPILER_ID MATCHES "Clang")
-	list(APPEND PCSTOCK_WARNINGS -gdwarf-4)
+# (bench_lines_store_counts) run the bench under callgrind: debug info,
+# where the build type asks for it, in DWARF 4 (-gdwarf-4 would also
+# turn it on in a Release build).
+set(PCSTOCK_DEBUG_FLAGS "")
+check_c_compiler_flag(-fdebug-default-version=4
+	PCSTOCK_HAVE_DEBUG_DEFAULT_VERSION)
+if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND PCSTOCK_HAVE_DEBUG_DEFAULT_VERSION)
+	list(APPEND PCSTOCK_DEBUG_FLAGS -fdebug-default-version=4)
 endif()
 if(PCSTOCK_WERROR)
 	list(APPEND PCSTOCK_WARNINGS -Werror)
@@ -66,7 +71,7 @@ endif()
 # pcstock_target_flags(<target>): warnings, sanitizers, hidden visibility.
 function(pcstock_target_flags target)
 	target_compile_options(${target} PRIVATE ${PCSTOCK_WARNINGS}
-		${PCSTOCK_SANITIZE_FLAGS})
+		${PCSTOCK_DEBUG_FLAGS} ${PCSTOCK_SANITIZE_FLAGS})
 	target_link_options(${target} PRIVATE ${PCSTOCK_SANITIZE_FLAGS})
 	set_target_properties(${target} PROPERTIES C_VISIBILITY_PRESET hidden
 		VISIBILITY_INLINES_HIDDEN ON)
