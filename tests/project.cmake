@@ -36,6 +36,18 @@ foreach(h IN LISTS PCSTOCK_PUBLIC_HEADERS)
 	set_tests_properties(header_alone_${h} PROPERTIES LABELS project)
 endforeach()
 
+# Under ThreadSanitizer, gcc's or clang's, PCSTOCK_INLINE's statistic
+# increment is one the sanitizer sees (x86-64, where it is otherwise asm).
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+	add_test(NAME inline_stat_tsan
+		COMMAND ${CMAKE_COMMAND} "-DCCS=${_alone_ccs}"
+			-DSRC=${PROJECT_SOURCE_DIR}/include
+			-DGEN=${PROJECT_BINARY_DIR}/include
+			-DWORK=${CMAKE_CURRENT_BINARY_DIR}/inline_tsan
+			-P ${CMAKE_CURRENT_SOURCE_DIR}/inline_tsan.cmake)
+	set_tests_properties(inline_stat_tsan PROPERTIES LABELS project)
+endif()
+
 add_test(NAME src_layout COMMAND sh ${PROJECT_SOURCE_DIR}/scripts/check-src-layout ${PROJECT_SOURCE_DIR})
 
 # Every relative link of README.md and docs/ resolves, inside the

@@ -111,8 +111,20 @@ pcstock_inl_rec_(const struct pcstock_counter *c, char *region)
 	atomic_compare_exchange_strong_explicit((p), (expected), (desired),  \
 						(mo_ok), (mo_fail))
 #endif
+/*
+ * Under ThreadSanitizer the increment is a relaxed load and store, which the
+ * sanitizer sees, rather than an asm it cannot.  gcc spells the build
+ * __SANITIZE_THREAD__, clang __has_feature(thread_sanitizer).
+ */
+#if defined(__SANITIZE_THREAD__)
+#define PCSTOCK_INL_TSAN_ 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PCSTOCK_INL_TSAN_ 1
+#endif
+#endif
 #ifndef pcstock_inl_stat_inc_
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_THREAD__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(PCSTOCK_INL_TSAN_)
 #define pcstock_inl_stat_inc_(p)                                             \
 	__asm__("addq $1, %0" : "+m"(*(p)))
 #else
