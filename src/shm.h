@@ -11,6 +11,7 @@
 #ifndef PCSTOCK_SHM_INTERNAL_H
 #define PCSTOCK_SHM_INTERNAL_H
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -62,12 +63,20 @@ struct shm_layout {
 	uint32_t name_mask;		/* name buckets - 1 (a power of 2) */
 	uint32_t exact;			/* drain before any failure */
 	uint32_t track_failcnt;		/* memory.failcnt counts */
+	uint32_t reserved;		/* 0: no implicit padding */
 	uint64_t off_procs, off_groups, off_names, off_charged, off_slots;
 	uint64_t off_keys;		/* the fast paths' word per group */
 	uint64_t slot_stride;		/* bytes between two CPUs' rows */
 	uint64_t figure_stride;		/* bytes between two records' rows */
 	uint64_t sum;			/* FNV-1a of every byte above */
 };
+
+/*
+ * Compared with memcmp() and summed byte by byte: every byte is a field's,
+ * none the compiler's padding.
+ */
+static_assert(sizeof(struct shm_layout) == 128,
+	      "the shared layout has no padding: 16 words of 8 bytes");
 
 enum shm_state { SHM_BUILDING = 0, SHM_READY = 1, SHM_CLOSED = 2 };
 

@@ -278,6 +278,7 @@ static int check_layout(const struct shm_layout *l, uint64_t avail)
 	a.nr_cpus = l->nr_cpus;
 	a.batch = l->batch ? l->batch : PCSTOCK_SHM_NO_STOCK;
 	a.exact = l->exact != 0;
+	a.track_failcnt = l->track_failcnt != 0;
 	if (!l->max_procs || !l->nr_cpus || plan(&a, &want) ||
 	    memcmp(&want, l, sizeof(want)))
 		return -EBADMSG;

@@ -320,7 +320,6 @@ static bool park_on_cpu1(struct pcstock_shm *s, pcstock_shm_gid g)
 	return false;
 }
 
-/* A failing charge takes back what sits in another CPU's slot first. */
 /* @g's @file reads @want. */
 static void assert_file(struct pcstock_shm *s, pcstock_shm_gid g,
 			const char *file, const char *want)
@@ -370,6 +369,7 @@ static void test_failcnt(void **state)
 	assert_int_equal(pcstock_shm_detach(v2), 0);
 }
 
+/* A failing charge takes back what sits in another CPU's slot first. */
 static void test_failing_charge_drains_every_cpu(void **state)
 {
 	struct pcstock_shm *s = create(8, 2, 8);
@@ -570,6 +570,62 @@ static void test_fork_inherited_handle_and_own_attach(void **state)
 	assert_int_equal(pcstock_shm_proc_state(s, 1), PCSTOCK_SHM_PROC_FREE);
 	assert_int_equal(pcstock_shm_usage(s, a), 0);
 	assert_int_equal(pcstock_shm_detach(s), 0);
+}
+
+/*
+ * Every attribute a region is created with is one another process can
+ * attach to, and sees: the attach checks the header against the layout the
+ * attributes give, so an attribute left out of that check refuses every
+ * attach (as track_failcnt did until 0.11.1).  The child charges past a
+ * max of 4 and reads the failures counted, or not: with a stock, as the
+ * kernel's try_charge_memcg(), the batch is tried first and then the 5
+ * pages alone, two failures.
+ */
+static void test_attach_keeps_every_attribute(void **state)
+{
+	static const unsigned int batches[] = { PCSTOCK_SHM_NO_STOCK, 0, 8 };
+
+	(void)state;
+	for (unsigned int i = 0; i < 3 * 2 * 2; i++) {
+		struct pcstock_shm_attr a = {
+			.max_groups = 8, .max_procs = 2, .nr_cpus = 2,
+			.batch = batches[i % 3],
+			.exact = (i / 3) % 2, .track_failcnt = i / 6,
+		};
+		struct pcstock_shm *s;
+		pcstock_shm_gid g;
+		pid_t pid;
+		int rc;
+
+		assert_int_equal(pcstock_shm_create(NULL, &a, &s), 0);
+		g = mkgroup(s, PCSTOCK_SHM_ROOT, "g");
+		assert_int_equal(pcstock_shm_set_limit(s, g, PCSTOCK_LIMIT_MAX,
+						       4), 0);
+		pid = fork_checked();
+		if (!pid) {
+			struct pcstock_shm *w;
+			char buf[32];
+
+			if (pcstock_shm_attach_fd(pcstock_shm_fd(s), &w))
+				_exit(1);
+			if (pcstock_shm_charge(w, g, 5,
+					       PCSTOCK_CHARGE_NOWAIT) != -ENOMEM)
+				_exit(2);
+			if (pcstock_shm_read(w, g, "memory.failcnt", buf,
+					     sizeof(buf)) <= 0 ||
+			    strcmp(buf, !a.track_failcnt ? "0\n" :
+				   a.batch == PCSTOCK_SHM_NO_STOCK ? "1\n" :
+								   "2\n"))
+				_exit(3);
+			_exit(pcstock_shm_detach(w) ? 4 : 0);
+		}
+		rc = wait_child(pid);
+		if (rc)
+			fail_msg("attributes %u: the attached child failed "
+				 "with %d", i, rc);
+		assert_int_equal(pcstock_shm_usage(s, PCSTOCK_SHM_ROOT), 0);
+		assert_int_equal(pcstock_shm_detach(s), 0);
+	}
 }
 
 /* A child that charges, reports, then waits to be killed. */
@@ -840,6 +896,7 @@ int main(void)
 		cmocka_unit_test(test_bad_attrs),
 		cmocka_unit_test(test_handles_misused),
 		cmocka_unit_test(test_fork_inherited_handle_and_own_attach),
+		cmocka_unit_test(test_attach_keeps_every_attribute),
 		cmocka_unit_test(test_killed_process_recovered_and_reaped),
 		cmocka_unit_test(test_pidfd_of_a_record),
 		cmocka_unit_test(test_zombie_counts_as_dead),
