@@ -262,11 +262,13 @@ static int charge_slow(struct pcstock_shm *s, pcstock_shm_gid gid,
 		in_callback = true;
 		err = s->cb.oom(s, gid_of_index(s, fail), s->cb.arg);
 		in_callback = false;
-		if (err == PCSTOCK_OOM_NONE || err < 0 ||
-		    err > PCSTOCK_OOM_KILLED_ASYNC)
+		/* As the private tree's pcs_group_oom(): WAIT kills nobody. */
+		if (err != PCSTOCK_OOM_KILLED &&
+		    err != PCSTOCK_OOM_KILLED_ASYNC && err != PCSTOCK_OOM_WAIT)
 			break;
-		event(s, fail, PCSTOCK_EVENT_OOM_KILL);
-		if (err == PCSTOCK_OOM_KILLED_ASYNC)
+		if (err != PCSTOCK_OOM_WAIT)
+			event(s, fail, PCSTOCK_EVENT_OOM_KILL);
+		if (err != PCSTOCK_OOM_KILLED)
 			for (int w = 0; w < PCSTOCK_OOM_WAIT_MS; w++) {
 				drain_subtree(s, fail);
 				if (margin(s, fail) >= n)

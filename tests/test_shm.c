@@ -820,6 +820,7 @@ static void test_attach_after_creator_died_or_left(void **state)
 static struct {
 	pid_t freer;
 	int go;
+	int result;	/* what the callback returns once it let the freer go */
 } oom_ctx;
 
 static int oom_async(struct pcstock_shm *s, pcstock_shm_gid g, void *arg)
@@ -833,10 +834,15 @@ static int oom_async(struct pcstock_shm *s, pcstock_shm_gid g, void *arg)
 		return PCSTOCK_OOM_NONE;
 	close(oom_ctx.go);
 	oom_ctx.go = -1;
-	return PCSTOCK_OOM_KILLED_ASYNC;
+	return oom_ctx.result;
 }
 
-static void test_async_oom_victim_frees_in_another_process(void **state)
+/*
+ * @result: PCSTOCK_OOM_KILLED_ASYNC (a victim killed now, an OOM_KILL
+ * event) or PCSTOCK_OOM_WAIT (an earlier victim still exiting, no event):
+ * either way the charge waits for the pages and succeeds.
+ */
+static void async_victim_frees_in_another_process(int result)
 {
 	struct pcstock_shm *s = create(8, 4, 16);
 	pcstock_shm_gid a = mkgroup(s, PCSTOCK_SHM_ROOT, "a");
@@ -845,7 +851,6 @@ static void test_async_oom_victim_frees_in_another_process(void **state)
 	pid_t pid;
 	char c;
 
-	(void)state;
 	assert_int_equal(pcstock_shm_set_limit(s, a, PCSTOCK_LIMIT_MAX, 8), 0);
 	assert_int_equal(pipe(go), 0);
 	assert_int_equal(pipe(ready), 0);
@@ -872,14 +877,32 @@ static void test_async_oom_victim_frees_in_another_process(void **state)
 	assert_int_equal(read(ready[0], &c, 1), 1);
 	close(ready[0]);
 	oom_ctx.go = go[1];
+	oom_ctx.result = result;
 	run_on_cpu(0);
 	assert_int_equal(pcstock_shm_set_callbacks(s, &cb), 0);
 	assert_int_equal(pcstock_shm_charge(s, a, 4, 0), 0);
 	assert_int_equal(wait_child(pid), 0);
-	assert_int_equal(pcstock_shm_events(s, a, PCSTOCK_EVENT_OOM_KILL), 1);
+	assert_int_equal(pcstock_shm_events(s, a, PCSTOCK_EVENT_OOM), 1);
+	assert_int_equal(pcstock_shm_events(s, a, PCSTOCK_EVENT_OOM_KILL),
+			 result == PCSTOCK_OOM_KILLED_ASYNC);
+	assert_int_equal(pcstock_shm_usage(s, a), 4);
 	run_anywhere();
 	assert_int_equal(pcstock_shm_set_callbacks(s, NULL), 0);
-	assert_int_equal(pcstock_shm_detach(s), -0);
+	assert_int_equal(pcstock_shm_uncharge(s, a, 4), 0);
+	assert_int_equal(pcstock_shm_detach(s), 0);
+}
+
+static void test_async_oom_victim_frees_in_another_process(void **state)
+{
+	(void)state;
+	async_victim_frees_in_another_process(PCSTOCK_OOM_KILLED_ASYNC);
+}
+
+/* An OOM_WAIT (the victim already exiting) waits as the private tree does. */
+static void test_oom_wait_waits_for_the_exiting_victim(void **state)
+{
+	(void)state;
+	async_victim_frees_in_another_process(PCSTOCK_OOM_WAIT);
 }
 
 int main(void)
@@ -903,6 +926,7 @@ int main(void)
 		cmocka_unit_test(test_structure_lock_holder_dies),
 		cmocka_unit_test(test_attach_after_creator_died_or_left),
 		cmocka_unit_test(test_async_oom_victim_frees_in_another_process),
+		cmocka_unit_test(test_oom_wait_waits_for_the_exiting_victim),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
