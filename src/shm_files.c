@@ -109,7 +109,9 @@ ssize_t pcstock_shm_read(struct pcstock_shm *s, pcstock_shm_gid gid,
 		v = pcs_counter_usage(m);
 		break;
 	case SHOW_PEAK:
-		v = pcs_counter_watermark(m);
+		/* v2's memory.peak: the local watermark its write resets. */
+		v = f->v1 ? pcs_counter_watermark(m) :
+			    pcs_counter_local_watermark(m);
 		break;
 	default:
 		v = limit_of(m, f->limit);

@@ -274,6 +274,10 @@ static void test_files_and_protection(void **state)
 	assert_true(pcstock_shm_read(s, a, "memory.peak", buf, sizeof(buf)) > 0);
 	assert_string_equal(buf, "32768\n");
 	assert_int_equal(pcstock_shm_write(s, a, "memory.peak", "x"), 0);
+	/* memory.peak shows the local watermark the write reset... */
+	assert_true(pcstock_shm_read(s, a, "memory.peak", buf, sizeof(buf)) > 0);
+	assert_string_equal(buf, "0\n");
+	/* ...and v1's file the global one, which it left alone. */
 	assert_true(pcstock_shm_read(s, a, "memory.max_usage_in_bytes", buf,
 				     sizeof(buf)) > 0);
 	assert_string_equal(buf, "32768\n");

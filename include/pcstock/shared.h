@@ -379,7 +379,10 @@ PCSTOCK_API int pcstock_shm_set_limit(struct pcstock_shm *s,
  *
  * Formatted as the kernel formats them: bytes, "max" for no limit in v2's
  * memory.max and memory.high (v1 prints the bytes), memory.events' lines
- * ("low" is never raised: there is no reclaim of our own).  The failure
+ * ("low" is never raised: there is no reclaim of our own).  memory.peak
+ * shows the local watermark, which a write to it resets (as a private
+ * tree's: there is no per-open-file state), memory.max_usage_in_bytes the
+ * global one.  The failure
  * count is tracked if the region was created with track_failcnt, else 0
  * (a write of "0" to memory.failcnt zeroes it).
  *
