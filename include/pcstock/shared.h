@@ -382,9 +382,8 @@ PCSTOCK_API int pcstock_shm_set_limit(struct pcstock_shm *s,
  * ("low" is never raised: there is no reclaim of our own).  memory.peak
  * shows the local watermark, which a write to it resets (as a private
  * tree's: there is no per-open-file state), memory.max_usage_in_bytes the
- * global one.  The failure
- * count is tracked if the region was created with track_failcnt, else 0
- * (a write of "0" to memory.failcnt zeroes it).
+ * global one.  The failure count is tracked if the region was created
+ * with track_failcnt, else 0 (a write of "0" to memory.failcnt zeroes it).
  *
  * Return: the length written (without the NUL), -ERANGE if @size is too
  * small, -ENOENT (no such file, or @g destroyed), -EINVAL, -EBADF,
