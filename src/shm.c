@@ -359,13 +359,17 @@ int pcstock_shm_group_destroy(struct pcstock_shm *s, pcstock_shm_gid g)
 	/*
 	 * Offline first (new charges see it), then the name, then wait for
 	 * every window that saw it online (an uncharge may be refilling a
-	 * slot), then drain: nothing stays in an offline group's slots.
+	 * slot, a setter writing its protection), then drain: nothing stays
+	 * in an offline group's slots.  And, as the private tree's destroy
+	 * (mem_cgroup_css_offline()), an offline group protects nothing,
+	 * also while its pages are still held.
 	 */
 	pcs_store(shm_key_of(s, i), shm_key(shm_gid_gen(g), i, false),
 		  PCS_SEQ_CST);
 	pcs_store(&grp->state, GROUP_OFFLINE, PCS_SEQ_CST);
 	name_remove(s, grp->parent, grp->name, g);
 	shm_synchronize(s);
+	shm_counter_clear_protection(s, i);
 	shm_drain_index(s, i);
 out:
 	shm_tree_unlock(s);

@@ -45,6 +45,14 @@ void shm_counter_uncharge(struct pcstock_shm *s, uint32_t i, unsigned long n)
 	shm_walk_uncharge(&shm_group(s, i)->memory, n);
 }
 
+void shm_counter_clear_protection(struct pcstock_shm *s, uint32_t i)
+{
+	struct pcstock_counter *c = &shm_group(s, i)->memory;
+
+	shm_walk_set_protection(c, &c->min, 0);
+	shm_walk_set_protection(c, &c->low, 0);
+}
+
 /* ---- small helpers --------------------------------------------------------------- */
 
 /* Callbacks mark the thread: charges made inside them are forced. */

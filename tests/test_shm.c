@@ -159,6 +159,49 @@ static void test_destroyed_group_keeps_charges_until_given_back(void **state)
 	assert_int_equal(pcstock_shm_detach(s), 0);
 }
 
+/*
+ * A destroyed group protects nothing, also while its pages are still
+ * held (mem_cgroup_css_offline(), as a private tree's destroy): its
+ * sibling's share of an overcommitted parent's min is whole again.
+ */
+static void test_destroyed_group_protects_nothing(void **state)
+{
+	struct pcstock_shm *s = create(8, 2, 0);
+	pcstock_shm_gid p, a, b;
+	unsigned long emin, elow;
+
+	(void)state;
+	p = mkgroup(s, PCSTOCK_SHM_ROOT, "p");
+	a = mkgroup(s, p, "a");
+	b = mkgroup(s, p, "b");
+	assert_int_equal(pcstock_shm_set_limit(s, p, PCSTOCK_LIMIT_MIN, 100),
+			 0);
+	assert_int_equal(pcstock_shm_set_limit(s, a, PCSTOCK_LIMIT_MIN, 100),
+			 0);
+	assert_int_equal(pcstock_shm_set_limit(s, b, PCSTOCK_LIMIT_LOW, 100),
+			 0);
+	assert_int_equal(pcstock_shm_set_limit(s, b, PCSTOCK_LIMIT_MIN, 100),
+			 0);
+	assert_int_equal(pcstock_shm_charge(s, a, 100, 0), 0);
+	assert_int_equal(pcstock_shm_charge(s, b, 100, 0), 0);
+	assert_int_equal(pcstock_shm_calculate_protection(s, PCSTOCK_SHM_ROOT,
+							  true), 0);
+	assert_int_equal(pcstock_shm_effective_protection(s, a, &emin, &elow),
+			 0);
+	assert_int_equal(emin, 50);
+	assert_int_equal(pcstock_shm_group_destroy(s, b), 0);
+	assert_int_equal(pcstock_shm_usage(s, p), 200);
+	assert_int_equal(pcstock_shm_calculate_protection(s, PCSTOCK_SHM_ROOT,
+							  true), 0);
+	assert_int_equal(pcstock_shm_effective_protection(s, a, &emin, &elow),
+			 0);
+	assert_int_equal(emin, 100);
+	assert_int_equal(pcstock_shm_uncharge(s, b, 100), 0);
+	assert_int_equal(pcstock_shm_uncharge(s, a, 100), 0);
+	assert_int_equal(pcstock_shm_usage(s, PCSTOCK_SHM_ROOT), 0);
+	assert_int_equal(pcstock_shm_detach(s), 0);
+}
+
 /* ---- charges ------------------------------------------------------------------- */
 
 static void test_charge_stock_and_limits(void **state)
@@ -914,6 +957,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_groups_names_and_generations),
 		cmocka_unit_test(test_destroyed_group_keeps_charges_until_given_back),
+		cmocka_unit_test(test_destroyed_group_protects_nothing),
 		cmocka_unit_test(test_charge_stock_and_limits),
 		cmocka_unit_test(test_files_and_protection),
 		cmocka_unit_test(test_failcnt),
