@@ -531,6 +531,11 @@ static void test_bad_attrs(void **state)
 	a.batch = 0;
 	a.max_procs = SHM_MAX_PROCS + 1;
 	assert_int_equal(pcstock_shm_create(NULL, &a, &s), -EINVAL);
+	/* shared.h's bounds: 2^20 groups at most. */
+	a.max_procs = 0;
+	a.max_groups = (1U << 20) + 1;
+	assert_int_equal(pcstock_shm_create(NULL, &a, &s), -EINVAL);
+	a.max_groups = 0;
 	assert_int_equal(pcstock_shm_create("no-slash", NULL, &s), -EINVAL);
 	assert_int_equal(pcstock_shm_create("/a/b", NULL, &s), -EINVAL);
 	assert_int_equal(pcstock_shm_create(NULL, NULL, NULL), -EINVAL);

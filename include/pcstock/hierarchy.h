@@ -486,8 +486,9 @@ PCSTOCK_API void pcstock_tree_stats(const struct pcstock_tree *t,
 
 /**
  * pcstock_tree_policy_parse() - policy from its name
- * @name: a registered policy's name: "default", "v4", "memcg7", "none",
- *	"exact"
+ * @name: a registered policy's name, as pcstock_tree_policy_name() gives
+ *	it: one per line of <pcstock/policies.h> ("default", "v4", "memcg7",
+ *	"none", "exact" and "plain" in this release)
  * @out: receives the policy
  *
  * Return: 0; -EINVAL for an unknown name or NULL argument.

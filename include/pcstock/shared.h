@@ -140,7 +140,7 @@ struct pcstock_shm;
 
 /**
  * struct pcstock_shm_attr - how to build a shared tree
- * @max_groups: groups the region can hold, the root included, 2..2^24
+ * @max_groups: groups the region can hold, the root included, 2..2^20
  *	(0: 4096)
  * @max_procs: processes that can be attached at once, 1..4096 (0: 64)
  * @nr_cpus: stock slots per group, one per CPU; a CPU numbered beyond
