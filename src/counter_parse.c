@@ -101,6 +101,26 @@ int pcs_memparse_n(const char *buf, size_t len, const char *max_keyword,
 	return 0;
 }
 
+static bool kernel_isspace(char ch)
+{
+	unsigned char c = (unsigned char)ch;
+
+	return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
+}
+
+const char *pcs_strstrip(const char *buf, size_t *len)
+{
+	size_t n;
+
+	while (kernel_isspace(*buf))
+		buf++;
+	n = strlen(buf);
+	while (n && kernel_isspace(buf[n - 1]))
+		n--;
+	*len = n;
+	return buf;
+}
+
 int pcstock_counter_memparse(const char *buf, const char *max_keyword,
 			     unsigned long *nr_pages)
 {

@@ -72,6 +72,14 @@ void pcs_domain_users_add(struct pcstock_domain *d, int delta);
 int pcs_memparse_n(const char *buf, size_t len, const char *max_keyword,
 		   unsigned long *nr_pages);
 
+/*
+ * The kernel's strstrip() of a cgroup file's write: the start of @buf past
+ * the kernel's whitespace (isspace() of lib/ctype.c: \t \n \v \f \r, ' ',
+ * 0xA0), and in *@len the length of the rest without its trailing
+ * whitespace.  No NULL checks.
+ */
+const char *pcs_strstrip(const char *buf, size_t *len);
+
 #define PCS_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define PCS_MAX(a, b) ((a) > (b) ? (a) : (b))
 

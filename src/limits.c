@@ -209,17 +209,6 @@ int pcstock_group_set_low(struct pcstock_group *g, unsigned long nr_pages)
 	return group_set_protection(g, nr_pages, pcstock_counter_set_low);
 }
 
-/*
- * isspace() of the kernel's ctype table (lib/ctype.c, Latin-1): \t \n \v
- * \f \r, ' ' and the no-break space 0xA0; whatever the C locale says.
- */
-static bool kernel_isspace(char ch)
-{
-	unsigned char c = (unsigned char)ch;
-
-	return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
-}
-
 int pcs_group_write_limit(struct pcstock_group *g, enum pcstock_limit which,
 			  const char *buf, const char *max_keyword)
 {
@@ -242,11 +231,7 @@ int pcs_group_write_limit(struct pcstock_group *g, enum pcstock_limit which,
 	if (err)
 		return err;
 	/* strstrip(), then memparse over the whole value, any length */
-	while (kernel_isspace(*buf))
-		buf++;
-	len = strlen(buf);
-	while (len && kernel_isspace(buf[len - 1]))
-		len--;
+	buf = pcs_strstrip(buf, &len);
 	err = pcs_memparse_n(buf, len, max_keyword, &nr_pages);
 	if (err)
 		return err;

@@ -157,7 +157,6 @@ int pcstock_shm_write(struct pcstock_shm *s, pcstock_shm_gid gid,
 {
 	const struct shm_file *f;
 	unsigned long pages;
-	char val[64];
 	size_t len;
 	int err = open_file(s, file, buf, &f);
 
@@ -167,18 +166,9 @@ int pcstock_shm_write(struct pcstock_shm *s, pcstock_shm_gid gid,
 		return reset(s, gid, f);
 	if (f->limit < 0)
 		return -EACCES;
-	/* The kernel strips surrounding whitespace (a trailing newline). */
-	while (*buf == ' ' || *buf == '\t' || *buf == '\n')
-		buf++;
-	len = strlen(buf);
-	while (len && (buf[len - 1] == ' ' || buf[len - 1] == '\t' ||
-		       buf[len - 1] == '\n'))
-		len--;
-	if (len >= sizeof(val))
-		return -EINVAL;
-	memcpy(val, buf, len);
-	val[len] = '\0';
-	err = pcstock_counter_memparse(val, f->v1 ? "-1" : "max", &pages);
+	/* As a private tree's: strstrip(), then memparse, any length. */
+	buf = pcs_strstrip(buf, &len);
+	err = pcs_memparse_n(buf, len, f->v1 ? "-1" : "max", &pages);
 	if (err)
 		return err;
 	return pcstock_shm_set_limit(s, gid, (enum pcstock_limit)f->limit,

@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include <pcstock/hierarchy.h>
 #include <pcstock/shared.h>
 
 #include "shm.h"
@@ -199,6 +200,59 @@ static void test_destroyed_group_protects_nothing(void **state)
 	assert_int_equal(pcstock_shm_uncharge(s, b, 100), 0);
 	assert_int_equal(pcstock_shm_uncharge(s, a, 100), 0);
 	assert_int_equal(pcstock_shm_usage(s, PCSTOCK_SHM_ROOT), 0);
+	assert_int_equal(pcstock_shm_detach(s), 0);
+}
+
+/*
+ * A limit write parses as a private tree's (and the kernel's): strstrip()
+ * with the kernel's whitespace (\r, \v, \f and 0xA0 too), then memparse
+ * over the whole value, whatever its length.  Each value goes to both
+ * trees' memory.high and must give the same result and the same limit.
+ */
+static void test_limit_writes_parse_as_private_tree(void **state)
+{
+	static const char *const values[] = {
+		"1M", "1M\n", " 1M\r\n", "\v\f1M\t", "\xa0" "1M\xa0", "max",
+		" max\n", "16E", "0x10K", "010", "",
+		"000000000000000000000000000000000000000000000000000000000064K",
+		"1M 2", "1Mx", "-1", "1\xa1", "max max",
+	};
+	struct pcstock_domain_attr da = { .nr_cpus = 1,
+					  .mode = PCSTOCK_CPU_SIM };
+	struct pcstock_shm *s = create(4, 2, 0);
+	pcstock_shm_gid a = mkgroup(s, PCSTOCK_SHM_ROOT, "a");
+	struct pcstock_domain *d;
+	struct pcstock_tree *t;
+	struct pcstock_group *pa;
+
+	(void)state;
+	assert_int_equal(pcstock_domain_create(&da, &d), 0);
+	assert_int_equal(pcstock_tree_create(d, NULL, &t), 0);
+	assert_int_equal(pcstock_group_create(pcstock_tree_root(t), "a", &pa),
+			 0);
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		char want[64], got[64];
+		int rp, rs;
+
+		/* A value the writes refuse leaves the last one: reset it. */
+		assert_int_equal(pcstock_group_write(pa, "memory.high", "7"),
+				 0);
+		assert_int_equal(pcstock_shm_write(s, a, "memory.high", "7"),
+				 0);
+		rp = pcstock_group_write(pa, "memory.high", values[i]);
+		rs = pcstock_shm_write(s, a, "memory.high", values[i]);
+		assert_true(pcstock_group_read(pa, "memory.high", want,
+					       sizeof(want)) > 0);
+		assert_true(pcstock_shm_read(s, a, "memory.high", got,
+					     sizeof(got)) > 0);
+		if (rp != rs || strcmp(want, got))
+			fail_msg("value %zu \"%s\": private %d \"%s\", shared "
+				 "%d \"%s\"", i, values[i], rp, want, rs, got);
+	}
+	assert_int_equal(pcstock_group_destroy(pa), 0);
+	pcstock_group_put(pa);
+	assert_int_equal(pcstock_tree_destroy(t), 0);
+	assert_int_equal(pcstock_domain_destroy(d), 0);
 	assert_int_equal(pcstock_shm_detach(s), 0);
 }
 
@@ -965,6 +1019,7 @@ int main(void)
 		cmocka_unit_test(test_destroyed_group_protects_nothing),
 		cmocka_unit_test(test_charge_stock_and_limits),
 		cmocka_unit_test(test_files_and_protection),
+		cmocka_unit_test(test_limit_writes_parse_as_private_tree),
 		cmocka_unit_test(test_failcnt),
 		cmocka_unit_test(test_failing_charge_drains_every_cpu),
 		cmocka_unit_test(test_exact_nowait_sees_every_slot),
