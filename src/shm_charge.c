@@ -347,8 +347,11 @@ charge_miss(struct pcstock_shm *s, pcstock_shm_gid gid, unsigned long n,
 
 	if (err)
 		return err;
-	if (!n || n > PCSTOCK_COUNTER_MAX || (flags & ~CHARGE_FLAGS))
+	if (n > PCSTOCK_COUNTER_MAX || (flags & ~CHARGE_FLAGS))
 		return -EINVAL;
+	/* As a private tree's: no pages, or the root, charge nothing. */
+	if (!n || gid == PCSTOCK_SHM_ROOT)
+		return 0;
 	if (i >= s->max_groups || !i)
 		return i ? -ENOENT : -EINVAL;
 	if (n <= s->batch && !slot_charge(s, gid, n))
@@ -469,7 +472,11 @@ uncharge_slow(struct pcstock_shm *s, pcstock_shm_gid gid, unsigned long n)
 
 	if (err)
 		return err;
-	if (!n || n > PCSTOCK_COUNTER_MAX || !i)
+	if (n > PCSTOCK_COUNTER_MAX)
+		return -EINVAL;
+	if (!n || gid == PCSTOCK_SHM_ROOT)
+		return 0;
+	if (!i)
 		return -EINVAL;
 	shm_enter(s);
 	g = group_of(s, gid, true);
@@ -544,7 +551,8 @@ int pcstock_shm_set_limit(struct pcstock_shm *s, pcstock_shm_gid gid,
 
 	if (err)
 		return err;
-	if (n > PCSTOCK_COUNTER_MAX)
+	/* The root has no limits (a private tree's: -EINVAL; no files). */
+	if (n > PCSTOCK_COUNTER_MAX || !shm_gid_index(gid))
 		return -EINVAL;
 	if (which != PCSTOCK_LIMIT_MAX && which != PCSTOCK_LIMIT_HIGH &&
 	    which != PCSTOCK_LIMIT_MIN && which != PCSTOCK_LIMIT_LOW)

@@ -324,10 +324,28 @@ static void test_charge_stock_and_limits(void **state)
 	/* The protected usage reached the parent's children sum. */
 	assert_int_equal(pcstock_counter_children_min_usage(
 				 &shm_group(s, shm_gid_index(a))->memory), 2);
-	assert_int_equal(pcstock_shm_charge(s, b, 0, 0), -EINVAL);
 	assert_int_equal(pcstock_shm_charge(s, b, 1, 0x80), -EINVAL);
-	assert_int_equal(pcstock_shm_charge(s, PCSTOCK_SHM_ROOT, 1, 0),
-			 -EINVAL);
+	/*
+	 * As a private tree's: no pages, or the root, charge nothing (0),
+	 * and the root has no limits.
+	 */
+	{
+		unsigned long root = pcstock_shm_usage(s, PCSTOCK_SHM_ROOT);
+
+		assert_int_equal(pcstock_shm_charge(s, b, 0, 0), 0);
+		assert_int_equal(pcstock_shm_uncharge(s, b, 0), 0);
+		assert_int_equal(pcstock_shm_charge(s, PCSTOCK_SHM_ROOT, 1, 0),
+				 0);
+		assert_int_equal(pcstock_shm_uncharge(s, PCSTOCK_SHM_ROOT, 1),
+				 0);
+		assert_int_equal(pcstock_shm_usage(s, PCSTOCK_SHM_ROOT), root);
+		assert_int_equal(pcstock_shm_set_limit(s, PCSTOCK_SHM_ROOT,
+						       PCSTOCK_LIMIT_MAX, 1),
+				 -EINVAL);
+		assert_int_equal(pcstock_shm_write(s, PCSTOCK_SHM_ROOT,
+						   "memory.high", "1"),
+				 -EINVAL);
+	}
 	run_anywhere();
 	assert_int_equal(pcstock_shm_detach(s), 0);
 }

@@ -23,7 +23,8 @@
  *   gid stays valid until its group is destroyed; after that every call
  *   given it returns -ENOENT, even once the index holds a new group.
  *   PCSTOCK_SHM_ROOT is the root's.  As in a private tree, the root
- *   charges nothing.
+ *   charges nothing (a charge or uncharge of it is a no-op that returns
+ *   0, as one of 0 pages is) and has no limits.
  *
  * Semantics are the private tree's default policy (pcstock/hierarchy.h)
  *   on a memory counter per group: the kernel's page_counter walks
@@ -312,6 +313,7 @@ PCSTOCK_API pcstock_shm_gid pcstock_shm_group_parent(struct pcstock_shm *s,
 
 /**
  * pcstock_shm_charge() - charge @nr_pages to @g and its ancestors
+ * @nr_pages: pages, 0 (a no-op) .. PCSTOCK_COUNTER_MAX
  * @flags: PCSTOCK_CHARGE_NOWAIT, _NOFAIL, _NORETRY (pcstock/hierarchy.h)
  *
  * The flow of pcstock_group_charge() for the default policy: a hit in
@@ -333,6 +335,7 @@ PCSTOCK_API int pcstock_shm_charge(struct pcstock_shm *s, pcstock_shm_gid g,
 
 /**
  * pcstock_shm_uncharge() - return @nr_pages charged to @g
+ * @nr_pages: pages, 0 (a no-op) .. PCSTOCK_COUNTER_MAX
  *
  * Into this CPU's slot; an uncharge that would take the slot above the
  * batch empties it up the tree with the new pages, as mainline's
@@ -362,8 +365,8 @@ PCSTOCK_API long pcstock_shm_drain(struct pcstock_shm *s, pcstock_shm_gid g);
  *	if usage is above, after draining @g's subtree's slots once),
  *	PCSTOCK_LIMIT_HIGH, PCSTOCK_LIMIT_MIN or PCSTOCK_LIMIT_LOW
  *
- * Return: 0; -EBUSY; -EINVAL; -EOPNOTSUPP (another enum pcstock_limit);
- * -ENOENT; -EBADF; -ECHILD.
+ * Return: 0; -EBUSY; -EINVAL (the root, or above PCSTOCK_COUNTER_MAX);
+ * -EOPNOTSUPP (another enum pcstock_limit); -ENOENT; -EBADF; -ECHILD.
  */
 PCSTOCK_API int pcstock_shm_set_limit(struct pcstock_shm *s,
 				      pcstock_shm_gid g,
