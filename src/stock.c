@@ -403,9 +403,11 @@ slot_miss(struct pcstock_counter *c, char *region, unsigned long nr_pages,
 
 	/* The CPU we are on now, which may not be @region's. */
 	now = this_region(c, false);
-	if (!now)
+	if (!now) {
+		/* No slot to keep the surplus in: @nr_pages stay charged. */
 		pcstock_counter_uncharge(c, batch - nr_pages);
-	else if (c->stock_policy == STOCK_DEFAULT_FLAGS)
+		batch = (unsigned int)nr_pages;
+	} else if (c->stock_policy == STOCK_DEFAULT_FLAGS)
 		pcs_refill_capped(c, now, (int)batch, (int)(batch - nr_pages));
 	else if (!has_flag(c, STOCK_CAPPED))
 		refill_v4(c, now, batch - nr_pages);
@@ -463,7 +465,9 @@ charge_steps(struct pcstock_counter *c, char *region, unsigned long nr_pages,
 	} else if (now) {
 		STEP(c, refill)(c, now, batch, size - nr_pages);
 	} else {
+		/* No slot to keep the surplus in: @nr_pages stay charged. */
 		pcstock_counter_uncharge(c, size - nr_pages);
+		size = nr_pages;
 	}
 	if (nr_charged)
 		*nr_charged = size;

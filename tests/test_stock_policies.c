@@ -202,9 +202,13 @@ static void test_surplus_goes_to_the_cpu_after_the_charge(void **state)
 	assert_int_equal(slot(0), 0);
 	assert_int_equal(slot(3), BATCH - 1);
 
-	/* No CPU any more: the surplus is uncharged, the charge stands. */
+	/*
+	 * No CPU any more: the surplus is uncharged, the charge stands, and
+	 * the call reports the 2 pages it left charged (as a refill at the
+	 * limit does), not the batch it went back up with.
+	 */
 	move_to(1);
-	charge_migrating(-1, 2, BATCH);
+	charge_migrating(-1, 2, 2);
 	assert_int_equal(pcstock_this_cpu(fx.d), -1);
 	assert_int_equal(pcstock_counter_stock_pages(&fx.leaf), BATCH - 1);
 	assert_usage(BATCH + 2, BATCH + 2, BATCH + 2);

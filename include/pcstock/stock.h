@@ -183,8 +183,11 @@ PCSTOCK_API unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
  *        failed greedy attempt also writes it even when the exact charge
  *        then succeeds (as v4 does); may be NULL
  * @nr_charged: receives the pages charged to the hierarchy by this call:
- *              0 on a stock hit, else the pages charged (batch or
- *              @nr_pages); untouched on failure; may be NULL
+ *              0 on a stock hit, else the pages that stay charged (batch,
+ *              or @nr_pages when the surplus went back up: a charge
+ *              exact at the limit, or a thread that was no CPU of the
+ *              domain any more when it came to keep the surplus);
+ *              untouched on failure; may be NULL
  *
  * A hit takes the pages from this CPU's slot, whenever it holds
  * @nr_pages (a V4 slot may hold more than PCSTOCK_STOCK_MAX_BATCH pages,
