@@ -382,6 +382,9 @@ unsigned long shm_drain_index(struct pcstock_shm *s, uint32_t i);
 /* Uncharge @n pages from group @i's counters (inside a window). */
 void shm_counter_uncharge(struct pcstock_shm *s, uint32_t i, unsigned long n);
 
+/* The handles this process holds, detached ones included (test_shm). */
+size_t shm_handles(void);
+
 /* Set group @i's min and low to 0, its ancestors' children sums with them. */
 void shm_counter_clear_protection(struct pcstock_shm *s, uint32_t i);
 

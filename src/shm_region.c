@@ -56,6 +56,8 @@ static void register_atfork(void)
 	pthread_atfork(NULL, NULL, mark_forked);
 }
 
+static size_t nr_handles;
+
 static struct pcstock_shm *handle_new(void)
 {
 	/* Aligned: the fast paths' fields are one cache line (shm.h). */
@@ -69,10 +71,39 @@ static struct pcstock_shm *handle_new(void)
 	pthread_mutex_lock(&handles_lock);
 	s->next_handle = handles;
 	handles = s;
+	nr_handles++;
 	pthread_mutex_unlock(&handles_lock);
 	s->state = HANDLE_DETACHED;
 	s->fd = -1;
 	return s;
+}
+
+/*
+ * Free a handle that a failed create or attach made and never gave out:
+ * no caller can hold it, so unlike a detached one it need not stay.
+ */
+static void handle_discard(struct pcstock_shm *s)
+{
+	pthread_mutex_lock(&handles_lock);
+	for (struct pcstock_shm **p = &handles; *p; p = &(*p)->next_handle)
+		if (*p == s) {
+			*p = s->next_handle;
+			nr_handles--;
+			break;
+		}
+	pthread_mutex_unlock(&handles_lock);
+	free(s->recount_buf);
+	free(s);
+}
+
+size_t shm_handles(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&handles_lock);
+	n = nr_handles;
+	pthread_mutex_unlock(&handles_lock);
+	return n;
 }
 
 /* ---- processes ---------------------------------------------------------------- */
@@ -393,7 +424,7 @@ int pcstock_shm_create(const char *name, const struct pcstock_shm_attr *attr,
 	if (!err)
 		err = init_robust(&h->recover_lock);
 	if (err)
-		goto fail_map;
+		goto fail_handle;
 	fill_handle(s, base, fd);
 	init_root(s);
 	h->next_free = 1;
@@ -401,7 +432,7 @@ int pcstock_shm_create(const char *name, const struct pcstock_shm_attr *attr,
 		pcs_store(&shm_names(s)[i], 0, PCS_RELAXED);
 	err = claim_record(s);
 	if (err)
-		goto fail_map;
+		goto fail_handle;
 	s->creator = true;
 	s->state = HANDLE_LIVE;
 	s->ok = true;
@@ -411,6 +442,8 @@ int pcstock_shm_create(const char *name, const struct pcstock_shm_attr *attr,
 	*out = s;
 	return 0;
 
+fail_handle:
+	handle_discard(s);
 fail_map:
 	munmap(base, l.size);
 fail_fd:
@@ -471,11 +504,11 @@ int pcstock_shm_attach_fd(int fd, struct pcstock_shm **out)
 	fill_handle(s, base, own);
 	err = shm_tree_lock_unrepaired(s);
 	if (err)
-		goto fail;
+		goto fail_handle;
 	err = claim_record(s);
 	shm_tree_unlock(s);
 	if (err)
-		goto fail;
+		goto fail_handle;
 	s->state = HANDLE_LIVE;
 	s->ok = true;
 	s->fast_lim = s->rseq && !s->fence ? s->max_groups - 1 : 0;
@@ -488,6 +521,8 @@ int pcstock_shm_attach_fd(int fd, struct pcstock_shm **out)
 	*out = s;
 	return 0;
 
+fail_handle:
+	handle_discard(s);
 fail:
 	munmap(base, l.size);
 	close(own);

@@ -613,6 +613,29 @@ static void test_bad_attrs(void **state)
 	assert_int_equal(pcstock_shm_create(NULL, NULL, NULL), -EINVAL);
 }
 
+/*
+ * A create or attach that fails keeps no handle: a worker that retries its
+ * attach while the region is full does not grow.  (Detached handles stay,
+ * so that one used again is -EBADF.)
+ */
+static void test_failed_attach_keeps_no_handle(void **state)
+{
+	struct pcstock_shm_attr a = { .max_groups = 4, .max_procs = 1 };
+	struct pcstock_shm *s, *w = NULL;
+	size_t before;
+
+	(void)state;
+	assert_int_equal(pcstock_shm_create(NULL, &a, &s), 0);
+	before = shm_handles();
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(pcstock_shm_attach_fd(pcstock_shm_fd(s), &w),
+				 -EUSERS);
+	assert_null(w);
+	assert_int_equal(shm_handles(), before);
+	assert_int_equal(pcstock_shm_detach(s), 0);
+	assert_int_equal(shm_handles(), before);
+}
+
 static void test_handles_misused(void **state)
 {
 	struct pcstock_shm *s = create(8, 2, 0), *w1, *w2, *w3;
@@ -1044,6 +1067,7 @@ int main(void)
 		cmocka_unit_test(test_bad_regions),
 		cmocka_unit_test(test_bad_attrs),
 		cmocka_unit_test(test_handles_misused),
+		cmocka_unit_test(test_failed_attach_keeps_no_handle),
 		cmocka_unit_test(test_fork_inherited_handle_and_own_attach),
 		cmocka_unit_test(test_attach_keeps_every_attribute),
 		cmocka_unit_test(test_killed_process_recovered_and_reaped),
