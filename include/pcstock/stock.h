@@ -176,7 +176,8 @@ PCSTOCK_API unsigned long pcstock_counter_drain_stock(struct pcstock_counter *c,
 
 /**
  * pcstock_counter_try_charge_stock() - charge through the calling CPU's stock
- * @c: the leaf
+ * @c: the leaf, not NULL (the hit path checks nothing, as the counter's
+ *     own charge and uncharge)
  * @nr_pages: pages wanted (0 is a hit that takes nothing)
  * @fail: as pcstock_counter_try_charge(), written by a failed attempt: on
  *        failure it names the level that refused the exact charge; a
@@ -211,7 +212,7 @@ PCSTOCK_API bool pcstock_counter_try_charge_stock(struct pcstock_counter *c,
 
 /**
  * pcstock_counter_uncharge_stock() - give pages back through the stock
- * @c: the leaf
+ * @c: the leaf, not NULL (as above)
  * @nr_pages: pages the caller held
  *
  * DEFAULT: up to batch pages refill this CPU's slot; if the slot would
