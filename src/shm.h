@@ -382,6 +382,13 @@ unsigned long shm_drain_index(struct pcstock_shm *s, uint32_t i);
 /* Uncharge @n pages from group @i's counters (inside a window). */
 void shm_counter_uncharge(struct pcstock_shm *s, uint32_t i, unsigned long n);
 
+/* A new handle, zeroed and detached, on the process's list (or NULL). */
+struct pcstock_shm *shm_handle_new(void);
+/*
+ * Free a handle that a failed create or attach made and never gave out:
+ * no caller can hold it, so unlike a detached one it need not stay.
+ */
+void shm_handle_discard(struct pcstock_shm *s);
 /* The handles this process holds, detached ones included (test_shm). */
 size_t shm_handles(void);
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * shm_region.c - a shared tree's region: its layout, creation, the checks
- * an attach makes before trusting a byte of it, process records and
- * handles.
+ * an attach makes before trusting a byte of it, and process records (the
+ * handles are shm_handles.c's).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,83 +28,6 @@
 #define DEFAULT_GROUPS 4096U
 #define DEFAULT_PROCS 64U
 #define REGION_PAGE 4096UL
-
-/* ---- handles and fork ------------------------------------------------------- */
-
-/*
- * Every handle this process made, so that a fork()'s child can mark its
- * copies: a child is a process of its own and must take a record of its
- * own.  Handles are never freed (detach marks them), so that a detached
- * handle used again is an error (-EBADF), not a use after free.
- */
-static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct pcstock_shm *handles;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-static void mark_forked(void)
-{
-	/* The child has one thread: no lock can be held by another. */
-	for (struct pcstock_shm *s = handles; s; s = s->next_handle) {
-		s->forked = true;
-		s->ok = false;
-		s->fast_lim = 0;
-	}
-}
-
-static void register_atfork(void)
-{
-	pthread_atfork(NULL, NULL, mark_forked);
-}
-
-static size_t nr_handles;
-
-static struct pcstock_shm *handle_new(void)
-{
-	/* Aligned: the fast paths' fields are one cache line (shm.h). */
-	size_t size = (sizeof(struct pcstock_shm) + 63) / 64 * 64;
-	struct pcstock_shm *s = aligned_alloc(64, size);
-
-	if (!s)
-		return NULL;
-	memset(s, 0, size);
-	pthread_once(&atfork_once, register_atfork);
-	pthread_mutex_lock(&handles_lock);
-	s->next_handle = handles;
-	handles = s;
-	nr_handles++;
-	pthread_mutex_unlock(&handles_lock);
-	s->state = HANDLE_DETACHED;
-	s->fd = -1;
-	return s;
-}
-
-/*
- * Free a handle that a failed create or attach made and never gave out:
- * no caller can hold it, so unlike a detached one it need not stay.
- */
-static void handle_discard(struct pcstock_shm *s)
-{
-	pthread_mutex_lock(&handles_lock);
-	for (struct pcstock_shm **p = &handles; *p; p = &(*p)->next_handle)
-		if (*p == s) {
-			*p = s->next_handle;
-			nr_handles--;
-			break;
-		}
-	pthread_mutex_unlock(&handles_lock);
-	free(s->recount_buf);
-	free(s);
-}
-
-size_t shm_handles(void)
-{
-	size_t n;
-
-	pthread_mutex_lock(&handles_lock);
-	n = nr_handles;
-	pthread_mutex_unlock(&handles_lock);
-	return n;
-}
 
 /* ---- processes ---------------------------------------------------------------- */
 
@@ -411,7 +334,7 @@ int pcstock_shm_create(const char *name, const struct pcstock_shm_attr *attr,
 		err = -errno;
 		goto fail_fd;
 	}
-	s = handle_new();
+	s = shm_handle_new();
 	if (!s) {
 		err = -ENOMEM;
 		goto fail_map;
@@ -443,7 +366,7 @@ int pcstock_shm_create(const char *name, const struct pcstock_shm_attr *attr,
 	return 0;
 
 fail_handle:
-	handle_discard(s);
+	shm_handle_discard(s);
 fail_map:
 	munmap(base, l.size);
 fail_fd:
@@ -496,7 +419,7 @@ int pcstock_shm_attach_fd(int fd, struct pcstock_shm **out)
 			goto fail;
 		}
 	}
-	s = handle_new();
+	s = shm_handle_new();
 	if (!s) {
 		err = -ENOMEM;
 		goto fail;
@@ -522,7 +445,7 @@ int pcstock_shm_attach_fd(int fd, struct pcstock_shm **out)
 	return 0;
 
 fail_handle:
-	handle_discard(s);
+	shm_handle_discard(s);
 fail:
 	munmap(base, l.size);
 	close(own);

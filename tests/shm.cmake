@@ -7,7 +7,11 @@
 # threads), these tests under ASan+UBSan and example_prefork stand in for
 # it (docs/using.md, "Shared trees").
 if(NOT PCSTOCK_SANITIZE MATCHES "thread")
-	pcstock_add_test(test_shm SOURCES test_shm.c LABELS unit TIMEOUT 60)
+	pcstock_add_test(test_shm SOURCES test_shm.c shm_fixture.c
+		LABELS unit TIMEOUT 60)
+	# Where shared.h promises the private tree's behaviour: both trees.
+	pcstock_add_test(test_shm_parity SOURCES test_shm_parity.c
+		shm_fixture.c LABELS unit conformance TIMEOUT 60)
 
 	# The kill soak (issue 33's acceptance): forked workers charge a
 	# 3-level tree while the supervisor SIGKILLs one at a random

@@ -25,53 +25,10 @@
 
 #include <cmocka.h>
 
-#include <pcstock/hierarchy.h>
 #include <pcstock/shared.h>
 
 #include "shm.h"
-
-static struct pcstock_shm *create(unsigned int groups, unsigned int procs,
-				  unsigned int batch)
-{
-	struct pcstock_shm_attr a = { .max_groups = groups, .max_procs = procs,
-				      .nr_cpus = 2,
-				      .batch = batch ? batch :
-						       PCSTOCK_SHM_NO_STOCK };
-	struct pcstock_shm *s = NULL;
-
-	assert_int_equal(pcstock_shm_create(NULL, &a, &s), 0);
-	return s;
-}
-
-static pcstock_shm_gid mkgroup(struct pcstock_shm *s, pcstock_shm_gid parent,
-			       const char *name)
-{
-	pcstock_shm_gid g = 0;
-
-	assert_int_equal(pcstock_shm_group_create(s, parent, name, &g), 0);
-	return g;
-}
-
-static void run_on_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	/* A machine with one CPU still runs every case, on CPU 0. */
-	if (sched_setaffinity(0, sizeof(set), &set))
-		CPU_ZERO(&set);
-}
-
-static void run_anywhere(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		CPU_SET(c, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
+#include "shm_fixture.h"
 
 /* ---- groups --------------------------------------------------------------------- */
 
@@ -157,102 +114,6 @@ static void test_destroyed_group_keeps_charges_until_given_back(void **state)
 	assert_int_equal(pcstock_shm_usage(s, a), 0);
 	assert_int_equal(pcstock_shm_group_create(s, a, "y", &again), 0);
 	assert_int_equal(shm_gid_index(again), shm_gid_index(b));
-	assert_int_equal(pcstock_shm_detach(s), 0);
-}
-
-/*
- * A destroyed group protects nothing, also while its pages are still
- * held (mem_cgroup_css_offline(), as a private tree's destroy): its
- * sibling's share of an overcommitted parent's min is whole again.
- */
-static void test_destroyed_group_protects_nothing(void **state)
-{
-	struct pcstock_shm *s = create(8, 2, 0);
-	pcstock_shm_gid p, a, b;
-	unsigned long emin, elow;
-
-	(void)state;
-	p = mkgroup(s, PCSTOCK_SHM_ROOT, "p");
-	a = mkgroup(s, p, "a");
-	b = mkgroup(s, p, "b");
-	assert_int_equal(pcstock_shm_set_limit(s, p, PCSTOCK_LIMIT_MIN, 100),
-			 0);
-	assert_int_equal(pcstock_shm_set_limit(s, a, PCSTOCK_LIMIT_MIN, 100),
-			 0);
-	assert_int_equal(pcstock_shm_set_limit(s, b, PCSTOCK_LIMIT_LOW, 100),
-			 0);
-	assert_int_equal(pcstock_shm_set_limit(s, b, PCSTOCK_LIMIT_MIN, 100),
-			 0);
-	assert_int_equal(pcstock_shm_charge(s, a, 100, 0), 0);
-	assert_int_equal(pcstock_shm_charge(s, b, 100, 0), 0);
-	assert_int_equal(pcstock_shm_calculate_protection(s, PCSTOCK_SHM_ROOT,
-							  true), 0);
-	assert_int_equal(pcstock_shm_effective_protection(s, a, &emin, &elow),
-			 0);
-	assert_int_equal(emin, 50);
-	assert_int_equal(pcstock_shm_group_destroy(s, b), 0);
-	assert_int_equal(pcstock_shm_usage(s, p), 200);
-	assert_int_equal(pcstock_shm_calculate_protection(s, PCSTOCK_SHM_ROOT,
-							  true), 0);
-	assert_int_equal(pcstock_shm_effective_protection(s, a, &emin, &elow),
-			 0);
-	assert_int_equal(emin, 100);
-	assert_int_equal(pcstock_shm_uncharge(s, b, 100), 0);
-	assert_int_equal(pcstock_shm_uncharge(s, a, 100), 0);
-	assert_int_equal(pcstock_shm_usage(s, PCSTOCK_SHM_ROOT), 0);
-	assert_int_equal(pcstock_shm_detach(s), 0);
-}
-
-/*
- * A limit write parses as a private tree's (and the kernel's): strstrip()
- * with the kernel's whitespace (\r, \v, \f and 0xA0 too), then memparse
- * over the whole value, whatever its length.  Each value goes to both
- * trees' memory.high and must give the same result and the same limit.
- */
-static void test_limit_writes_parse_as_private_tree(void **state)
-{
-	static const char *const values[] = {
-		"1M", "1M\n", " 1M\r\n", "\v\f1M\t", "\xa0" "1M\xa0", "max",
-		" max\n", "16E", "0x10K", "010", "",
-		"000000000000000000000000000000000000000000000000000000000064K",
-		"1M 2", "1Mx", "-1", "1\xa1", "max max",
-	};
-	struct pcstock_domain_attr da = { .nr_cpus = 1,
-					  .mode = PCSTOCK_CPU_SIM };
-	struct pcstock_shm *s = create(4, 2, 0);
-	pcstock_shm_gid a = mkgroup(s, PCSTOCK_SHM_ROOT, "a");
-	struct pcstock_domain *d;
-	struct pcstock_tree *t;
-	struct pcstock_group *pa;
-
-	(void)state;
-	assert_int_equal(pcstock_domain_create(&da, &d), 0);
-	assert_int_equal(pcstock_tree_create(d, NULL, &t), 0);
-	assert_int_equal(pcstock_group_create(pcstock_tree_root(t), "a", &pa),
-			 0);
-	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
-		char want[64], got[64];
-		int rp, rs;
-
-		/* A value the writes refuse leaves the last one: reset it. */
-		assert_int_equal(pcstock_group_write(pa, "memory.high", "7"),
-				 0);
-		assert_int_equal(pcstock_shm_write(s, a, "memory.high", "7"),
-				 0);
-		rp = pcstock_group_write(pa, "memory.high", values[i]);
-		rs = pcstock_shm_write(s, a, "memory.high", values[i]);
-		assert_true(pcstock_group_read(pa, "memory.high", want,
-					       sizeof(want)) > 0);
-		assert_true(pcstock_shm_read(s, a, "memory.high", got,
-					     sizeof(got)) > 0);
-		if (rp != rs || strcmp(want, got))
-			fail_msg("value %zu \"%s\": private %d \"%s\", shared "
-				 "%d \"%s\"", i, values[i], rp, want, rs, got);
-	}
-	assert_int_equal(pcstock_group_destroy(pa), 0);
-	pcstock_group_put(pa);
-	assert_int_equal(pcstock_tree_destroy(t), 0);
-	assert_int_equal(pcstock_domain_destroy(d), 0);
 	assert_int_equal(pcstock_shm_detach(s), 0);
 }
 
@@ -439,16 +300,6 @@ static bool park_on_cpu1(struct pcstock_shm *s, pcstock_shm_gid g)
 	return false;
 }
 
-/* @g's @file reads @want. */
-static void assert_file(struct pcstock_shm *s, pcstock_shm_gid g,
-			const char *file, const char *want)
-{
-	char buf[64];
-
-	assert_true(pcstock_shm_read(s, g, file, buf, sizeof(buf)) > 0);
-	assert_string_equal(buf, want);
-}
-
 /*
  * cgroup v1's memory.failcnt: with track_failcnt, the level at which a
  * charge failed counts it (a private tree with the attribute does the
@@ -613,29 +464,6 @@ static void test_bad_attrs(void **state)
 	assert_int_equal(pcstock_shm_create(NULL, NULL, NULL), -EINVAL);
 }
 
-/*
- * A create or attach that fails keeps no handle: a worker that retries its
- * attach while the region is full does not grow.  (Detached handles stay,
- * so that one used again is -EBADF.)
- */
-static void test_failed_attach_keeps_no_handle(void **state)
-{
-	struct pcstock_shm_attr a = { .max_groups = 4, .max_procs = 1 };
-	struct pcstock_shm *s, *w = NULL;
-	size_t before;
-
-	(void)state;
-	assert_int_equal(pcstock_shm_create(NULL, &a, &s), 0);
-	before = shm_handles();
-	for (int i = 0; i < 100; i++)
-		assert_int_equal(pcstock_shm_attach_fd(pcstock_shm_fd(s), &w),
-				 -EUSERS);
-	assert_null(w);
-	assert_int_equal(shm_handles(), before);
-	assert_int_equal(pcstock_shm_detach(s), 0);
-	assert_int_equal(shm_handles(), before);
-}
-
 static void test_handles_misused(void **state)
 {
 	struct pcstock_shm *s = create(8, 2, 0), *w1, *w2, *w3;
@@ -662,22 +490,6 @@ static void test_handles_misused(void **state)
 }
 
 /* ---- processes ------------------------------------------------------------------ */
-
-static pid_t fork_checked(void)
-{
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	return pid;
-}
-
-static int wait_child(pid_t pid)
-{
-	int st;
-
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 static void test_fork_inherited_handle_and_own_attach(void **state)
 {
@@ -717,62 +529,6 @@ static void test_fork_inherited_handle_and_own_attach(void **state)
 	assert_int_equal(pcstock_shm_proc_state(s, 1), PCSTOCK_SHM_PROC_FREE);
 	assert_int_equal(pcstock_shm_usage(s, a), 0);
 	assert_int_equal(pcstock_shm_detach(s), 0);
-}
-
-/*
- * Every attribute a region is created with is one another process can
- * attach to, and sees: the attach checks the header against the layout the
- * attributes give, so an attribute left out of that check refuses every
- * attach (as track_failcnt did until 0.11.1).  The child charges past a
- * max of 4 and reads the failures counted, or not: with a stock, as the
- * kernel's try_charge_memcg(), the batch is tried first and then the 5
- * pages alone, two failures.
- */
-static void test_attach_keeps_every_attribute(void **state)
-{
-	static const unsigned int batches[] = { PCSTOCK_SHM_NO_STOCK, 0, 8 };
-
-	(void)state;
-	for (unsigned int i = 0; i < 3 * 2 * 2; i++) {
-		struct pcstock_shm_attr a = {
-			.max_groups = 8, .max_procs = 2, .nr_cpus = 2,
-			.batch = batches[i % 3],
-			.exact = (i / 3) % 2, .track_failcnt = i / 6,
-		};
-		struct pcstock_shm *s;
-		pcstock_shm_gid g;
-		pid_t pid;
-		int rc;
-
-		assert_int_equal(pcstock_shm_create(NULL, &a, &s), 0);
-		g = mkgroup(s, PCSTOCK_SHM_ROOT, "g");
-		assert_int_equal(pcstock_shm_set_limit(s, g, PCSTOCK_LIMIT_MAX,
-						       4), 0);
-		pid = fork_checked();
-		if (!pid) {
-			struct pcstock_shm *w;
-			char buf[32];
-
-			if (pcstock_shm_attach_fd(pcstock_shm_fd(s), &w))
-				_exit(1);
-			if (pcstock_shm_charge(w, g, 5,
-					       PCSTOCK_CHARGE_NOWAIT) != -ENOMEM)
-				_exit(2);
-			if (pcstock_shm_read(w, g, "memory.failcnt", buf,
-					     sizeof(buf)) <= 0 ||
-			    strcmp(buf, !a.track_failcnt ? "0\n" :
-				   a.batch == PCSTOCK_SHM_NO_STOCK ? "1\n" :
-								   "2\n"))
-				_exit(3);
-			_exit(pcstock_shm_detach(w) ? 4 : 0);
-		}
-		rc = wait_child(pid);
-		if (rc)
-			fail_msg("attributes %u: the attached child failed "
-				 "with %d", i, rc);
-		assert_int_equal(pcstock_shm_usage(s, PCSTOCK_SHM_ROOT), 0);
-		assert_int_equal(pcstock_shm_detach(s), 0);
-	}
 }
 
 /* A child that charges, reports, then waits to be killed. */
@@ -1057,19 +813,15 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_groups_names_and_generations),
 		cmocka_unit_test(test_destroyed_group_keeps_charges_until_given_back),
-		cmocka_unit_test(test_destroyed_group_protects_nothing),
 		cmocka_unit_test(test_charge_stock_and_limits),
 		cmocka_unit_test(test_files_and_protection),
-		cmocka_unit_test(test_limit_writes_parse_as_private_tree),
 		cmocka_unit_test(test_failcnt),
 		cmocka_unit_test(test_failing_charge_drains_every_cpu),
 		cmocka_unit_test(test_exact_nowait_sees_every_slot),
 		cmocka_unit_test(test_bad_regions),
 		cmocka_unit_test(test_bad_attrs),
 		cmocka_unit_test(test_handles_misused),
-		cmocka_unit_test(test_failed_attach_keeps_no_handle),
 		cmocka_unit_test(test_fork_inherited_handle_and_own_attach),
-		cmocka_unit_test(test_attach_keeps_every_attribute),
 		cmocka_unit_test(test_killed_process_recovered_and_reaped),
 		cmocka_unit_test(test_pidfd_of_a_record),
 		cmocka_unit_test(test_zombie_counts_as_dead),

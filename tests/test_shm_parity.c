@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_shm_parity.c - the shared tree against the private one: what
+ * shared.h promises is the private tree's default policy (or the
+ * kernel's), case by case, where the two were found to differ.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <pcstock/hierarchy.h>
+#include <pcstock/shared.h>
+
+#include "shm.h"
+#include "shm_fixture.h"
+
+/*
+ * A destroyed group protects nothing, also while its pages are still
+ * held (mem_cgroup_css_offline(), as a private tree's destroy): its
+ * sibling's share of an overcommitted parent's min is whole again.
+ */
+static void test_destroyed_group_protects_nothing(void **state)
+{
+	struct pcstock_shm *s = create(8, 2, 0);
+	pcstock_shm_gid p, a, b;
+	unsigned long emin, elow;
+
+	(void)state;
+	p = mkgroup(s, PCSTOCK_SHM_ROOT, "p");
+	a = mkgroup(s, p, "a");
+	b = mkgroup(s, p, "b");
+	assert_int_equal(pcstock_shm_set_limit(s, p, PCSTOCK_LIMIT_MIN, 100),
+			 0);
+	assert_int_equal(pcstock_shm_set_limit(s, a, PCSTOCK_LIMIT_MIN, 100),
+			 0);
+	assert_int_equal(pcstock_shm_set_limit(s, b, PCSTOCK_LIMIT_LOW, 100),
+			 0);
+	assert_int_equal(pcstock_shm_set_limit(s, b, PCSTOCK_LIMIT_MIN, 100),
+			 0);
+	assert_int_equal(pcstock_shm_charge(s, a, 100, 0), 0);
+	assert_int_equal(pcstock_shm_charge(s, b, 100, 0), 0);
+	assert_int_equal(pcstock_shm_calculate_protection(s, PCSTOCK_SHM_ROOT,
+							  true), 0);
+	assert_int_equal(pcstock_shm_effective_protection(s, a, &emin, &elow),
+			 0);
+	assert_int_equal(emin, 50);
+	assert_int_equal(pcstock_shm_group_destroy(s, b), 0);
+	assert_int_equal(pcstock_shm_usage(s, p), 200);
+	assert_int_equal(pcstock_shm_calculate_protection(s, PCSTOCK_SHM_ROOT,
+							  true), 0);
+	assert_int_equal(pcstock_shm_effective_protection(s, a, &emin, &elow),
+			 0);
+	assert_int_equal(emin, 100);
+	assert_int_equal(pcstock_shm_uncharge(s, b, 100), 0);
+	assert_int_equal(pcstock_shm_uncharge(s, a, 100), 0);
+	assert_int_equal(pcstock_shm_usage(s, PCSTOCK_SHM_ROOT), 0);
+	assert_int_equal(pcstock_shm_detach(s), 0);
+}
+
+/*
+ * A limit write parses as a private tree's (and the kernel's): strstrip()
+ * with the kernel's whitespace (\r, \v, \f and 0xA0 too), then memparse
+ * over the whole value, whatever its length.  Each value goes to both
+ * trees' memory.high and must give the same result and the same limit.
+ */
+static void test_limit_writes_parse_as_private_tree(void **state)
+{
+	static const char *const values[] = {
+		"1M", "1M\n", " 1M\r\n", "\v\f1M\t", "\xa0" "1M\xa0", "max",
+		" max\n", "16E", "0x10K", "010", "",
+		"000000000000000000000000000000000000000000000000000000000064K",
+		"1M 2", "1Mx", "-1", "1\xa1", "max max",
+	};
+	struct pcstock_domain_attr da = { .nr_cpus = 1,
+					  .mode = PCSTOCK_CPU_SIM };
+	struct pcstock_shm *s = create(4, 2, 0);
+	pcstock_shm_gid a = mkgroup(s, PCSTOCK_SHM_ROOT, "a");
+	struct pcstock_domain *d;
+	struct pcstock_tree *t;
+	struct pcstock_group *pa;
+
+	(void)state;
+	assert_int_equal(pcstock_domain_create(&da, &d), 0);
+	assert_int_equal(pcstock_tree_create(d, NULL, &t), 0);
+	assert_int_equal(pcstock_group_create(pcstock_tree_root(t), "a", &pa),
+			 0);
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		char want[64], got[64];
+		int rp, rs;
+
+		/* A value the writes refuse leaves the last one: reset it. */
+		assert_int_equal(pcstock_group_write(pa, "memory.high", "7"),
+				 0);
+		assert_int_equal(pcstock_shm_write(s, a, "memory.high", "7"),
+				 0);
+		rp = pcstock_group_write(pa, "memory.high", values[i]);
+		rs = pcstock_shm_write(s, a, "memory.high", values[i]);
+		assert_true(pcstock_group_read(pa, "memory.high", want,
+					       sizeof(want)) > 0);
+		assert_true(pcstock_shm_read(s, a, "memory.high", got,
+					     sizeof(got)) > 0);
+		if (rp != rs || strcmp(want, got))
+			fail_msg("value %zu \"%s\": private %d \"%s\", shared "
+				 "%d \"%s\"", i, values[i], rp, want, rs, got);
+	}
+	assert_int_equal(pcstock_group_destroy(pa), 0);
+	pcstock_group_put(pa);
+	assert_int_equal(pcstock_tree_destroy(t), 0);
+	assert_int_equal(pcstock_domain_destroy(d), 0);
+	assert_int_equal(pcstock_shm_detach(s), 0);
+}
+
+/*
+ * A create or attach that fails keeps no handle: a worker that retries its
+ * attach while the region is full does not grow.  (Detached handles stay,
+ * so that one used again is -EBADF.)
+ */
+static void test_failed_attach_keeps_no_handle(void **state)
+{
+	struct pcstock_shm_attr a = { .max_groups = 4, .max_procs = 1 };
+	struct pcstock_shm *s, *w = NULL;
+	size_t before;
+
+	(void)state;
+	assert_int_equal(pcstock_shm_create(NULL, &a, &s), 0);
+	before = shm_handles();
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(pcstock_shm_attach_fd(pcstock_shm_fd(s), &w),
+				 -EUSERS);
+	assert_null(w);
+	assert_int_equal(shm_handles(), before);
+	assert_int_equal(pcstock_shm_detach(s), 0);
+	assert_int_equal(shm_handles(), before);
+}
+
+/*
+ * Every attribute a region is created with is one another process can
+ * attach to, and sees: the attach checks the header against the layout the
+ * attributes give, so an attribute left out of that check refuses every
+ * attach (as track_failcnt did until 0.11.1).  The child charges past a
+ * max of 4 and reads the failures counted, or not: with a stock, as the
+ * kernel's try_charge_memcg(), the batch is tried first and then the 5
+ * pages alone, two failures.
+ */
+static void test_attach_keeps_every_attribute(void **state)
+{
+	static const unsigned int batches[] = { PCSTOCK_SHM_NO_STOCK, 0, 8 };
+
+	(void)state;
+	for (unsigned int i = 0; i < 3 * 2 * 2; i++) {
+		struct pcstock_shm_attr a = {
+			.max_groups = 8, .max_procs = 2, .nr_cpus = 2,
+			.batch = batches[i % 3],
+			.exact = (i / 3) % 2, .track_failcnt = i / 6,
+		};
+		struct pcstock_shm *s;
+		pcstock_shm_gid g;
+		pid_t pid;
+		int rc;
+
+		assert_int_equal(pcstock_shm_create(NULL, &a, &s), 0);
+		g = mkgroup(s, PCSTOCK_SHM_ROOT, "g");
+		assert_int_equal(pcstock_shm_set_limit(s, g, PCSTOCK_LIMIT_MAX,
+						       4), 0);
+		pid = fork_checked();
+		if (!pid) {
+			struct pcstock_shm *w;
+			char buf[32];
+
+			if (pcstock_shm_attach_fd(pcstock_shm_fd(s), &w))
+				_exit(1);
+			if (pcstock_shm_charge(w, g, 5,
+					       PCSTOCK_CHARGE_NOWAIT) != -ENOMEM)
+				_exit(2);
+			if (pcstock_shm_read(w, g, "memory.failcnt", buf,
+					     sizeof(buf)) <= 0 ||
+			    strcmp(buf, !a.track_failcnt ? "0\n" :
+				   a.batch == PCSTOCK_SHM_NO_STOCK ? "1\n" :
+								   "2\n"))
+				_exit(3);
+			_exit(pcstock_shm_detach(w) ? 4 : 0);
+		}
+		rc = wait_child(pid);
+		if (rc)
+			fail_msg("attributes %u: the attached child failed "
+				 "with %d", i, rc);
+		assert_int_equal(pcstock_shm_usage(s, PCSTOCK_SHM_ROOT), 0);
+		assert_int_equal(pcstock_shm_detach(s), 0);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_destroyed_group_protects_nothing),
+		cmocka_unit_test(test_limit_writes_parse_as_private_tree),
+		cmocka_unit_test(test_failed_attach_keeps_no_handle),
+		cmocka_unit_test(test_attach_keeps_every_attribute),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
