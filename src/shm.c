@@ -248,6 +248,8 @@ int pcstock_shm_group_create(struct pcstock_shm *s, pcstock_shm_gid parent,
 	if (!gen || gen == shm_gid_gen(PCSTOCK_SHM_ROOT))
 		gen = 2;
 	pcstock_counter_init(&g->memory, NULL, true);
+	/* As mem_cgroup_css_alloc() (and a private tree): no high. */
+	pcstock_counter_set_high(&g->memory, PCSTOCK_COUNTER_MAX);
 	pcstock_counter_set_track_failcnt(&g->memory,
 					  s->h->l.track_failcnt != 0);
 	g->parent_rel = (char *)&p->memory - (char *)&g->memory;

@@ -557,26 +557,29 @@ int pcstock_shm_set_limit(struct pcstock_shm *s, pcstock_shm_gid gid,
 	if (which != PCSTOCK_LIMIT_MAX && which != PCSTOCK_LIMIT_HIGH &&
 	    which != PCSTOCK_LIMIT_MIN && which != PCSTOCK_LIMIT_LOW)
 		return -EOPNOTSUPP;
-	shm_enter(s);
-	g = group_of(s, gid, false);
-	if (g && which == PCSTOCK_LIMIT_HIGH)
-		pcstock_counter_set_high(&g->memory, n);
-	else if (g && which == PCSTOCK_LIMIT_MIN)
-		shm_walk_set_protection(&g->memory, &g->memory.min, n);
-	else if (g && which == PCSTOCK_LIMIT_LOW)
-		shm_walk_set_protection(&g->memory, &g->memory.low, n);
-	shm_exit(s);
-	if (!g)
-		return -ENOENT;
-	if (which != PCSTOCK_LIMIT_MAX)
-		return 0;
-	err = pcstock_counter_set_max(&g->memory, n);
-	if (err == -EBUSY) {
+	/*
+	 * Every write inside a window that found the gid online: after it,
+	 * the index may hold another group, whose limit this must not set.
+	 */
+	for (bool drained = false;; drained = true) {
+		shm_enter(s);
+		g = group_of(s, gid, false);
+		if (!g)
+			err = -ENOENT;
+		else if (which == PCSTOCK_LIMIT_HIGH)
+			pcstock_counter_set_high(&g->memory, n);
+		else if (which == PCSTOCK_LIMIT_MIN)
+			shm_walk_set_protection(&g->memory, &g->memory.min, n);
+		else if (which == PCSTOCK_LIMIT_LOW)
+			shm_walk_set_protection(&g->memory, &g->memory.low, n);
+		else
+			err = pcstock_counter_set_max(&g->memory, n);
+		shm_exit(s);
+		if (err != -EBUSY || drained)
+			return err;
 		/* Pages parked in slots are not in use: return them, once. */
 		drain_subtree(s, shm_gid_index(gid));
-		err = pcstock_counter_set_max(&g->memory, n);
 	}
-	return err;
 }
 
 unsigned long pcstock_shm_usage(struct pcstock_shm *s, pcstock_shm_gid gid)

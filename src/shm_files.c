@@ -74,57 +74,65 @@ static unsigned long limit_of(const struct pcstock_counter *m, int which)
 	}
 }
 
+/* @f's value in @m (a count for failcnt, else pages). */
+static unsigned long value_of(const struct pcstock_counter *m,
+			      const struct shm_file *f)
+{
+	switch (f->show) {
+	case SHOW_FAILCNT:
+		return pcs_counter_failcnt(m);
+	case SHOW_USAGE:
+		return pcs_counter_usage(m);
+	case SHOW_PEAK:
+		/* v2's memory.peak: the local watermark its write resets. */
+		return f->v1 ? pcs_counter_watermark(m) :
+			       pcs_counter_local_watermark(m);
+	default:
+		return limit_of(m, f->limit);
+	}
+}
+
 ssize_t pcstock_shm_read(struct pcstock_shm *s, pcstock_shm_gid gid,
 			 const char *file, char *buf, size_t size)
 {
 	const struct shm_file *f;
-	struct pcstock_counter *m;
 	struct shm_group *g;
 	unsigned long ev[PCSTOCK_NR_EVENTS], v = 0;
 	int n, err = open_file(s, file, buf, &f);
 
 	if (err)
 		return err;
+	/* As a private tree's root (CFTYPE_NOT_ON_ROOT): v1's files only. */
+	if (!f->v1 && !shm_gid_index(gid))
+		return -ENOENT;
+	/*
+	 * Everything read inside the window: after it, the gid's index may
+	 * hold another group.
+	 */
 	shm_enter(s);
 	g = group_of(s, gid, false);
-	if (g)
+	if (g) {
 		for (int e = 0; e < PCSTOCK_NR_EVENTS; e++)
 			ev[e] = pcs_load(&g->events[e], PCS_RELAXED);
+		v = value_of(&g->memory, f);
+	}
 	shm_exit(s);
 	if (!g)
 		return -ENOENT;
-	m = &g->memory;
-	switch (f->show) {
-	case SHOW_EVENTS:
+	if (f->show == SHOW_EVENTS)
 		/* The kernel's lines; "low" needs reclaim, never raised. */
 		n = snprintf(buf, size,
-			     "low 0\nhigh %lu\nmax %lu\noom %lu\noom_kill %lu\n",
+			     "low 0\nhigh %lu\nmax %lu\noom %lu\noom_kill %lu\n"
+			     "oom_group_kill 0\n",
 			     ev[PCSTOCK_EVENT_HIGH], ev[PCSTOCK_EVENT_MAX],
 			     ev[PCSTOCK_EVENT_OOM], ev[PCSTOCK_EVENT_OOM_KILL]);
-		goto out;
-	case SHOW_FAILCNT:
-		n = snprintf(buf, size, "%lu\n", pcs_counter_failcnt(m));
-		goto out;
-	case SHOW_USAGE:
-		v = pcs_counter_usage(m);
-		break;
-	case SHOW_PEAK:
-		/* v2's memory.peak: the local watermark its write resets. */
-		v = f->v1 ? pcs_counter_watermark(m) :
-			    pcs_counter_local_watermark(m);
-		break;
-	default:
-		v = limit_of(m, f->limit);
-		/* v2 shows "max" for no limit on max and high; v1 bytes. */
-		if (!f->v1 && v >= PCSTOCK_COUNTER_MAX &&
-		    (f->limit == PCSTOCK_LIMIT_MAX ||
-		     f->limit == PCSTOCK_LIMIT_HIGH)) {
-			n = snprintf(buf, size, "max\n");
-			goto out;
-		}
-	}
-	n = snprintf(buf, size, "%lu\n", v << PCSTOCK_PAGE_SHIFT);
-out:
+	else if (f->show == SHOW_FAILCNT)
+		n = snprintf(buf, size, "%lu\n", v);
+	else if (f->show == SHOW_LIMIT && !f->v1 && v >= PCSTOCK_COUNTER_MAX)
+		/* v2 shows "max" for no limit on all four; v1 bytes. */
+		n = snprintf(buf, size, "max\n");
+	else
+		n = snprintf(buf, size, "%lu\n", v << PCSTOCK_PAGE_SHIFT);
 	if (n < 0 || (size_t)n >= size)
 		return -ERANGE;
 	return n;
@@ -162,6 +170,8 @@ int pcstock_shm_write(struct pcstock_shm *s, pcstock_shm_gid gid,
 
 	if (err)
 		return err;
+	if (!f->v1 && !shm_gid_index(gid))
+		return -ENOENT;		/* the root's: as in pcstock_shm_read() */
 	if (f->show == SHOW_PEAK || f->show == SHOW_FAILCNT)
 		return reset(s, gid, f);
 	if (f->limit < 0)

@@ -265,6 +265,7 @@ static void init_root(struct pcstock_shm *s)
 	struct shm_group *root = shm_group(s, 0);
 
 	pcstock_counter_init(&root->memory, NULL, true);
+	pcstock_counter_set_high(&root->memory, PCSTOCK_COUNTER_MAX);
 	pcstock_counter_set_track_failcnt(&root->memory,
 					  s->h->l.track_failcnt != 0);
 	root->parent_rel = 0;

@@ -203,8 +203,13 @@ static void test_charge_stock_and_limits(void **state)
 		assert_int_equal(pcstock_shm_set_limit(s, PCSTOCK_SHM_ROOT,
 						       PCSTOCK_LIMIT_MAX, 1),
 				 -EINVAL);
+		/* ...nor v2 files (v1's limit file refuses the value). */
 		assert_int_equal(pcstock_shm_write(s, PCSTOCK_SHM_ROOT,
 						   "memory.high", "1"),
+				 -ENOENT);
+		assert_int_equal(pcstock_shm_write(s, PCSTOCK_SHM_ROOT,
+						   "memory.limit_in_bytes",
+						   "4096"),
 				 -EINVAL);
 	}
 	run_anywhere();

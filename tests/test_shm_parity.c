@@ -197,6 +197,67 @@ static void test_attach_keeps_every_attribute(void **state)
 	}
 }
 
+/*
+ * A new group's v2 files read as a private tree's: memory.high "max" (no
+ * high, as mem_cgroup_css_alloc() sets), every limit at "max" printed as
+ * "max", memory.events' six lines; after "max" is written to min and low,
+ * they too read "max"; and the root has no v2 file.
+ */
+static void test_fresh_group_files_read_as_private_tree(void **state)
+{
+	static const char *const files[] = {
+		"memory.current", "memory.min", "memory.low", "memory.high",
+		"memory.max", "memory.peak", "memory.events",
+	};
+	struct pcstock_domain_attr da = { .nr_cpus = 1,
+					  .mode = PCSTOCK_CPU_SIM };
+	struct pcstock_shm *s = create(4, 2, 0);
+	pcstock_shm_gid a = mkgroup(s, PCSTOCK_SHM_ROOT, "a");
+	struct pcstock_domain *d;
+	struct pcstock_tree *t;
+	struct pcstock_group *pa;
+	char want[256], got[256];
+
+	(void)state;
+	assert_int_equal(pcstock_domain_create(&da, &d), 0);
+	assert_int_equal(pcstock_tree_create(d, NULL, &t), 0);
+	assert_int_equal(pcstock_group_create(pcstock_tree_root(t), "a", &pa),
+			 0);
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			assert_true(pcstock_group_read(pa, files[i], want,
+						       sizeof(want)) > 0);
+			assert_true(pcstock_shm_read(s, a, files[i], got,
+						     sizeof(got)) > 0);
+			if (strcmp(want, got))
+				fail_msg("round %d, %s: private \"%s\", "
+					 "shared \"%s\"", round, files[i],
+					 want, got);
+			assert_int_equal(pcstock_group_read(
+						 pcstock_tree_root(t), files[i],
+						 want, sizeof(want)),
+					 -ENOENT);
+			assert_int_equal(pcstock_shm_read(s, PCSTOCK_SHM_ROOT,
+							  files[i], got,
+							  sizeof(got)),
+					 -ENOENT);
+		}
+		assert_int_equal(pcstock_group_write(pa, "memory.min", "max"),
+				 0);
+		assert_int_equal(pcstock_group_write(pa, "memory.low", "max"),
+				 0);
+		assert_int_equal(pcstock_shm_write(s, a, "memory.min", "max"),
+				 0);
+		assert_int_equal(pcstock_shm_write(s, a, "memory.low", "max"),
+				 0);
+	}
+	assert_int_equal(pcstock_group_destroy(pa), 0);
+	pcstock_group_put(pa);
+	assert_int_equal(pcstock_tree_destroy(t), 0);
+	assert_int_equal(pcstock_domain_destroy(d), 0);
+	assert_int_equal(pcstock_shm_detach(s), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +265,7 @@ int main(void)
 		cmocka_unit_test(test_limit_writes_parse_as_private_tree),
 		cmocka_unit_test(test_failed_attach_keeps_no_handle),
 		cmocka_unit_test(test_attach_keeps_every_attribute),
+		cmocka_unit_test(test_fresh_group_files_read_as_private_tree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -381,16 +381,18 @@ PCSTOCK_API int pcstock_shm_set_limit(struct pcstock_shm *s,
  *	"memory.max_usage_in_bytes", "memory.failcnt"
  *
  * Formatted as the kernel formats them: bytes, "max" for no limit in v2's
- * memory.max and memory.high (v1 prints the bytes), memory.events' lines
- * ("low" is never raised: there is no reclaim of our own).  memory.peak
+ * memory.min, .low, .high and .max (v1 prints the bytes), memory.events'
+ * lines ("low" is never raised: there is no reclaim of our own; nor is
+ * "oom_group_kill").  The root has v1's files only, as a private v2
+ * tree's root has none of v2's.  memory.peak
  * shows the local watermark, which a write to it resets (as a private
  * tree's: there is no per-open-file state), memory.max_usage_in_bytes the
  * global one.  The failure count is tracked if the region was created
  * with track_failcnt, else 0 (a write of "0" to memory.failcnt zeroes it).
  *
  * Return: the length written (without the NUL), -ERANGE if @size is too
- * small, -ENOENT (no such file, or @g destroyed), -EINVAL, -EBADF,
- * -ECHILD.
+ * small, -ENOENT (no such file, a v2 file of the root, or @g destroyed),
+ * -EINVAL, -EBADF, -ECHILD.
  */
 PCSTOCK_API ssize_t pcstock_shm_read(struct pcstock_shm *s, pcstock_shm_gid g,
 				     const char *file, char *buf, size_t size);
