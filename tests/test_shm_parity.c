@@ -65,6 +65,33 @@ static void test_destroyed_group_protects_nothing(void **state)
 	assert_int_equal(pcstock_shm_detach(s), 0);
 }
 
+/* The private twin: a SIM domain of one CPU, a default tree, group "a". */
+static struct twin {
+	struct pcstock_domain *d;
+	struct pcstock_tree *t;
+	struct pcstock_group *a;
+} tw;
+
+static struct pcstock_group *twin_new(void)
+{
+	struct pcstock_domain_attr da = { .nr_cpus = 1,
+					  .mode = PCSTOCK_CPU_SIM };
+
+	assert_int_equal(pcstock_domain_create(&da, &tw.d), 0);
+	assert_int_equal(pcstock_tree_create(tw.d, NULL, &tw.t), 0);
+	assert_int_equal(pcstock_group_create(pcstock_tree_root(tw.t), "a",
+					      &tw.a), 0);
+	return tw.a;
+}
+
+static void twin_free(void)
+{
+	assert_int_equal(pcstock_group_destroy(tw.a), 0);
+	pcstock_group_put(tw.a);
+	assert_int_equal(pcstock_tree_destroy(tw.t), 0);
+	assert_int_equal(pcstock_domain_destroy(tw.d), 0);
+}
+
 /*
  * A limit write parses as a private tree's (and the kernel's): strstrip()
  * with the kernel's whitespace (\r, \v, \f and 0xA0 too), then memparse
@@ -79,19 +106,11 @@ static void test_limit_writes_parse_as_private_tree(void **state)
 		"000000000000000000000000000000000000000000000000000000000064K",
 		"1M 2", "1Mx", "-1", "1\xa1", "max max",
 	};
-	struct pcstock_domain_attr da = { .nr_cpus = 1,
-					  .mode = PCSTOCK_CPU_SIM };
 	struct pcstock_shm *s = create(4, 2, 0);
 	pcstock_shm_gid a = mkgroup(s, PCSTOCK_SHM_ROOT, "a");
-	struct pcstock_domain *d;
-	struct pcstock_tree *t;
-	struct pcstock_group *pa;
+	struct pcstock_group *pa = twin_new();
 
 	(void)state;
-	assert_int_equal(pcstock_domain_create(&da, &d), 0);
-	assert_int_equal(pcstock_tree_create(d, NULL, &t), 0);
-	assert_int_equal(pcstock_group_create(pcstock_tree_root(t), "a", &pa),
-			 0);
 	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
 		char want[64], got[64];
 		int rp, rs;
@@ -111,10 +130,7 @@ static void test_limit_writes_parse_as_private_tree(void **state)
 			fail_msg("value %zu \"%s\": private %d \"%s\", shared "
 				 "%d \"%s\"", i, values[i], rp, want, rs, got);
 	}
-	assert_int_equal(pcstock_group_destroy(pa), 0);
-	pcstock_group_put(pa);
-	assert_int_equal(pcstock_tree_destroy(t), 0);
-	assert_int_equal(pcstock_domain_destroy(d), 0);
+	twin_free();
 	assert_int_equal(pcstock_shm_detach(s), 0);
 }
 
@@ -209,20 +225,12 @@ static void test_fresh_group_files_read_as_private_tree(void **state)
 		"memory.current", "memory.min", "memory.low", "memory.high",
 		"memory.max", "memory.peak", "memory.events",
 	};
-	struct pcstock_domain_attr da = { .nr_cpus = 1,
-					  .mode = PCSTOCK_CPU_SIM };
 	struct pcstock_shm *s = create(4, 2, 0);
 	pcstock_shm_gid a = mkgroup(s, PCSTOCK_SHM_ROOT, "a");
-	struct pcstock_domain *d;
-	struct pcstock_tree *t;
-	struct pcstock_group *pa;
+	struct pcstock_group *pa = twin_new();
 	char want[256], got[256];
 
 	(void)state;
-	assert_int_equal(pcstock_domain_create(&da, &d), 0);
-	assert_int_equal(pcstock_tree_create(d, NULL, &t), 0);
-	assert_int_equal(pcstock_group_create(pcstock_tree_root(t), "a", &pa),
-			 0);
 	for (int round = 0; round < 2; round++) {
 		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 			assert_true(pcstock_group_read(pa, files[i], want,
@@ -234,7 +242,7 @@ static void test_fresh_group_files_read_as_private_tree(void **state)
 					 "shared \"%s\"", round, files[i],
 					 want, got);
 			assert_int_equal(pcstock_group_read(
-						 pcstock_tree_root(t), files[i],
+						 pcstock_tree_root(tw.t), files[i],
 						 want, sizeof(want)),
 					 -ENOENT);
 			assert_int_equal(pcstock_shm_read(s, PCSTOCK_SHM_ROOT,
@@ -251,10 +259,7 @@ static void test_fresh_group_files_read_as_private_tree(void **state)
 		assert_int_equal(pcstock_shm_write(s, a, "memory.low", "max"),
 				 0);
 	}
-	assert_int_equal(pcstock_group_destroy(pa), 0);
-	pcstock_group_put(pa);
-	assert_int_equal(pcstock_tree_destroy(t), 0);
-	assert_int_equal(pcstock_domain_destroy(d), 0);
+	twin_free();
 	assert_int_equal(pcstock_shm_detach(s), 0);
 }
 
