@@ -221,17 +221,26 @@ static void sleep_ms(void)
 
 /*
  * The failure half of the kernel's try_charge_memcg(), for a process's
- * own callbacks: MAX event, reclaim, a drain of the over-limit subtree's
- * slots on every CPU, retries, OOM.  Every wait for room (an asynchronous
- * OOM kill's victim, in another process) drains the slots again before
- * each look: freed pages may sit in any CPU's slot.
+ * own callbacks, step for step as a private tree's (charge.c): a MAX
+ * event and reclaim per round; a retry when the margin fits, once after a
+ * drain of the over-limit subtree's slots on every CPU (neither uses up a
+ * retry); NORETRY stops after that; reclaim that claims progress retries
+ * a charge of at most 8 pages, PCSTOCK_MAX_PROGRESS_ROUNDS times; then
+ * PCSTOCK_MAX_RECLAIM_RETRIES retries and the OOM step, whose event
+ * counts with or without a callback.  Every wait for room (an OOM victim
+ * in another process) drains the slots again before each look: freed
+ * pages may sit in any CPU's slot.
  */
 static int charge_slow(struct pcstock_shm *s, pcstock_shm_gid gid,
 		       unsigned long n, unsigned int flags, uint32_t fail)
 {
 	int retries = PCSTOCK_MAX_RECLAIM_RETRIES, ooms = 0, err;
-	bool drained = false;
+	unsigned int progress_rounds = 0, order = 0;
+	bool drained = false, raised = false;
+	unsigned long progress;
 
+	while ((1UL << order) < n)	/* get_order(n * PAGE_SIZE) */
+		order++;
 	if (s->exact && drain_subtree(s, fail)) {
 		/* Exact at the limit: no failure while stock holds pages. */
 		drained = true;
@@ -242,53 +251,67 @@ static int charge_slow(struct pcstock_shm *s, pcstock_shm_gid gid,
 	if (flags & PCSTOCK_CHARGE_NOWAIT)
 		goto nomem;
 	for (;;) {
-		unsigned long progress = 0;
-
 		event(s, fail, PCSTOCK_EVENT_MAX);
+		raised = true;
+		progress = 0;
 		if (s->cb.reclaim) {
 			in_callback = true;
 			progress = s->cb.reclaim(s, gid_of_index(s, fail), n,
 						 s->cb.arg);
 			in_callback = false;
 		}
-		if (margin(s, fail) < n && !drained) {
+		if (margin(s, fail) >= n)
+			goto retry;
+		if (!drained) {
 			drain_subtree(s, fail);
 			drained = true;
+			goto retry;
 		}
+		if (flags & PCSTOCK_CHARGE_NORETRY)
+			break;
+		if (n <= 8 && progress &&
+		    progress_rounds++ < PCSTOCK_MAX_PROGRESS_ROUNDS)
+			goto retry;
+		if (retries-- > 0)
+			goto retry;
+		/* mem_cgroup_oom(), for at most 8 pages (costly order 3). */
+		if (order > 3 || ooms++ >= PCSTOCK_MAX_OOM_CALLS)
+			break;
+		event(s, fail, PCSTOCK_EVENT_OOM);
+		/* Room made meanwhile: no victim (no lock across processes). */
+		if (margin(s, fail) < 1UL << order) {
+			if (!s->cb.oom)
+				break;
+			in_callback = true;
+			err = s->cb.oom(s, gid_of_index(s, fail), s->cb.arg);
+			in_callback = false;
+			/* As the private tree's pcs_group_oom(). */
+			if (err != PCSTOCK_OOM_KILLED &&
+			    err != PCSTOCK_OOM_KILLED_ASYNC &&
+			    err != PCSTOCK_OOM_WAIT)
+				break;
+			if (err != PCSTOCK_OOM_WAIT)
+				event(s, fail, PCSTOCK_EVENT_OOM_KILL);
+			if (err != PCSTOCK_OOM_KILLED)
+				for (int w = 0; w < PCSTOCK_OOM_WAIT_MS; w++) {
+					drain_subtree(s, fail);
+					if (margin(s, fail) >= n)
+						break;
+					sleep_ms();
+				}
+		}
+		retries = PCSTOCK_MAX_RECLAIM_RETRIES;
+retry:
 		err = try_counters(s, gid, n, false, &fail);
 		if (err != -ENOMEM)
 			return err;
-		if (flags & PCSTOCK_CHARGE_NORETRY)
-			break;
-		if (progress && retries-- > 0)
-			continue;
-		if (retries-- > 0)
-			continue;
-		if (n > 8 || !s->cb.oom || ooms++ >= PCSTOCK_MAX_OOM_CALLS)
-			break;
-		event(s, fail, PCSTOCK_EVENT_OOM);
-		in_callback = true;
-		err = s->cb.oom(s, gid_of_index(s, fail), s->cb.arg);
-		in_callback = false;
-		/* As the private tree's pcs_group_oom(): WAIT kills nobody. */
-		if (err != PCSTOCK_OOM_KILLED &&
-		    err != PCSTOCK_OOM_KILLED_ASYNC && err != PCSTOCK_OOM_WAIT)
-			break;
-		if (err != PCSTOCK_OOM_WAIT)
-			event(s, fail, PCSTOCK_EVENT_OOM_KILL);
-		if (err != PCSTOCK_OOM_KILLED)
-			for (int w = 0; w < PCSTOCK_OOM_WAIT_MS; w++) {
-				drain_subtree(s, fail);
-				if (margin(s, fail) >= n)
-					break;
-				sleep_ms();
-			}
-		retries = PCSTOCK_MAX_RECLAIM_RETRIES;
 	}
 nomem:
-	if (flags & PCSTOCK_CHARGE_NOFAIL)
-		return try_counters(s, gid, n, true, &fail);
-	return -ENOMEM;
+	if (!(flags & PCSTOCK_CHARGE_NOFAIL))
+		return -ENOMEM;
+	if (!raised)			/* the event a force raises */
+		event(s, fail, PCSTOCK_EVENT_MAX);
+	return try_counters(s, gid, n, true, &fail);
 }
 
 #define CHARGE_FLAGS                                                          \

@@ -72,16 +72,21 @@ static struct twin {
 	struct pcstock_group *a;
 } tw;
 
-static struct pcstock_group *twin_new(void)
+static struct pcstock_group *twin_new_attr(const struct pcstock_tree_attr *a)
 {
 	struct pcstock_domain_attr da = { .nr_cpus = 1,
 					  .mode = PCSTOCK_CPU_SIM };
 
 	assert_int_equal(pcstock_domain_create(&da, &tw.d), 0);
-	assert_int_equal(pcstock_tree_create(tw.d, NULL, &tw.t), 0);
+	assert_int_equal(pcstock_tree_create(tw.d, a, &tw.t), 0);
 	assert_int_equal(pcstock_group_create(pcstock_tree_root(tw.t), "a",
 					      &tw.a), 0);
 	return tw.a;
+}
+
+static struct pcstock_group *twin_new(void)
+{
+	return twin_new_attr(NULL);
 }
 
 static void twin_free(void)
@@ -263,6 +268,109 @@ static void test_fresh_group_files_read_as_private_tree(void **state)
 	assert_int_equal(pcstock_shm_detach(s), 0);
 }
 
+/*
+ * A refused charge goes through the kernel's failure loop in both trees
+ * alike: the same MAX and OOM events, reclaim calls and failures, for a
+ * reclaim that frees nothing (1 page, 8, 9, NORETRY), one that claims
+ * progress it does not make (the progress rounds, for at most 8 pages),
+ * NOWAIT|NOFAIL (the forced charge's MAX event) and no OOM callback (the
+ * OOM event still counts).  Limit 10, all used, no stock.
+ */
+static unsigned int reclaims;
+static long claim;
+
+static long private_reclaim(struct pcstock_group *g, unsigned long n,
+			    void *arg)
+{
+	(void)g;
+	(void)n;
+	(void)arg;
+	reclaims++;
+	return claim;
+}
+
+static unsigned long shared_reclaim(struct pcstock_shm *s, pcstock_shm_gid g,
+				    unsigned long n, void *arg)
+{
+	(void)s;
+	(void)g;
+	(void)n;
+	(void)arg;
+	reclaims++;
+	return (unsigned long)claim;
+}
+
+static void test_refused_charges_count_as_private_tree(void **state)
+{
+	static const struct {
+		unsigned long n;
+		unsigned int flags;
+		long claim;
+	} cases[] = {
+		{ 1, 0, 0 }, { 8, 0, 0 }, { 9, 0, 0 },
+		{ 1, PCSTOCK_CHARGE_NORETRY, 0 }, { 1, 0, 1 }, { 9, 0, 1 },
+		{ 6, PCSTOCK_CHARGE_NOWAIT | PCSTOCK_CHARGE_NOFAIL, 0 },
+	};
+	struct pcstock_tree_attr attr = { .policy = PCSTOCK_TREE_NONE,
+					  .reclaim = private_reclaim };
+	struct pcstock_shm_callbacks cb = { .reclaim = shared_reclaim };
+	struct pcstock_shm *s = create(4, 2, 0);
+	pcstock_shm_gid a = mkgroup(s, PCSTOCK_SHM_ROOT, "a");
+	struct pcstock_group *pa = twin_new_attr(&attr);
+
+	(void)state;
+	assert_int_equal(pcstock_shm_set_callbacks(s, &cb), 0);
+	assert_int_equal(pcstock_group_set_max(pa, 10), 0);
+	assert_int_equal(pcstock_shm_set_limit(s, a, PCSTOCK_LIMIT_MAX, 10), 0);
+	assert_int_equal(pcstock_group_charge(pa, 10, 0), 0);
+	assert_int_equal(pcstock_shm_charge(s, a, 10, 0), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unsigned long ev[2][3];
+		unsigned int calls[2];
+		int ret[2];
+
+		claim = cases[i].claim;
+		reclaims = 0;
+		ret[0] = pcstock_group_charge(pa, cases[i].n, cases[i].flags);
+		calls[0] = reclaims;
+		reclaims = 0;
+		ret[1] = pcstock_shm_charge(s, a, cases[i].n, cases[i].flags);
+		calls[1] = reclaims;
+		for (int e = 0; e < 3; e++) {
+			static const enum pcstock_event evs[] = {
+				PCSTOCK_EVENT_MAX, PCSTOCK_EVENT_OOM,
+				PCSTOCK_EVENT_OOM_KILL,
+			};
+
+			ev[0][e] = pcstock_group_events(pa, evs[e]);
+			ev[1][e] = pcstock_shm_events(s, a, evs[e]);
+		}
+		if (ret[0] != ret[1] || calls[0] != calls[1] ||
+		    memcmp(ev[0], ev[1], sizeof(ev[0])))
+			fail_msg("case %zu: private %d, %u reclaims, events "
+				 "%lu/%lu/%lu; shared %d, %u, %lu/%lu/%lu", i,
+				 ret[0], calls[0], ev[0][0], ev[0][1],
+				 ev[0][2], ret[1], calls[1], ev[1][0],
+				 ev[1][1], ev[1][2]);
+		/* Only the forced charge succeeds. */
+		assert_int_equal(ret[0], cases[i].flags &
+					 PCSTOCK_CHARGE_NOFAIL ? 0 : -ENOMEM);
+		if (!ret[0]) {
+			assert_int_equal(pcstock_group_uncharge(pa,
+								cases[i].n),
+					 0);
+			assert_int_equal(pcstock_shm_uncharge(s, a,
+							      cases[i].n),
+					 0);
+		}
+	}
+	assert_int_equal(pcstock_shm_usage(s, a), 10);
+	assert_int_equal(pcstock_shm_uncharge(s, a, 10), 0);
+	assert_int_equal(pcstock_group_uncharge(pa, 10), 0);
+	twin_free();
+	assert_int_equal(pcstock_shm_detach(s), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_failed_attach_keeps_no_handle),
 		cmocka_unit_test(test_attach_keeps_every_attribute),
 		cmocka_unit_test(test_fresh_group_files_read_as_private_tree),
+		cmocka_unit_test(test_refused_charges_count_as_private_tree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
