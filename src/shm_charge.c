@@ -508,7 +508,8 @@ uncharge_slow(struct pcstock_shm *s, pcstock_shm_gid gid, unsigned long n)
 		return -ENOENT;
 	}
 	figure_add(s, i, -(long)n);
-	if (s->batch && !in_callback &&
+	/* More than a batch goes straight up, the slot kept (as private). */
+	if (s->batch && n <= s->batch && !in_callback &&
 	    pcs_load(&g->state, PCS_RELAXED) == GROUP_ONLINE)
 		refill(s, g, i, n);
 	else

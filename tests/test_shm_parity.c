@@ -371,6 +371,33 @@ static void test_refused_charges_count_as_private_tree(void **state)
 	assert_int_equal(pcstock_shm_detach(s), 0);
 }
 
+/*
+ * An uncharge of more than a batch goes straight to the counters and
+ * leaves this CPU's slot as it was, as the private default policy's
+ * (stock.h); one within the batch that overflows the slot empties it.
+ */
+static void test_large_uncharge_keeps_the_slot(void **state)
+{
+	struct pcstock_shm *s = create(4, 2, 8);
+	pcstock_shm_gid a = mkgroup(s, PCSTOCK_SHM_ROOT, "a");
+
+	(void)state;
+	run_on_cpu(0);
+	assert_int_equal(pcstock_shm_charge(s, a, 1, 0), 0);
+	assert_int_equal(pcstock_shm_charge(s, a, 20, 0), 0);
+	assert_int_equal(pcstock_shm_stock_pages(s, a), 7);
+	assert_int_equal(pcstock_shm_uncharge(s, a, 9), 0);
+	assert_int_equal(pcstock_shm_stock_pages(s, a), 7);
+	assert_int_equal(pcstock_shm_usage(s, a), 8 + 20 - 9);
+	assert_int_equal(pcstock_shm_uncharge(s, a, 2), 0);
+	assert_int_equal(pcstock_shm_stock_pages(s, a), 0);
+	assert_int_equal(pcstock_shm_uncharge(s, a, 10), 0);
+	assert_int_equal(pcstock_shm_drain(s, a) >= 0, 1);
+	assert_int_equal(pcstock_shm_usage(s, a), 0);
+	run_anywhere();
+	assert_int_equal(pcstock_shm_detach(s), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -380,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_attach_keeps_every_attribute),
 		cmocka_unit_test(test_fresh_group_files_read_as_private_tree),
 		cmocka_unit_test(test_refused_charges_count_as_private_tree),
+		cmocka_unit_test(test_large_uncharge_keeps_the_slot),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -340,7 +340,8 @@ PCSTOCK_API int pcstock_shm_charge(struct pcstock_shm *s, pcstock_shm_gid g,
  * Into this CPU's slot; an uncharge that would take the slot above the
  * batch empties it up the tree with the new pages, as mainline's
  * refill_stock() (and the private default policy) do.  Straight to the
- * counters on a destroyed group, and from inside a callback.  Subtracted from this
+ * counters, the slot kept, for more than a batch (as the private default
+ * policy), on a destroyed group, and from inside a callback.  Subtracted from this
  * process's figure for @g, which goes negative if this process frees
  * pages another charged: the figures are net, only their sum is the
  * group's usage.
