@@ -255,8 +255,10 @@ int pcstock_shm_group_create(struct pcstock_shm *s, pcstock_shm_gid parent,
 	g->parent_rel = (char *)&p->memory - (char *)&g->memory;
 	g->parent = pi;
 	pcs_store(&g->first_child, SHM_NO_INDEX, PCS_RELAXED);
-	for (int e = 0; e < PCSTOCK_NR_EVENTS; e++)
+	for (int e = 0; e < PCSTOCK_NR_EVENTS; e++) {
 		pcs_store(&g->events[e], 0, PCS_RELAXED);
+		pcs_store(&g->events_local[e], 0, PCS_RELAXED);
+	}
 	g->name_len = (uint32_t)strlen(name);
 	memcpy(g->name, name, g->name_len + 1);
 	pcs_store(&g->gen, gen, PCS_RELAXED);

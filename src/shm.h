@@ -137,7 +137,8 @@ struct shm_group {
 	atomic_uint next_sibling;
 	uint32_t name_len;
 	/* Written by failing charges: off the line the hit reads (gen). */
-	_Alignas(64) atomic_ulong events[PCSTOCK_NR_EVENTS];
+	_Alignas(64) atomic_ulong events[PCSTOCK_NR_EVENTS];	/* subtree */
+	atomic_ulong events_local[PCSTOCK_NR_EVENTS];		/* own */
 	char name[PCSTOCK_SHM_NAME_MAX + 1];
 };
 

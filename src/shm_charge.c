@@ -202,9 +202,17 @@ static unsigned long margin(struct pcstock_shm *s, uint32_t i)
 	return usage < max ? max - usage : 0;
 }
 
+/*
+ * memcg_memory_event(), as a private tree's pcs_group_event(): @i's own
+ * count (memory.events.local), and the subtree count of @i and of every
+ * ancestor below the root (memory.events).
+ */
 static void event(struct pcstock_shm *s, uint32_t i, enum pcstock_event ev)
 {
-	pcs_fetch_add(&shm_group(s, i)->events[ev], 1, PCS_RELAXED);
+	pcs_fetch_add(&shm_group(s, i)->events_local[ev], 1, PCS_RELAXED);
+	for (uint32_t k = i; k && k < s->max_groups;
+	     k = shm_group(s, k)->parent)
+		pcs_fetch_add(&shm_group(s, k)->events[ev], 1, PCS_RELAXED);
 }
 
 static pcstock_shm_gid gid_of_index(struct pcstock_shm *s, uint32_t i)

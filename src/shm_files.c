@@ -15,7 +15,10 @@
 #include "shm.h"
 
 /* The files a shared group has, and how each is shown or set. */
-enum shm_show { SHOW_USAGE, SHOW_LIMIT, SHOW_PEAK, SHOW_EVENTS, SHOW_FAILCNT };
+enum shm_show {
+	SHOW_USAGE, SHOW_LIMIT, SHOW_PEAK, SHOW_EVENTS, SHOW_EVENTS_LOCAL,
+	SHOW_FAILCNT
+};
 
 struct shm_file {
 	const char *name;
@@ -32,6 +35,7 @@ static const struct shm_file files[] = {
 	{ "memory.max", SHOW_LIMIT, false, PCSTOCK_LIMIT_MAX },
 	{ "memory.peak", SHOW_PEAK, false, -1 },
 	{ "memory.events", SHOW_EVENTS, false, -1 },
+	{ "memory.events.local", SHOW_EVENTS_LOCAL, false, -1 },
 	{ "memory.usage_in_bytes", SHOW_USAGE, true, -1 },
 	{ "memory.limit_in_bytes", SHOW_LIMIT, true, PCSTOCK_LIMIT_MAX },
 	{ "memory.max_usage_in_bytes", SHOW_PEAK, true, -1 },
@@ -113,13 +117,16 @@ ssize_t pcstock_shm_read(struct pcstock_shm *s, pcstock_shm_gid gid,
 	g = group_of(s, gid, false);
 	if (g) {
 		for (int e = 0; e < PCSTOCK_NR_EVENTS; e++)
-			ev[e] = pcs_load(&g->events[e], PCS_RELAXED);
+			ev[e] = pcs_load(f->show == SHOW_EVENTS_LOCAL ?
+						 &g->events_local[e] :
+						 &g->events[e],
+					 PCS_RELAXED);
 		v = value_of(&g->memory, f);
 	}
 	shm_exit(s);
 	if (!g)
 		return -ENOENT;
-	if (f->show == SHOW_EVENTS)
+	if (f->show == SHOW_EVENTS || f->show == SHOW_EVENTS_LOCAL)
 		/* The kernel's lines; "low" needs reclaim, never raised. */
 		n = snprintf(buf, size,
 			     "low 0\nhigh %lu\nmax %lu\noom %lu\noom_kill %lu\n"

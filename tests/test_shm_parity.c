@@ -274,7 +274,9 @@ static void test_fresh_group_files_read_as_private_tree(void **state)
  * reclaim that frees nothing (1 page, 8, 9, NORETRY), one that claims
  * progress it does not make (the progress rounds, for at most 8 pages),
  * NOWAIT|NOFAIL (the forced charge's MAX event) and no OOM callback (the
- * OOM event still counts).  Limit 10, all used, no stock.
+ * OOM event still counts).  The limit, 10 pages, all used, is on c, a
+ * child of a: a's memory.events count c's events, its .local none.  No
+ * stock.
  */
 static unsigned int reclaims;
 static long claim;
@@ -316,14 +318,17 @@ static void test_refused_charges_count_as_private_tree(void **state)
 	struct pcstock_shm_callbacks cb = { .reclaim = shared_reclaim };
 	struct pcstock_shm *s = create(4, 2, 0);
 	pcstock_shm_gid a = mkgroup(s, PCSTOCK_SHM_ROOT, "a");
-	struct pcstock_group *pa = twin_new_attr(&attr);
+	pcstock_shm_gid c = mkgroup(s, a, "c");
+	struct pcstock_group *pa = twin_new_attr(&attr), *pc;
+	char want[256], got[256];
 
 	(void)state;
+	assert_int_equal(pcstock_group_create(pa, "c", &pc), 0);
 	assert_int_equal(pcstock_shm_set_callbacks(s, &cb), 0);
-	assert_int_equal(pcstock_group_set_max(pa, 10), 0);
-	assert_int_equal(pcstock_shm_set_limit(s, a, PCSTOCK_LIMIT_MAX, 10), 0);
-	assert_int_equal(pcstock_group_charge(pa, 10, 0), 0);
-	assert_int_equal(pcstock_shm_charge(s, a, 10, 0), 0);
+	assert_int_equal(pcstock_group_set_max(pc, 10), 0);
+	assert_int_equal(pcstock_shm_set_limit(s, c, PCSTOCK_LIMIT_MAX, 10), 0);
+	assert_int_equal(pcstock_group_charge(pc, 10, 0), 0);
+	assert_int_equal(pcstock_shm_charge(s, c, 10, 0), 0);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		unsigned long ev[2][3];
 		unsigned int calls[2];
@@ -331,10 +336,10 @@ static void test_refused_charges_count_as_private_tree(void **state)
 
 		claim = cases[i].claim;
 		reclaims = 0;
-		ret[0] = pcstock_group_charge(pa, cases[i].n, cases[i].flags);
+		ret[0] = pcstock_group_charge(pc, cases[i].n, cases[i].flags);
 		calls[0] = reclaims;
 		reclaims = 0;
-		ret[1] = pcstock_shm_charge(s, a, cases[i].n, cases[i].flags);
+		ret[1] = pcstock_shm_charge(s, c, cases[i].n, cases[i].flags);
 		calls[1] = reclaims;
 		for (int e = 0; e < 3; e++) {
 			static const enum pcstock_event evs[] = {
@@ -342,8 +347,8 @@ static void test_refused_charges_count_as_private_tree(void **state)
 				PCSTOCK_EVENT_OOM_KILL,
 			};
 
-			ev[0][e] = pcstock_group_events(pa, evs[e]);
-			ev[1][e] = pcstock_shm_events(s, a, evs[e]);
+			ev[0][e] = pcstock_group_events(pc, evs[e]);
+			ev[1][e] = pcstock_shm_events(s, c, evs[e]);
 		}
 		if (ret[0] != ret[1] || calls[0] != calls[1] ||
 		    memcmp(ev[0], ev[1], sizeof(ev[0])))
@@ -356,17 +361,32 @@ static void test_refused_charges_count_as_private_tree(void **state)
 		assert_int_equal(ret[0], cases[i].flags &
 					 PCSTOCK_CHARGE_NOFAIL ? 0 : -ENOMEM);
 		if (!ret[0]) {
-			assert_int_equal(pcstock_group_uncharge(pa,
+			assert_int_equal(pcstock_group_uncharge(pc,
 								cases[i].n),
 					 0);
-			assert_int_equal(pcstock_shm_uncharge(s, a,
+			assert_int_equal(pcstock_shm_uncharge(s, c,
 							      cases[i].n),
 					 0);
 		}
 	}
+	/* The four event files of a and c, as the private tree's. */
+	for (int k = 0; k < 4; k++) {
+		const char *file = k & 1 ? "memory.events.local" :
+					   "memory.events";
+
+		assert_true(pcstock_group_read(k & 2 ? pc : pa, file, want,
+					       sizeof(want)) > 0);
+		assert_true(pcstock_shm_read(s, k & 2 ? c : a, file, got,
+					     sizeof(got)) > 0);
+		if (strcmp(want, got))
+			fail_msg("%s of %s: private \"%s\", shared \"%s\"",
+				 file, k & 2 ? "c" : "a", want, got);
+	}
 	assert_int_equal(pcstock_shm_usage(s, a), 10);
-	assert_int_equal(pcstock_shm_uncharge(s, a, 10), 0);
-	assert_int_equal(pcstock_group_uncharge(pa, 10), 0);
+	assert_int_equal(pcstock_shm_uncharge(s, c, 10), 0);
+	assert_int_equal(pcstock_group_uncharge(pc, 10), 0);
+	assert_int_equal(pcstock_group_destroy(pc), 0);
+	pcstock_group_put(pc);
 	twin_free();
 	assert_int_equal(pcstock_shm_detach(s), 0);
 }

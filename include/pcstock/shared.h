@@ -120,7 +120,7 @@
 PCSTOCK_EXTERN_C_BEGIN
 
 /* The region layout's version; a region of another refuses to attach. */
-#define PCSTOCK_SHM_ABI 3
+#define PCSTOCK_SHM_ABI 4
 
 /* The longest group name, without its terminating NUL. */
 #define PCSTOCK_SHM_NAME_MAX 63
@@ -377,14 +377,16 @@ PCSTOCK_API int pcstock_shm_set_limit(struct pcstock_shm *s,
 /**
  * pcstock_shm_read() - a memory file of @g, as text
  * @file: cgroup v2's "memory.current", "memory.min", "memory.low",
- *	"memory.high", "memory.max", "memory.peak", "memory.events"; v1's
+ *	"memory.high", "memory.max", "memory.peak", "memory.events",
+ *	"memory.events.local"; v1's
  *	"memory.usage_in_bytes", "memory.limit_in_bytes",
  *	"memory.max_usage_in_bytes", "memory.failcnt"
  *
  * Formatted as the kernel formats them: bytes, "max" for no limit in v2's
  * memory.min, .low, .high and .max (v1 prints the bytes), memory.events'
- * lines ("low" is never raised: there is no reclaim of our own; nor is
- * "oom_group_kill").  The root has v1's files only, as a private v2
+ * lines, the subtree's in memory.events and the group's own in
+ * memory.events.local, as a private tree's ("low" is never raised: there
+ * is no reclaim of our own; nor is "oom_group_kill").  The root has v1's files only, as a private v2
  * tree's root has none of v2's.  memory.peak
  * shows the local watermark, which a write to it resets (as a private
  * tree's: there is no per-open-file state), memory.max_usage_in_bytes the
