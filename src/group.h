@@ -197,8 +197,7 @@ void pcs_group_uncharge_counters(struct pcstock_group *g,
 void pcs_tree_set_policy(struct pcstock_tree *t,
 			 const struct pcs_policy_ops *ops);
 
-/* reclaim.c */
-extern _Thread_local unsigned int pcs_in_callback PCS_TLS;
+/* reclaim.c (pcs_in_callback: internal.h) */
 void pcs_group_event(struct pcstock_group *g, enum pcstock_event ev);
 unsigned long pcs_call_reclaim(struct pcstock_group *g,
 			       unsigned long nr_pages);

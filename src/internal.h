@@ -80,6 +80,17 @@ int pcs_memparse_n(const char *buf, size_t len, const char *max_keyword,
  */
 const char *pcs_strstrip(const char *buf, size_t *len);
 
+/*
+ * Depth of callbacks on this thread, of any tree, private or shared (as
+ * the kernel's PF_MEMALLOC is the task's): charges inside them are
+ * forced, and uncharges inside them skip the stock.  Enter and exit
+ * around every reclaim or OOM callback (reclaim.c).
+ */
+extern _Thread_local unsigned int pcs_in_callback
+	__attribute__((tls_model("initial-exec")));
+void pcs_callback_enter(void);
+void pcs_callback_exit(void);
+
 #define PCS_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define PCS_MAX(a, b) ((a) > (b) ? (a) : (b))
 

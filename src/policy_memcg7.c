@@ -13,6 +13,7 @@
 
 #include "atomic.h"
 #include "group.h"
+#include "internal.h"
 #include "memcg7.h"
 #include "policy.h"
 

@@ -41,13 +41,13 @@ _Thread_local unsigned int pcs_in_callback PCS_TLS;
  * group_uncharge_slow() for memcg7, the stock's uncached uncharge for the
  * per-counter stocks.  The fast paths outside callbacks test nothing more.
  */
-static void callback_enter(void)
+void pcs_callback_enter(void)
 {
 	pcs_in_callback++;
 	pcs_fast_suspend();
 }
 
-static void callback_exit(void)
+void pcs_callback_exit(void)
 {
 	pcs_fast_resume();
 	pcs_in_callback--;
@@ -61,9 +61,9 @@ unsigned long pcs_call_reclaim(struct pcstock_group *g,
 
 	if (!t->attr.reclaim || !nr_pages)
 		return 0;
-	callback_enter();
+	pcs_callback_enter();
 	freed = t->attr.reclaim(g, nr_pages, t->attr.cb_arg);
-	callback_exit();
+	pcs_callback_exit();
 	if (freed >= 0 && (unsigned long)freed <= nr_pages)
 		return (unsigned long)freed;
 	pcs_fetch_add(&t->callback_clamped, 1, PCS_RELAXED);
@@ -161,9 +161,9 @@ bool pcs_group_oom(struct pcstock_group *g, unsigned long need,
 		return true;
 	}
 	if (t->attr.oom) {
-		callback_enter();
+		pcs_callback_enter();
 		res = t->attr.oom(g, t->attr.cb_arg);
-		callback_exit();
+		pcs_callback_exit();
 	}
 	switch (res) {
 	case PCSTOCK_OOM_NONE:

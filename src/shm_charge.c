@@ -55,10 +55,6 @@ void shm_counter_clear_protection(struct pcstock_shm *s, uint32_t i)
 
 /* ---- small helpers --------------------------------------------------------------- */
 
-/* Callbacks mark the thread: charges made inside them are forced. */
-static _Thread_local bool in_callback
-	__attribute__((tls_model("initial-exec")));
-
 unsigned int shm_cpu_slow(const struct pcstock_shm *s)
 {
 	int cpu = -1;
@@ -263,10 +259,10 @@ static int charge_slow(struct pcstock_shm *s, pcstock_shm_gid gid,
 		raised = true;
 		progress = 0;
 		if (s->cb.reclaim) {
-			in_callback = true;
+			pcs_callback_enter();
 			progress = s->cb.reclaim(s, gid_of_index(s, fail), n,
 						 s->cb.arg);
-			in_callback = false;
+			pcs_callback_exit();
 		}
 		if (margin(s, fail) >= n)
 			goto retry;
@@ -290,9 +286,9 @@ static int charge_slow(struct pcstock_shm *s, pcstock_shm_gid gid,
 		if (margin(s, fail) < 1UL << order) {
 			if (!s->cb.oom)
 				break;
-			in_callback = true;
+			pcs_callback_enter();
 			err = s->cb.oom(s, gid_of_index(s, fail), s->cb.arg);
-			in_callback = false;
+			pcs_callback_exit();
 			/* As the private tree's pcs_group_oom(). */
 			if (err != PCSTOCK_OOM_KILLED &&
 			    err != PCSTOCK_OOM_KILLED_ASYNC &&
@@ -387,7 +383,7 @@ charge_miss(struct pcstock_shm *s, pcstock_shm_gid gid, unsigned long n,
 		return i ? -ENOENT : -EINVAL;
 	if (n <= s->batch && !slot_charge(s, gid, n))
 		return 0;
-	err = try_counters(s, gid, n, in_callback, &fail);
+	err = try_counters(s, gid, n, pcs_in_callback != 0, &fail);
 	if (err != -ENOMEM)
 		return err;
 	return charge_slow(s, gid, n, flags, fail);
@@ -517,7 +513,7 @@ uncharge_slow(struct pcstock_shm *s, pcstock_shm_gid gid, unsigned long n)
 	}
 	figure_add(s, i, -(long)n);
 	/* More than a batch goes straight up, the slot kept (as private). */
-	if (s->batch && n <= s->batch && !in_callback &&
+	if (s->batch && n <= s->batch && !pcs_in_callback &&
 	    pcs_load(&g->state, PCS_RELAXED) == GROUP_ONLINE)
 		refill(s, g, i, n);
 	else
@@ -537,7 +533,7 @@ int pcstock_shm_uncharge(struct pcstock_shm *s, pcstock_shm_gid gid,
 	if (__builtin_expect(!s || i - 1 >= s->fast_lim, 0))
 		return uncharge_slow(s, gid, n);
 	active = fast_mark(s);
-	if (__builtin_expect(n - 1 < s->batch && !in_callback, 1) &&
+	if (__builtin_expect(n - 1 < s->batch && !pcs_in_callback, 1) &&
 	    (cpu = fast_cpu(s)) < s->nr_cpus && fast_valid(s, gid)) {
 		room = s->batch - (unsigned int)n;
 		slot = s->slots + ((size_t)cpu << s->slot_shift) + i;

@@ -418,6 +418,78 @@ static void test_large_uncharge_keeps_the_slot(void **state)
 	assert_int_equal(pcstock_shm_detach(s), 0);
 }
 
+/*
+ * The callback mark is the thread's, whatever the tree (as PF_MEMALLOC is
+ * the task's): a charge of a private group made inside a shared tree's
+ * reclaim callback is forced, and one of a shared group inside a private
+ * tree's.  Both groups are full (max 1, 1 page used).
+ */
+static struct pcstock_shm *cross_s;
+static pcstock_shm_gid cross_g;
+static struct pcstock_group *cross_pg;
+static int cross_ret;
+
+static unsigned long shared_cb_charges_private(struct pcstock_shm *s,
+					       pcstock_shm_gid g,
+					       unsigned long n, void *arg)
+{
+	(void)s;
+	(void)g;
+	(void)n;
+	(void)arg;
+	cross_ret = pcstock_group_charge(cross_pg, 1, 0);
+	return 0;
+}
+
+static long private_cb_charges_shared(struct pcstock_group *g,
+				      unsigned long n, void *arg)
+{
+	(void)g;
+	(void)n;
+	(void)arg;
+	cross_ret = pcstock_shm_charge(cross_s, cross_g, 1, 0);
+	return 0;
+}
+
+static void test_callback_mark_crosses_trees(void **state)
+{
+	struct pcstock_tree_attr attr = { .policy = PCSTOCK_TREE_NONE,
+					  .reclaim = private_cb_charges_shared };
+	struct pcstock_shm_callbacks cb = {
+		.reclaim = shared_cb_charges_private,
+	};
+
+	(void)state;
+	cross_s = create(4, 2, 0);
+	cross_g = mkgroup(cross_s, PCSTOCK_SHM_ROOT, "a");
+	cross_pg = twin_new_attr(&attr);
+	assert_int_equal(pcstock_shm_set_callbacks(cross_s, &cb), 0);
+	assert_int_equal(pcstock_group_set_max(cross_pg, 1), 0);
+	assert_int_equal(pcstock_shm_set_limit(cross_s, cross_g,
+					       PCSTOCK_LIMIT_MAX, 1), 0);
+	assert_int_equal(pcstock_group_charge(cross_pg, 1, 0), 0);
+	assert_int_equal(pcstock_shm_charge(cross_s, cross_g, 1, 0), 0);
+
+	cross_ret = 1;
+	assert_int_equal(pcstock_shm_charge(cross_s, cross_g, 1,
+					    PCSTOCK_CHARGE_NORETRY),
+			 -ENOMEM);
+	assert_int_equal(cross_ret, 0);		/* forced: over its max */
+	assert_int_equal(pcstock_counter_read(pcstock_group_memory(cross_pg)),
+			 1 + 2);		/* one per NORETRY round */
+	cross_ret = 1;
+	assert_int_equal(pcstock_group_charge(cross_pg, 1,
+					      PCSTOCK_CHARGE_NORETRY),
+			 -ENOMEM);
+	assert_int_equal(cross_ret, 0);
+	assert_int_equal(pcstock_shm_usage(cross_s, cross_g), 1 + 2);
+
+	assert_int_equal(pcstock_group_uncharge(cross_pg, 3), 0);
+	assert_int_equal(pcstock_shm_uncharge(cross_s, cross_g, 3), 0);
+	twin_free();
+	assert_int_equal(pcstock_shm_detach(cross_s), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_fresh_group_files_read_as_private_tree),
 		cmocka_unit_test(test_refused_charges_count_as_private_tree),
 		cmocka_unit_test(test_large_uncharge_keeps_the_slot),
+		cmocka_unit_test(test_callback_mark_crosses_trees),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
