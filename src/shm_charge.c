@@ -383,9 +383,18 @@ charge_miss(struct pcstock_shm *s, pcstock_shm_gid gid, unsigned long n,
 		return i ? -ENOENT : -EINVAL;
 	if (n <= s->batch && !slot_charge(s, gid, n))
 		return 0;
-	err = try_counters(s, gid, n, pcs_in_callback != 0, &fail);
+	err = try_counters(s, gid, n, false, &fail);
 	if (err != -ENOMEM)
 		return err;
+	/*
+	 * Inside a callback (of any tree) the charge is forced, after the
+	 * attempt's failures and with the MAX event a force raises, as a
+	 * private tree's.
+	 */
+	if (pcs_in_callback) {
+		event(s, fail, PCSTOCK_EVENT_MAX);
+		return try_counters(s, gid, n, true, &fail);
+	}
 	return charge_slow(s, gid, n, flags, fail);
 }
 

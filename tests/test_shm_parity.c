@@ -483,6 +483,15 @@ static void test_callback_mark_crosses_trees(void **state)
 			 -ENOMEM);
 	assert_int_equal(cross_ret, 0);
 	assert_int_equal(pcstock_shm_usage(cross_s, cross_g), 1 + 2);
+	/*
+	 * Each forced charge raised its MAX event, as the private group's
+	 * (2 of its own refused rounds, 2 forced) and the shared group's
+	 * (2 rounds, 2 forced) show alike.
+	 */
+	assert_int_equal(pcstock_group_events(cross_pg, PCSTOCK_EVENT_MAX),
+			 4);
+	assert_int_equal(pcstock_shm_events(cross_s, cross_g,
+					    PCSTOCK_EVENT_MAX), 4);
 
 	assert_int_equal(pcstock_group_uncharge(cross_pg, 3), 0);
 	assert_int_equal(pcstock_shm_uncharge(cross_s, cross_g, 3), 0);
