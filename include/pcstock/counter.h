@@ -3,8 +3,9 @@
  * pcstock/counter.h - the Linux kernel's page_counter, ported to userspace.
  *
  * A counter holds a number of pages charged to it and, hierarchically, to
- * every ancestor.  Semantics follow mainline (v6.15+) mm/page_counter.c
- * exactly, including the races the kernel tolerates:
+ * every ancestor.  Semantics follow mainline (v6.15+) mm/page_counter.c,
+ * but for the differences listed below, including the races the kernel
+ * tolerates:
  *
  *  - try_charge() adds speculatively at each level, so a failed attempt can
  *    raise watermarks of the levels below the failing one to a value that
@@ -28,6 +29,9 @@
  *    instead of a kernel log line; every underflow is counted.
  *  - pcstock_counter_init() with a parent chain containing the counter
  *    aborts with a message (the kernel would loop for ever in a charge).
+ *  - pcstock_effective_protection() follows the 6.12.118 stable fix
+ *    (128-bit products, a child's unprotected usage capped at its
+ *    parent's), where mainline and older trees wrap the products.
  */
 #ifndef PCSTOCK_COUNTER_H
 #define PCSTOCK_COUNTER_H

@@ -33,8 +33,13 @@
  *   above the batch empties the slot up the tree, as refill_stock()),
  *   and, as the kernel's try_charge_memcg(), a charge that fails calls
  *   the reclaim callback, then drains every CPU's slots of the over-limit
- *   group's subtree once, retries, and at last calls the OOM callback.
- *   No memsw counter, no memory.high throttling, no other policy yet.
+ *   group's subtree once, retries, and at last calls the OOM callback,
+ *   with the private tree's counts (events, reclaim calls, failures).
+ *   No memsw counter, no memory.high throttling, no other policy yet;
+ *   the OOM step has no lock across processes (two processes may each
+ *   call their OOM callback at once; each first looks at the margin), and
+ *   pcstock_shm_drain() covers one group, not its subtree
+ *   (docs/deviations.md).
  *
  * Callbacks and data belong to each process.  Function pointers do not
  *   cross address spaces, so a shared region holds none: each attached
