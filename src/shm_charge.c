@@ -578,7 +578,7 @@ long pcstock_shm_drain(struct pcstock_shm *s, pcstock_shm_gid gid)
 	return (long)shm_drain_index(s, shm_gid_index(gid));
 }
 
-/* ---- limits and readers ------------------------------------------------------------- */
+/* ---- limits ------------------------------------------------------------- */
 
 int pcstock_shm_set_limit(struct pcstock_shm *s, pcstock_shm_gid gid,
 			  enum pcstock_limit which, unsigned long n)
@@ -617,46 +617,4 @@ int pcstock_shm_set_limit(struct pcstock_shm *s, pcstock_shm_gid gid,
 		/* Pages parked in slots are not in use: return them, once. */
 		drain_subtree(s, shm_gid_index(gid));
 	}
-}
-
-unsigned long pcstock_shm_usage(struct pcstock_shm *s, pcstock_shm_gid gid)
-{
-	struct shm_group *g;
-	unsigned long v = 0;
-
-	if (shm_check(s))
-		return 0;
-	shm_enter(s);
-	g = group_of(s, gid, true);
-	if (g)
-		v = pcs_counter_usage(&g->memory);
-	shm_exit(s);
-	return v;
-}
-
-unsigned long pcstock_shm_events(struct pcstock_shm *s, pcstock_shm_gid gid,
-				 enum pcstock_event ev)
-{
-	struct shm_group *g;
-	unsigned long v = 0;
-
-	if (shm_check(s) || (unsigned int)ev >= PCSTOCK_NR_EVENTS)
-		return 0;
-	shm_enter(s);
-	g = group_of(s, gid, true);
-	if (g)
-		v = pcs_load(&g->events[ev], PCS_RELAXED);
-	shm_exit(s);
-	return v;
-}
-
-unsigned long pcstock_shm_stock_pages(struct pcstock_shm *s, pcstock_shm_gid gid)
-{
-	unsigned long v = 0;
-
-	if (shm_check(s) || shm_gid_index(gid) >= s->max_groups)
-		return 0;
-	for (unsigned int c = 0; c < s->nr_cpus && s->batch; c++)
-		v += pcs_load(shm_slot(s, c, shm_gid_index(gid)), PCS_RELAXED);
-	return v;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * shm_files.c - a shared tree's cgroup files (v2 and v1 memory files, as
- * the kernel formats and parses them) and its effective protection.
+ * the kernel formats and parses them), its effective protection and its
+ * readers (usage, events, stock).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -245,4 +246,48 @@ int pcstock_shm_effective_protection(struct pcstock_shm *s,
 	}
 	shm_exit(s);
 	return g ? 0 : -ENOENT;
+}
+
+/* ---- readers ---------------------------------------------------------------------- */
+
+unsigned long pcstock_shm_usage(struct pcstock_shm *s, pcstock_shm_gid gid)
+{
+	struct shm_group *g;
+	unsigned long v = 0;
+
+	if (shm_check(s))
+		return 0;
+	shm_enter(s);
+	g = group_of(s, gid, true);
+	if (g)
+		v = pcs_counter_usage(&g->memory);
+	shm_exit(s);
+	return v;
+}
+
+unsigned long pcstock_shm_events(struct pcstock_shm *s, pcstock_shm_gid gid,
+				 enum pcstock_event ev)
+{
+	struct shm_group *g;
+	unsigned long v = 0;
+
+	if (shm_check(s) || (unsigned int)ev >= PCSTOCK_NR_EVENTS)
+		return 0;
+	shm_enter(s);
+	g = group_of(s, gid, true);
+	if (g)
+		v = pcs_load(&g->events[ev], PCS_RELAXED);
+	shm_exit(s);
+	return v;
+}
+
+unsigned long pcstock_shm_stock_pages(struct pcstock_shm *s, pcstock_shm_gid gid)
+{
+	unsigned long v = 0;
+
+	if (shm_check(s) || shm_gid_index(gid) >= s->max_groups)
+		return 0;
+	for (unsigned int c = 0; c < s->nr_cpus && s->batch; c++)
+		v += pcs_load(shm_slot(s, c, shm_gid_index(gid)), PCS_RELAXED);
+	return v;
 }
