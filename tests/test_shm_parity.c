@@ -166,7 +166,7 @@ static void test_failed_attach_keeps_no_handle(void **state)
  * Every attribute a region is created with is one another process can
  * attach to, and sees: the attach checks the header against the layout the
  * attributes give, so an attribute left out of that check refuses every
- * attach (as track_failcnt did until 0.11.1).  The child charges past a
+ * attach (as track_failcnt did until 0.12.0).  The child charges past a
  * max of 4 and reads the failures counted, or not: with a stock, as the
  * kernel's try_charge_memcg(), the batch is tried first and then the 5
  * pages alone, two failures.
