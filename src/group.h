@@ -20,12 +20,10 @@
 
 #include "atomic.h"
 #include "domain.h"
+#include "internal.h"
 #include "names.h"
 #include "rcu.h"
 
-/* PAGE_ALLOC_COSTLY_ORDER: "small" charges are at most 8 pages. */
-#define COSTLY_ORDER 3U
-#define COSTLY_PAGES (1UL << COSTLY_ORDER)
 
 struct pcs_policy_ops;
 
@@ -163,19 +161,6 @@ static inline bool reclaim_progress(unsigned long reclaimed,
 				    unsigned int *rounds)
 {
 	return reclaimed && (*rounds)++ < PCSTOCK_MAX_PROGRESS_ROUNDS;
-}
-
-/*
- * get_order(nr_pages * PAGE_SIZE): the smallest order whose 2^order pages
- * hold @nr_pages (0 for 0 and 1 page).
- */
-static inline unsigned int pages_order(unsigned long nr_pages)
-{
-	unsigned int order = 0;
-
-	while ((1UL << order) < nr_pages)
-		order++;
-	return order;
 }
 
 /* tree.c */

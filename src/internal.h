@@ -91,6 +91,23 @@ extern _Thread_local unsigned int pcs_in_callback
 void pcs_callback_enter(void);
 void pcs_callback_exit(void);
 
+/* PAGE_ALLOC_COSTLY_ORDER: "small" charges are at most 8 pages. */
+#define COSTLY_ORDER 3U
+#define COSTLY_PAGES (1UL << COSTLY_ORDER)
+
+/*
+ * get_order(nr_pages * PAGE_SIZE): the smallest order whose 2^order pages
+ * hold @nr_pages (0 for 0 and 1 page).  Both trees' failure loops.
+ */
+static inline unsigned int pages_order(unsigned long nr_pages)
+{
+	unsigned int order = 0;
+
+	while ((1UL << order) < nr_pages)
+		order++;
+	return order;
+}
+
 #define PCS_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define PCS_MAX(a, b) ((a) > (b) ? (a) : (b))
 

@@ -239,12 +239,10 @@ static int charge_slow(struct pcstock_shm *s, pcstock_shm_gid gid,
 		       unsigned long n, unsigned int flags, uint32_t fail)
 {
 	int retries = PCSTOCK_MAX_RECLAIM_RETRIES, ooms = 0, err;
-	unsigned int progress_rounds = 0, order = 0;
+	unsigned int progress_rounds = 0, order = pages_order(n);
 	bool drained = false, raised = false;
 	unsigned long progress;
 
-	while ((1UL << order) < n)	/* get_order(n * PAGE_SIZE) */
-		order++;
 	if (s->exact && drain_subtree(s, fail)) {
 		/* Exact at the limit: no failure while stock holds pages. */
 		drained = true;
@@ -273,13 +271,13 @@ static int charge_slow(struct pcstock_shm *s, pcstock_shm_gid gid,
 		}
 		if (flags & PCSTOCK_CHARGE_NORETRY)
 			break;
-		if (n <= 8 && progress &&
+		if (n <= COSTLY_PAGES && progress &&
 		    progress_rounds++ < PCSTOCK_MAX_PROGRESS_ROUNDS)
 			goto retry;
 		if (retries-- > 0)
 			goto retry;
 		/* mem_cgroup_oom(), for at most 8 pages (costly order 3). */
-		if (order > 3 || ooms++ >= PCSTOCK_MAX_OOM_CALLS)
+		if (order > COSTLY_ORDER || ooms++ >= PCSTOCK_MAX_OOM_CALLS)
 			break;
 		event(s, fail, PCSTOCK_EVENT_OOM);
 		/* Room made meanwhile: no victim (no lock across processes). */
